@@ -1,0 +1,136 @@
+# gpulab_add_lab(): one call turns a lab folder into
+#   gpulab_<name> / gpulab::<name>  the library (include/ is its public header dir)
+#   one executable per PROGRAMS entry ("prog" uses main.cpp, "prog:path.cpp" another file)
+#   test-<name>          GoogleTest suite from tests/<folder>/*.cpp   (ctest label: unit)
+#   test-<name>-integration  from tests/<folder>/*integration*.cpp    (label: integration)
+#   <name>.readme        the README expected-output check             (label: readme)
+#   bench-<name>         Google Benchmark suite from bench/<folder>/*.cpp, smoke-run (label: bench)
+#
+#   gpulab_add_lab(simt
+#     SUMMARY  "one line for `tools/lab list`"
+#     PROGRAMS simt-sim
+#     SOURCES  src/assembler.cpp src/warp.cpp
+#     DEPS     Threads::Threads
+#     NEEDS    cuda-gpu          # what running needs: cuda-gpu, root (tools/lab list checks)
+#     TEST_ENV "NAME=value")
+function(gpulab_add_lab name)
+  cmake_parse_arguments(PARSE_ARGV 1 LAB "" "SUMMARY" "PROGRAMS;SOURCES;DEPS;NEEDS;TEST_ENV")
+  get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
+  set(lib gpulab_${name})
+
+  # The library: all the lab's logic. Tests and benches link this, never the program.
+  if(LAB_SOURCES)
+    add_library(${lib} STATIC ${LAB_SOURCES})
+    target_include_directories(${lib} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    target_link_libraries(${lib} PUBLIC gpulab::common ${LAB_DEPS})
+    gpulab_set_warnings(${lib})
+  else()
+    add_library(${lib} INTERFACE)
+    target_include_directories(${lib} INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    target_link_libraries(${lib} INTERFACE gpulab::common ${LAB_DEPS})
+  endif()
+  add_library(gpulab::${name} ALIAS ${lib})
+
+  set(program_names "")
+  foreach(spec IN LISTS LAB_PROGRAMS)
+    string(REPLACE ":" ";" parts "${spec}")
+    list(GET parts 0 prog)
+    list(LENGTH parts n)
+    if(n GREATER 1)
+      list(GET parts 1 main_src)
+    else()
+      set(main_src main.cpp)
+    endif()
+    add_executable(${prog} ${main_src})
+    target_link_libraries(${prog} PRIVATE ${lib})
+    gpulab_set_warnings(${prog})
+    list(APPEND program_names ${prog})
+  endforeach()
+
+  if(GPULAB_BUILD_TESTS)
+    _gpulab_add_lab_tests(${name} ${folder} "${program_names}" "${LAB_TEST_ENV}")
+  endif()
+  if(GPULAB_BUILD_BENCH)
+    _gpulab_add_lab_bench(${name} ${folder})
+  endif()
+
+  string(REPLACE ";" "," programs_csv "${program_names}")
+  string(REPLACE ";" "," needs_csv "${LAB_NEEDS}")
+  set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_INDEX
+    "${folder}\t${programs_csv}\t${needs_csv}\t${LAB_SUMMARY}")
+  gpulab_feature("lab ${folder}" ON "${programs_csv}")
+endfunction()
+
+function(_gpulab_add_lab_tests name folder programs test_env)
+  set(test_dir ${PROJECT_SOURCE_DIR}/tests/${folder})
+  # Tests can read the lab's files (sample inputs) and run its programs.
+  set(defs GPULAB_LAB_DIR="${CMAKE_CURRENT_SOURCE_DIR}"
+           GPULAB_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
+  file(GLOB all_tests CONFIGURE_DEPENDS ${test_dir}/*.cpp)
+  set(unit_tests "")
+  set(integration_tests "")
+  foreach(src IN LISTS all_tests)
+    get_filename_component(base ${src} NAME)
+    if(base MATCHES "integration")
+      list(APPEND integration_tests ${src})
+    else()
+      list(APPEND unit_tests ${src})
+    endif()
+  endforeach()
+
+  foreach(kind unit integration)
+    if(NOT ${kind}_tests)
+      continue()
+    endif()
+    if(kind STREQUAL "unit")
+      set(exe test-${name})
+    else()
+      set(exe test-${name}-integration)
+    endif()
+    add_executable(${exe} ${${kind}_tests})
+    target_link_libraries(${exe} PRIVATE gpulab::${name} GTest::gtest_main GTest::gmock)
+    target_compile_definitions(${exe} PRIVATE ${defs})
+    gpulab_set_warnings(${exe})
+    if(programs)
+      add_dependencies(${exe} ${programs})   # integration tests run the programs
+    endif()
+    gtest_discover_tests(${exe}
+      TEST_PREFIX "${name}."
+      WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+      DISCOVERY_MODE PRE_TEST
+      PROPERTIES LABELS ${kind} ENVIRONMENT "${test_env}")
+  endforeach()
+
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/README.md)
+    add_test(NAME ${name}.readme
+      COMMAND gpulab-readme-check ${CMAKE_CURRENT_SOURCE_DIR}/README.md
+              --bin ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}
+              --cwd ${CMAKE_CURRENT_SOURCE_DIR})
+    set_tests_properties(${name}.readme PROPERTIES
+      LABELS readme SKIP_RETURN_CODE 77 ENVIRONMENT "${test_env}")
+  endif()
+endfunction()
+
+function(_gpulab_add_lab_bench name folder)
+  file(GLOB bench_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/bench/${folder}/*.cpp)
+  if(NOT bench_srcs)
+    return()
+  endif()
+  add_executable(bench-${name} ${bench_srcs})
+  target_link_libraries(bench-${name} PRIVATE gpulab::${name} benchmark::benchmark_main)
+  gpulab_set_warnings(bench-${name})
+  # Keeps the benchmark from rotting; the numbers come from running it by hand.
+  add_test(NAME ${name}.bench-smoke
+    COMMAND bench-${name} --benchmark_min_time=0.001)
+  set_tests_properties(${name}.bench-smoke PROPERTIES LABELS bench)
+endfunction()
+
+# build/<preset>/gpulab-labs.tsv: what `tools/lab list` prints.
+function(gpulab_write_lab_index)
+  get_property(entries GLOBAL PROPERTY GPULAB_LAB_INDEX)
+  set(text "")
+  foreach(entry IN LISTS entries)
+    string(APPEND text "${entry}\n")
+  endforeach()
+  file(WRITE ${PROJECT_BINARY_DIR}/gpulab-labs.tsv "${text}")
+endfunction()

@@ -1,0 +1,44 @@
+// A small Expected<T>: a value or an error message, for functions whose
+// failure is ordinary (parsing user input) rather than exceptional.
+// (std::expected arrives in C++23.)
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace gpulab {
+
+struct Error {
+  std::string message;
+};
+
+template <class T>
+class Expected {
+ public:
+  Expected(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & {
+    if (!ok()) throw std::runtime_error(error().message);
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    if (!ok()) throw std::runtime_error(error().message);
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    if (!ok()) throw std::runtime_error(error().message);
+    return std::get<0>(std::move(v_));
+  }
+  [[nodiscard]] const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+}  // namespace gpulab

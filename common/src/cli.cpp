@@ -1,0 +1,58 @@
+#include "gpulab/cli.hpp"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+
+namespace gpulab {
+
+void add_json_flag(CLI::App& app, CommonOptions& opts) {
+  app.add_flag("--json", opts.json, "Print the results as one JSON document instead of tables");
+}
+
+void add_quick_flag(CLI::App& app, CommonOptions& opts, std::string_view what_quick_means) {
+  app.add_flag("--quick", opts.quick, std::string(what_quick_means));
+}
+
+void add_seed_flag(CLI::App& app, CommonOptions& opts) {
+  app.add_option("--seed", opts.seed, "Seed of the random generator (same seed, same output)")
+      ->capture_default_str();
+}
+
+void print_error(std::string_view program, std::string_view message) {
+  fmt::print(stderr, "{}: error: {}\n", program, message);
+}
+
+void print_skipped(std::string_view program, std::string_view reason) {
+  fmt::print(stderr, "{}: SKIPPED: {}\n", program, reason);
+}
+
+int run_program(std::string_view program, CLI::App& app, int argc, char** argv,
+                const std::function<int()>& body) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(program, fmt::format("{} (see --help)", e.what()));
+    return kExitUsage;
+  }
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    print_error(program, e.what());
+    return kExitUsage;
+  } catch (const Unsupported& e) {
+    print_skipped(program, e.what());
+    return kExitSkipped;
+  } catch (const std::exception& e) {
+    print_error(program, e.what());
+    return kExitCheckFailed;
+  }
+}
+
+}  // namespace gpulab

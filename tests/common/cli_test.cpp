@@ -1,0 +1,38 @@
+#include "gpulab/cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace {
+
+int run(std::vector<std::string> args, const std::function<int()>& body) {
+  CLI::App app{"test"};
+  int n = 0;
+  app.add_option("--n", n);
+  std::vector<char*> argv;
+  args.insert(args.begin(), "prog");
+  for (auto& a : args) argv.push_back(a.data());
+  return gpulab::run_program("prog", app, static_cast<int>(argv.size()), argv.data(), body);
+}
+
+}  // namespace
+
+TEST(Cli, ExitCodesFollowTheConventions) {
+  EXPECT_EQ(run({}, [] { return 0; }), gpulab::kExitOk);
+  EXPECT_EQ(run({"--bogus"}, [] { return 0; }), gpulab::kExitUsage);
+  EXPECT_EQ(run({"--n", "x"}, [] { return 0; }), gpulab::kExitUsage);
+  EXPECT_EQ(run({}, []() -> int { throw gpulab::UsageError("bad file"); }), gpulab::kExitUsage);
+  EXPECT_EQ(run({}, []() -> int { throw gpulab::RunError("check failed"); }), gpulab::kExitCheckFailed);
+  EXPECT_EQ(run({}, []() -> int { throw gpulab::Unsupported("no GPU"); }), gpulab::kExitSkipped);
+  EXPECT_EQ(run({"--help"}, [] { return 5; }), gpulab::kExitOk);
+}
+
+TEST(Cli, ErrorLineHasProgramPrefix) {
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run({}, []() -> int { throw gpulab::UsageError("size must be > 0"); }), 2);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "prog: error: size must be > 0\n");
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run({}, []() -> int { throw gpulab::Unsupported("no CUDA device"); }), 77);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "prog: SKIPPED: no CUDA device\n");
+}
