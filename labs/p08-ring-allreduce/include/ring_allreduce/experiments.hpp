@@ -1,0 +1,69 @@
+// What the ranks run for each part of the lab, and how the launcher folds the
+// per-rank reports into one result. Every number printed comes from here:
+// byte counts are read from the transport's counters, times from the ranks'
+// clocks, correctness from comparing each element with the exact sum.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ring_allreduce/collectives.hpp"
+#include "ring_allreduce/launcher.hpp"
+#include "ring_allreduce/wire.hpp"
+
+namespace ring {
+
+// ---- the curriculum's block: one ring and one naive all-reduce, bytes counted
+struct HeadlineSpec {
+  std::size_t count = 80'000;  // elements per rank
+  DType dtype = DType::kF64;
+  int kill_rank = -1;  // failure demo: this rank exits at the start of ring step kill_step
+  int kill_step = -1;
+};
+RankJob headline_job(const HeadlineSpec& spec);
+
+struct Headline {
+  int world = 0;
+  double expected = 0;  // every element's exact sum, 1 + 2 + ... + N
+  bool ring_correct = false;
+  bool naive_correct = false;
+  std::vector<std::uint64_t> ring_bytes;   // per rank, measured
+  std::vector<std::uint64_t> naive_bytes;  // per rank, measured
+  [[nodiscard]] std::uint64_t ring_max() const;
+  [[nodiscard]] std::uint64_t naive_max() const;
+};
+// Throws RunError-like std::runtime_error when a rank did not report.
+Headline fold_headline(const std::vector<RankOutcome>& ranks);
+
+// ---- nccl-tests-style timing
+struct TimingSpec {
+  std::vector<std::size_t> sizes_bytes;
+  std::vector<Algo> algos{Algo::kRing};
+  DType dtype = DType::kF64;
+  int iters = 20;
+  int warmup = 5;
+};
+RankJob timing_job(const TimingSpec& spec);
+
+struct TimingRow {
+  Algo algo = Algo::kRing;
+  std::size_t bytes = 0;
+  std::size_t count = 0;
+  double seconds = 0;      // per all-reduce, slowest rank
+  double algbw = 0;        // GB/s (1e9 B/s): bytes / seconds
+  double busbw = 0;        // GB/s: algbw * 2(N-1)/N, nccl-tests' AllReduce factor
+  std::uint64_t wrong = 0; // elements that differ from the exact sum, all ranks
+};
+std::vector<TimingRow> fold_timing(const std::vector<RankOutcome>& ranks, int world);
+
+// nccl-tests' AllReduce bus-bandwidth factor.
+double busbw_factor(int world);
+
+// Sizes 1 KiB ... max, doubling.
+std::vector<std::size_t> doubling_sizes(std::size_t min_bytes, std::size_t max_bytes);
+
+// A one-line summary of every rank that did not finish, for the FAIL line.
+std::string describe_failures(const std::vector<RankOutcome>& ranks);
+
+}  // namespace ring

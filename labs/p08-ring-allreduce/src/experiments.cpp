@@ -1,0 +1,158 @@
+#include "ring_allreduce/experiments.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "gpulab/timing.hpp"
+
+namespace ring {
+namespace {
+
+template <WireFloat T>
+std::uint64_t count_wrong(std::span<const T> v, const std::function<double(std::size_t)>& expected) {
+  std::uint64_t wrong = 0;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (static_cast<double>(v[i]) != expected(i)) ++wrong;
+  return wrong;
+}
+
+template <WireFloat T>
+gpulab::Json headline_rank(Transport& t, const HeadlineSpec& spec) {
+  const int n_ranks = t.world();
+  const auto fill = static_cast<T>(t.rank() + 1);  // rank r contributes r+1: the sum is 1+2+...+N
+  const double expected = n_ranks * (n_ranks + 1) / 2.0;
+  const auto exact = [&](std::size_t) { return expected; };
+  StepHook kill;
+  if (spec.kill_rank == t.rank())
+    kill = [&](int step) {
+      if (step == spec.kill_step) ::_exit(kKilledExitCode);
+    };
+
+  std::vector<T> v(spec.count, fill);
+  t.reset_counters();
+  ring_allreduce<T>(t, v, kill);
+  const auto ring_bytes = t.bytes_sent();
+  const auto ring_wrong = count_wrong<T>(v, exact);
+
+  std::fill(v.begin(), v.end(), fill);
+  t.reset_counters();
+  naive_allreduce<T>(t, v);
+  return {{"ring_bytes", ring_bytes},
+          {"ring_wrong", ring_wrong},
+          {"naive_bytes", t.bytes_sent()},
+          {"naive_wrong", count_wrong<T>(v, exact)}};
+}
+
+template <WireFloat T>
+gpulab::Json timing_rank(Transport& t, const TimingSpec& spec) {
+  const int n_ranks = t.world();
+  // Position-dependent data, so a chunk summed into the wrong place is caught:
+  // rank r holds (r+1)*(1 + i%8); the exact sum is N(N+1)/2 * (1 + i%8).
+  const auto pattern = [](std::size_t i) { return static_cast<double>(1 + i % 8); };
+  const double ranks_sum = n_ranks * (n_ranks + 1) / 2.0;
+  gpulab::Json rows = gpulab::Json::array();
+  for (const std::size_t bytes : spec.sizes_bytes) {
+    const std::size_t count = bytes / sizeof(T);
+    std::vector<T> input(count);
+    for (std::size_t i = 0; i < count; ++i) input[i] = static_cast<T>((t.rank() + 1) * pattern(i));
+    std::vector<T> output(count);
+    for (const Algo algo : spec.algos) {
+      // Out of place like nccl-tests: every iteration starts from the same input.
+      const auto once = [&] {
+        std::copy(input.begin(), input.end(), output.begin());
+        allreduce<T>(algo, t, output);
+      };
+      for (int i = 0; i < spec.warmup; ++i) once();
+      barrier(t);
+      gpulab::Stopwatch sw;
+      for (int i = 0; i < spec.iters; ++i) once();
+      const double seconds = sw.seconds() / spec.iters;
+      const auto wrong = count_wrong<T>(output, [&](std::size_t i) { return ranks_sum * pattern(i); });
+      rows.push_back({{"algo", algo_name(algo)}, {"bytes", count * sizeof(T)}, {"count", count},
+                      {"seconds", seconds}, {"wrong", wrong}});
+    }
+  }
+  return {{"rows", rows}};
+}
+
+const gpulab::Json& report_of(const RankOutcome& o) {
+  if (o.status != RankOutcome::Status::kOk)
+    throw std::runtime_error(fmt::format("rank {} did not finish: {}", o.rank, o.error));
+  return o.report;
+}
+
+}  // namespace
+
+RankJob headline_job(const HeadlineSpec& spec) {
+  return [spec](Transport& t) {
+    return spec.dtype == DType::kF64 ? headline_rank<double>(t, spec) : headline_rank<float>(t, spec);
+  };
+}
+
+std::uint64_t Headline::ring_max() const { return *std::max_element(ring_bytes.begin(), ring_bytes.end()); }
+std::uint64_t Headline::naive_max() const { return *std::max_element(naive_bytes.begin(), naive_bytes.end()); }
+
+Headline fold_headline(const std::vector<RankOutcome>& ranks) {
+  Headline h;
+  h.world = static_cast<int>(ranks.size());
+  h.expected = h.world * (h.world + 1) / 2.0;
+  h.ring_correct = h.naive_correct = true;
+  for (const auto& o : ranks) {
+    const auto& rep = report_of(o);
+    h.ring_bytes.push_back(rep["ring_bytes"].get<std::uint64_t>());
+    h.naive_bytes.push_back(rep["naive_bytes"].get<std::uint64_t>());
+    h.ring_correct = h.ring_correct && rep["ring_wrong"].get<std::uint64_t>() == 0;
+    h.naive_correct = h.naive_correct && rep["naive_wrong"].get<std::uint64_t>() == 0;
+  }
+  return h;
+}
+
+RankJob timing_job(const TimingSpec& spec) {
+  return [spec](Transport& t) {
+    return spec.dtype == DType::kF64 ? timing_rank<double>(t, spec) : timing_rank<float>(t, spec);
+  };
+}
+
+double busbw_factor(int world) { return 2.0 * (world - 1) / world; }
+
+std::vector<TimingRow> fold_timing(const std::vector<RankOutcome>& ranks, int world) {
+  std::vector<TimingRow> rows;
+  for (const auto& o : ranks) {
+    const auto& rep = report_of(o)["rows"];
+    if (rows.empty()) rows.resize(rep.size());
+    for (std::size_t i = 0; i < rep.size(); ++i) {
+      TimingRow& row = rows[i];
+      row.algo = parse_algo(rep[i]["algo"].get<std::string>());
+      row.bytes = rep[i]["bytes"].get<std::size_t>();
+      row.count = rep[i]["count"].get<std::size_t>();
+      row.seconds = std::max(row.seconds, rep[i]["seconds"].get<double>());  // the collective ends with the slowest rank
+      row.wrong += rep[i]["wrong"].get<std::uint64_t>();
+    }
+  }
+  for (auto& row : rows) {
+    row.algbw = row.seconds > 0 ? static_cast<double>(row.bytes) / row.seconds / 1e9 : 0;
+    row.busbw = row.algbw * busbw_factor(world);
+  }
+  return rows;
+}
+
+std::vector<std::size_t> doubling_sizes(std::size_t min_bytes, std::size_t max_bytes) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t b = min_bytes; b <= max_bytes; b *= 2) sizes.push_back(b);
+  return sizes;
+}
+
+std::string describe_failures(const std::vector<RankOutcome>& ranks) {
+  std::string out;
+  for (const auto& o : ranks) {
+    if (o.status == RankOutcome::Status::kOk) continue;
+    if (!out.empty()) out += "; ";
+    out += fmt::format("rank {}: {}", o.rank, o.error);
+  }
+  return out;
+}
+
+}  // namespace ring

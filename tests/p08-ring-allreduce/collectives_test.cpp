@@ -1,0 +1,95 @@
+// Runs the collectives on real forked ranks over loopback and checks every
+// element of every rank against the exact sum.
+#include "ring_allreduce/collectives.hpp"
+
+#include <gtest/gtest.h>
+
+#include "ring_allreduce/chunks.hpp"
+#include "ring_allreduce/launcher.hpp"
+
+namespace {
+
+using ring::Algo;
+using ring::RankOutcome;
+
+// Rank r holds r*1000 + i + 1 at position i: distinct everywhere, exact in a
+// double and (for these sizes) a float, so a misplaced chunk changes the sum.
+template <class T>
+ring::RankJob exact_sum_job(Algo algo, std::size_t n) {
+  return [algo, n](ring::Transport& t) {
+    std::vector<T> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(t.rank() * 1000 + static_cast<int>(i % 997) + 1);
+    t.reset_counters();
+    ring::allreduce<T>(algo, t, v);
+    const int w = t.world();
+    std::uint64_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double expected = 1000.0 * w * (w - 1) / 2 + w * (static_cast<double>(i % 997) + 1);
+      if (static_cast<double>(v[i]) != expected) ++wrong;
+    }
+    return gpulab::Json{{"wrong", wrong}, {"sent", t.bytes_sent()}, {"received", t.bytes_received()}};
+  };
+}
+
+std::vector<RankOutcome> run(int world, const ring::RankJob& job) {
+  ring::LaunchOptions opts;
+  opts.world = world;
+  opts.timeout = std::chrono::milliseconds(20'000);  // a bug must fail, not hang the suite
+  return ring::launch_local(opts, job);
+}
+
+TEST(RingAllreduce, ExactSumsAndExactByteCountsForManyWorldsAndLengths) {
+  for (int world : {2, 3, 4, 5, 8}) {
+    for (std::size_t n : {1u, 3u, 7u, 64u, 1001u, 40'003u}) {
+      const auto ranks = run(world, exact_sum_job<double>(Algo::kRing, n));
+      for (const auto& r : ranks) {
+        ASSERT_EQ(r.status, RankOutcome::Status::kOk) << r.error;
+        EXPECT_EQ(r.report["wrong"].get<std::uint64_t>(), 0u) << "world " << world << " n " << n << " rank " << r.rank;
+        EXPECT_EQ(r.report["sent"].get<std::uint64_t>(), ring::ring_bytes_sent(n, world, r.rank, 8))
+            << "world " << world << " n " << n << " rank " << r.rank;
+      }
+    }
+  }
+}
+
+TEST(RingAllreduce, FloatsToo) {
+  const auto ranks = run(6, exact_sum_job<float>(Algo::kRing, 12'345));
+  for (const auto& r : ranks) {
+    ASSERT_EQ(r.status, RankOutcome::Status::kOk) << r.error;
+    EXPECT_EQ(r.report["wrong"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(r.report["sent"].get<std::uint64_t>(), ring::ring_bytes_sent(12'345, 6, r.rank, 4));
+  }
+}
+
+TEST(NaiveAllreduce, ExactSumsAndNMinusOneVectorsPerRank) {
+  for (int world : {2, 3, 5}) {
+    const auto ranks = run(world, exact_sum_job<double>(Algo::kNaive, 999));
+    for (const auto& r : ranks) {
+      ASSERT_EQ(r.status, RankOutcome::Status::kOk) << r.error;
+      EXPECT_EQ(r.report["wrong"].get<std::uint64_t>(), 0u);
+      EXPECT_EQ(r.report["sent"].get<std::uint64_t>(), ring::naive_bytes_sent(999, world, 8));
+    }
+  }
+}
+
+TEST(TreeAllreduce, ExactSumsForTreesOfEveryShape) {
+  for (int world : {2, 3, 4, 6, 7, 9}) {
+    const auto ranks = run(world, exact_sum_job<double>(Algo::kTree, 1'001));
+    std::uint64_t sent = 0;
+    for (const auto& r : ranks) {
+      ASSERT_EQ(r.status, RankOutcome::Status::kOk) << r.error;
+      EXPECT_EQ(r.report["wrong"].get<std::uint64_t>(), 0u) << "world " << world;
+      sent += r.report["sent"].get<std::uint64_t>();
+    }
+    // Every non-root rank sends V up and receives V down: 2(N-1)V in total.
+    EXPECT_EQ(sent, 2u * (world - 1) * 1'001 * 8);
+  }
+}
+
+TEST(Algo, ParseKnowsTheThreeNames) {
+  EXPECT_EQ(ring::parse_algo("tree"), Algo::kTree);
+  EXPECT_EQ(ring::algo_name(ring::parse_algo("naive")), "naive");
+  EXPECT_THROW(ring::parse_algo("butterfly"), std::invalid_argument);
+}
+
+}  // namespace

@@ -1,0 +1,98 @@
+// Runs the ring-allreduce program the way a user does and checks what they see.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "gpulab/json.hpp"
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  double seconds = 0;
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/ring-allreduce " + args + " 2>&1";
+  const auto start = std::chrono::steady_clock::now();
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+TEST(RingAllreduceProgram, PrintsTheCurriculumBlockForWorld8) {
+  const auto r = run("--world 8");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out,
+            "ring all-reduce: world=8, vector=80000 doubles\n"
+            "  correctness: PASS (every rank's result == sum 1..8 = 36)\n"
+            "  bytes/rank moved : ring=1,120,000   naive_allgather=4,480,000\n"
+            "  per-rank volume vs 2(N-1)/N*V bound: 1.00x  (1.00 = bandwidth-optimal)\n"
+            "  ring moves 4.0x fewer bytes than naive all-gather\n");
+}
+
+TEST(RingAllreduceProgram, World4AndOtherSizesFollowTheFormula) {
+  auto r = run("--world 4");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("sum 1..4 = 10"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ring=960,000   naive_allgather=1,920,000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2.0x fewer"), std::string::npos) << r.out;
+
+  // Not divisible by N, floats: the exact per-rank formula is checked inside the program.
+  r = run("--world 7 --size 1003 --dtype f32 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto doc = gpulab::Json::parse(r.out);
+  EXPECT_TRUE(doc["headline"]["correct"].get<bool>());
+  EXPECT_TRUE(doc["headline"]["byte_count_failures"].empty());
+  std::uint64_t total = 0;
+  for (const auto& b : doc["headline"]["ring_bytes_per_rank"]) total += b.get<std::uint64_t>();
+  EXPECT_EQ(total, 2u * 6 * 1003 * 4);
+}
+
+TEST(RingAllreduceProgram, TimingTableHasEveryAlgorithmAndNoWrongElements) {
+  const auto r = run("--world 3 --size 5000 --iters 2 --warmup 1 --algo ring,naive,tree --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto doc = gpulab::Json::parse(r.out);
+  const auto& rows = doc["timing"]["rows"];
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["wrong"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(row["size_bytes"].get<std::uint64_t>(), 40'000u);
+    EXPECT_GT(row["time_us"].get<double>(), 0.0);
+    // busbw is algbw * 2(N-1)/N for every algorithm (nccl-tests' definition).
+    EXPECT_DOUBLE_EQ(row["busbw_GBps"].get<double>(), row["algbw_GBps"].get<double>() * 4.0 / 3.0);
+  }
+}
+
+TEST(RingAllreduceProgram, KilledRankIsNamedByEverySurvivorWithinTheTimeout) {
+  const auto r = run("--world 4 --kill-rank 2 --kill-step 3 --timeout-ms 400");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL: rank 2 died mid-collective; 3 of 3 survivors detected it and named it, 0 finished first"),
+            std::string::npos)
+      << r.out;
+  EXPECT_LT(r.seconds, 0.4 + 5.0) << "the program must not hang";
+}
+
+TEST(RingAllreduceProgram, BadArgumentsExit2WithOneLine) {
+  for (const char* args : {"--world 1", "--world 0", "--size 0", "--algo butterfly", "--dtype f16", "--world x",
+                           "--kill-rank 9 --kill-step 0 --world 4", "--kill-rank 1", "--kill-rank 1 --kill-step 6 --world 4",
+                           "--timeout-ms -5", "--no-such-flag"}) {
+    const auto r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("ring-allreduce: error: ", 0), 0u) << args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+  }
+}
+
+}  // namespace
