@@ -14,6 +14,7 @@ using Lanes = std::array<std::int64_t, kWarpSize>;
 }
 
 // Wrapping 64-bit arithmetic: overflow in a simulated program is defined, not UB.
+// (Passed to alu() wrapped in lambdas, so each instantiation inlines its operation.)
 std::int64_t wrap_add(std::int64_t a, std::int64_t b) {
   return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
 }
@@ -26,18 +27,26 @@ std::int64_t wrap_mul(std::int64_t a, std::int64_t b) {
 
 bool lane_on(LaneMask m, int lane) { return (m >> lane) & 1u; }
 
-// dst[l] = f(a[l], b[l]) for the lanes in `write`; b is the register or the immediate.
+// dst[l] = f(a[l], b[l]) for the lanes in `write`; b is the register or the
+// immediate. Computing all 32 lanes into a temporary and then blending keeps
+// the loops branch-free (vectorizable) and makes rd == ra/rb aliasing safe.
 template <class F>
 void alu(Warp& w, const Instruction& ins, LaneMask write, F f) {
+  Lanes result;
+  const Lanes& a = w.regs[ins.ra];
+  if (ins.b_is_imm) {
+    for (std::size_t l = 0; l < kWarpSize; ++l) result[l] = f(a[l], ins.imm);
+  } else {
+    const Lanes& b = w.regs[ins.rb];
+    for (std::size_t l = 0; l < kWarpSize; ++l) result[l] = f(a[l], b[l]);
+  }
   Lanes& dst = w.regs[ins.rd];
-  const Lanes a = w.regs[ins.ra];  // copies: rd may alias ra or rb
-  Lanes b;
-  if (ins.b_is_imm)
-    b.fill(ins.imm);
-  else
-    b = w.regs[ins.rb];
-  for (int l = 0; l < kWarpSize; ++l)
-    if (lane_on(write, l)) dst[static_cast<std::size_t>(l)] = f(a[static_cast<std::size_t>(l)], b[static_cast<std::size_t>(l)]);
+  if (write == kFullMask) {
+    dst = result;
+    return;
+  }
+  for (std::size_t l = 0; l < kWarpSize; ++l)
+    if (lane_on(write, static_cast<int>(l))) dst[l] = result[l];
 }
 
 void check_address(const Program& p, const Instruction& ins, std::int64_t addr, std::size_t size, int lane, const char* what) {
@@ -73,16 +82,17 @@ std::uint64_t execute(Warp& w, const Program& program, std::vector<std::int64_t>
       for (int l = 0; l < kWarpSize; ++l)
         if (lane_on(write, l)) w.regs[ins.rd][static_cast<std::size_t>(l)] = ins.imm;
       break;
-    case Opcode::kAdd: alu(w, ins, write, wrap_add); break;
-    case Opcode::kSub: alu(w, ins, write, wrap_sub); break;
-    case Opcode::kMul: alu(w, ins, write, wrap_mul); break;
+    case Opcode::kAdd: alu(w, ins, write, [](std::int64_t a, std::int64_t b) { return wrap_add(a, b); }); break;
+    case Opcode::kSub: alu(w, ins, write, [](std::int64_t a, std::int64_t b) { return wrap_sub(a, b); }); break;
+    case Opcode::kMul: alu(w, ins, write, [](std::int64_t a, std::int64_t b) { return wrap_mul(a, b); }); break;
     case Opcode::kMod: {
       for (int l = 0; l < kWarpSize; ++l) {
         const auto b = ins.b_is_imm ? ins.imm : w.reg(ins.rb, l);
         if (lane_on(write, l) && b == 0) fault(program, ins, fmt::format("MOD by zero in lane {}", l));
       }
       alu(w, ins, write, [](std::int64_t a, std::int64_t b) -> std::int64_t {
-        if (b == -1) return 0;  // INT64_MIN % -1 overflows in C++; the remainder is 0 anyway
+        // Inactive lanes are computed too (and discarded): give them a defined result.
+        if (b == 0 || b == -1) return 0;  // INT64_MIN % -1 overflows in C++; the remainder is 0 anyway
         return a % b;
       });
       break;
@@ -125,9 +135,10 @@ std::uint64_t execute(Warp& w, const Program& program, std::vector<std::int64_t>
       break;
     }
     case Opcode::kBrz: {
-      LaneMask taken = 0;  // lanes whose predicate is zero take the branch
-      for (int l = 0; l < kWarpSize; ++l)
-        if (lane_on(w.mask, l) && w.reg(ins.ra, l) == 0) taken |= 1u << l;
+      LaneMask zero = 0;  // lanes whose predicate is zero take the branch (branch-free loop)
+      const Lanes& pred = w.regs[ins.ra];
+      for (std::size_t l = 0; l < kWarpSize; ++l) zero |= static_cast<LaneMask>(pred[l] == 0) << l;
+      const LaneMask taken = zero & w.mask;
       if (taken == w.mask) {  // uniform: everyone jumps, nothing to remember
         check_backward(program, ins, w, ins.target);
         next_pc = ins.target;
