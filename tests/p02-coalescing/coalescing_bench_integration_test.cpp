@@ -1,0 +1,53 @@
+// Runs coalescing-bench the way a user would.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string out;  // stdout and stderr
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/coalescing-bench " + args + " 2>&1";
+  Result r{-1, {}};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), static_cast<int>(buf.size()), p) != nullptr) r.out += buf.data();
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace
+
+TEST(CoalescingBenchProgram, WithoutAGpuSkipsWithTheReason) {
+  const Result r = run("--buffer-mb 8 --transpose-n 256 --reps 1");
+  if (r.exit_code == 0) GTEST_SKIP() << "a GPU is present: the skip path is not reachable here";
+  EXPECT_EQ(r.exit_code, 77) << r.out;
+  EXPECT_NE(r.out.find("coalescing-bench: SKIPPED: no CUDA device ("), std::string::npos) << r.out;
+}
+
+TEST(CoalescingBenchProgram, BadInputIsAOneLineUsageError) {
+  for (const char* args : {"--buffer-mb 0", "--buffer-mb x", "--transpose-n 100", "--reps 0", "--warmup -1",
+                           "--only stride,bogus", "--nope", "model --transpose-n 33"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("coalescing-bench: error: ", 0), 0u) << args << "\n" << r.out;
+  }
+}
+
+TEST(CoalescingBenchProgram, ModelRunsWithoutAGpu) {
+  const Result r = run("model");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("32-way"), std::string::npos) << r.out;
+  const Result j = run("model --json");
+  EXPECT_EQ(j.exit_code, 0);
+  EXPECT_EQ(j.out.front(), '{');
+}
