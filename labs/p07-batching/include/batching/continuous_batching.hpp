@@ -1,0 +1,34 @@
+// Continuous (iteration-level) batching, Orca-style: every iteration retires
+// finished sequences and admits waiting ones into the freed slots.
+//
+// Without chunking, the prompts admitted in an iteration are prefilled in one
+// step before the decode step, so a long prompt stalls every running decode.
+// With a prefill chunk of N tokens (Sarathi-Serve), each iteration carries at
+// most N prompt tokens alongside the decodes, and a long prompt is spread over
+// several iterations.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "batching/cost_model.hpp"
+#include "batching/kv_model.hpp"
+#include "batching/request.hpp"
+
+namespace batching {
+
+struct ContinuousOptions {
+  std::size_t max_batch = 16;
+  std::size_t prefill_chunk = 0;  // 0: whole prompts in a separate step
+  // SLO-aware admission: a queued request whose TTFT can no longer beat
+  // shed_ttft_ms (time waited + its prefill) is rejected instead of served.
+  bool shed_late = false;
+  double shed_ttft_ms = 300;
+  KvModel* kv = nullptr;  // nullptr: unlimited KV memory, no prefix reuse
+};
+
+std::vector<Outcome> simulate_continuous(std::span<const Request> reqs, const ContinuousOptions& opt,
+                                         const CostModel& cost);
+
+}  // namespace batching

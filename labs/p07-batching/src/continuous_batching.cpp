@@ -1,0 +1,126 @@
+#include "batching/continuous_batching.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+
+namespace batching {
+namespace {
+
+struct Slot {
+  std::size_t index;
+  std::uint32_t prefill_left;  // prompt tokens still to compute (chunked mode)
+  std::uint32_t generated;     // output tokens emitted so far
+  double last_token_ms;
+};
+
+}  // namespace
+
+std::vector<Outcome> simulate_continuous(std::span<const Request> reqs, const ContinuousOptions& opt,
+                                         const CostModel& cost) {
+  if (opt.max_batch == 0) throw std::invalid_argument("max_batch must be at least 1");
+  for (std::size_t i = 1; i < reqs.size(); ++i)
+    if (reqs[i].arrival_ms < reqs[i - 1].arrival_ms) throw std::invalid_argument("requests must be sorted by arrival");
+  std::vector<Outcome> out(reqs.size());
+  const double iter = cost.iteration_ms(opt.max_batch);
+  std::deque<std::size_t> queue;
+  std::vector<Slot> running;
+  running.reserve(opt.max_batch);
+  std::size_t next = 0, done = 0;
+  double t = reqs.empty() ? 0 : reqs.front().arrival_ms;
+
+  auto emit = [&](Slot& s, double now) {
+    Outcome& o = out[s.index];
+    if (s.generated == 0) o.first_token_ms = now;
+    else o.worst_gap_ms = std::max(o.worst_gap_ms, now - s.last_token_ms);
+    s.last_token_ms = now;
+    ++s.generated;
+  };
+  auto retire = [&] {
+    std::erase_if(running, [&](const Slot& s) {
+      if (s.prefill_left > 0 || s.generated < reqs[s.index].output_tokens) return false;
+      out[s.index].served = true;
+      out[s.index].finish_ms = s.last_token_ms;
+      if (opt.kv) opt.kv->finish(s.index);
+      ++done;
+      return true;
+    });
+  };
+
+  while (done < reqs.size()) {
+    while (next < reqs.size() && reqs[next].arrival_ms <= t) queue.push_back(next++);
+
+    // Admit into free slots, oldest first.
+    std::vector<Slot> admitted;
+    while (running.size() + admitted.size() < opt.max_batch && !queue.empty()) {
+      const std::size_t i = queue.front();
+      const Request& r = reqs[i];
+      if (opt.shed_late && t - r.arrival_ms + cost.prefill_ms(r.prompt_tokens) >= opt.shed_ttft_ms) {
+        queue.pop_front();  // it cannot meet its TTFT any more: serving it only delays others
+        ++done;
+        continue;
+      }
+      std::uint32_t cached = 0;
+      if (opt.kv) {
+        if (!opt.kv->can_ever_fit(r)) {
+          queue.pop_front();  // larger than the whole KV pool: reject rather than wait forever
+          ++done;
+          continue;
+        }
+        const auto hit = opt.kv->admit(i, r);
+        if (!hit) break;  // KV memory is short: wait for running requests to finish
+        cached = *hit;
+      }
+      queue.pop_front();
+      out[i].cached_tokens = cached;
+      admitted.push_back({i, r.prompt_tokens - cached, 0, 0});
+    }
+
+    const bool any_decoding = std::any_of(running.begin(), running.end(), [](const Slot& s) { return s.prefill_left == 0; });
+    if (opt.prefill_chunk == 0) {
+      // Separate prefill step: it stalls the decodes already in the batch.
+      if (!admitted.empty()) {
+        double tokens = 0;
+        for (const Slot& s : admitted) tokens += s.prefill_left;
+        t += cost.prefill_ms(tokens);
+        for (Slot& s : admitted) {
+          s.prefill_left = 0;
+          emit(s, t);
+        }
+      }
+      if (any_decoding) {
+        t += iter;
+        for (Slot& s : running) emit(s, t);
+      }
+      running.insert(running.end(), admitted.begin(), admitted.end());
+    } else {
+      // One fused iteration: every decode plus up to prefill_chunk prompt tokens.
+      running.insert(running.end(), admitted.begin(), admitted.end());
+      std::size_t budget = opt.prefill_chunk;
+      std::vector<std::size_t> completes;
+      double chunk_tokens = 0;
+      for (std::size_t k = 0; k < running.size() && budget > 0; ++k) {
+        Slot& s = running[k];
+        if (s.prefill_left == 0) continue;
+        const auto take = static_cast<std::uint32_t>(std::min<std::size_t>(budget, s.prefill_left));
+        s.prefill_left -= take;
+        budget -= take;
+        chunk_tokens += take;
+        if (s.prefill_left == 0) completes.push_back(k);
+      }
+      if (any_decoding || chunk_tokens > 0) {
+        t += (any_decoding ? iter : 0.0) + cost.prefill_ms(chunk_tokens);
+        for (Slot& s : running)
+          if (s.prefill_left == 0 && s.generated > 0) emit(s, t);
+        for (const std::size_t k : completes) emit(running[k], t);
+      }
+    }
+    retire();
+
+    if (running.empty() && queue.empty() && next < reqs.size())
+      t = std::max(t, reqs[next].arrival_ms);  // idle: jump to the next arrival
+  }
+  return out;
+}
+
+}  // namespace batching

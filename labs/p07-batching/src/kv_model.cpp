@@ -1,0 +1,63 @@
+#include "batching/kv_model.hpp"
+
+#include <unordered_map>
+#include <vector>
+
+#include "paged_kv/prefix_cache.hpp"
+
+namespace batching {
+
+struct PagedPrefixKv::Impl {
+  Impl(std::size_t blocks, std::size_t bs, bool on) : pool(blocks, bs), cache(pool), caching(on) {}
+  paged_kv::BlockAllocator pool;
+  paged_kv::PrefixCache cache;
+  bool caching;
+  std::unordered_map<std::size_t, paged_kv::Sequence> live;
+  std::vector<paged_kv::Token> prompt;
+};
+
+PagedPrefixKv::PagedPrefixKv(std::size_t pool_blocks, std::size_t block_size, bool caching)
+    : impl_(std::make_unique<Impl>(pool_blocks, block_size, caching)) {}
+PagedPrefixKv::~PagedPrefixKv() = default;
+
+bool PagedPrefixKv::can_ever_fit(const Request& r) const {
+  return paged_kv::blocks_for(std::size_t{r.prompt_tokens} + r.output_tokens, impl_->pool.block_size()) <=
+         impl_->pool.num_blocks();
+}
+
+std::optional<std::uint32_t> PagedPrefixKv::admit(std::size_t index, const Request& r) {
+  auto& p = impl_->prompt;
+  p.clear();
+  // System prompt k is the same token string in every request that uses it;
+  // everything else is unique to the request.
+  for (std::uint32_t t = 0; t < r.system_tokens; ++t)
+    p.push_back(static_cast<paged_kv::Token>(r.system_prompt * 1'000'000 + static_cast<std::int32_t>(t)));
+  for (std::uint32_t t = r.system_tokens; t < r.prompt_tokens; ++t)
+    p.push_back(-static_cast<paged_kv::Token>((index % 100'000) * 20'000 + t % 20'000) - 1);
+
+  std::uint32_t cached = 0;
+  paged_kv::Sequence seq(impl_->pool);
+  if (impl_->caching) {
+    paged_kv::Admission a = impl_->cache.admit(p);
+    if (a.status != paged_kv::Status::kOk) return std::nullopt;
+    cached = static_cast<std::uint32_t>(a.cached_tokens);
+    seq = std::move(a.sequence);
+  } else if (seq.append(p) != paged_kv::Status::kOk) {
+    return std::nullopt;
+  }
+  // Reserve the output's slots now, so decoding never runs out mid-request
+  // (admission control instead of preemption).
+  for (std::uint32_t t = 0; t < r.output_tokens; ++t)
+    if (seq.append(0) != paged_kv::Status::kOk) return std::nullopt;  // seq frees what it took
+  impl_->live.emplace(index, std::move(seq));
+  return cached;
+}
+
+void PagedPrefixKv::finish(std::size_t index) { impl_->live.erase(index); }
+
+PrefixKvStats PagedPrefixKv::stats() const {
+  const auto& s = impl_->cache.stats();
+  return {s.lookups, s.hits, s.evictions};
+}
+
+}  // namespace batching

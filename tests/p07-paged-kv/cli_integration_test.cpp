@@ -1,0 +1,80 @@
+// Runs paged-kv as a user would: exit codes, error lines, JSON figures.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct ProgramRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+ProgramRun run(const std::string& args) {
+  const std::string err_file = ::testing::TempDir() + "paged-kv-stderr.txt";
+  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/paged-kv " + args + " 2>" + err_file;
+  ProgramRun r{-1, "", ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(in), {});
+  return r;
+}
+
+TEST(PagedKvCli, DefaultPrintsTheCurriculumFigures) {
+  const ProgramRun r = run("");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("naive contiguous (reserve max_len=2048)  :   32 sequences\n"), std::string::npos);
+  EXPECT_NE(r.out.find("paged (allocate-on-demand, actual=768)    :   85 sequences   (2.7x)\n"), std::string::npos);
+  EXPECT_NE(r.out.find("without sharing :  3350 blocks used\n"), std::string::npos);
+  EXPECT_NE(r.out.find("with sharing    :   214 blocks used   (15.7x less; shared prefix stored once)\n"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("copy-on-write   : divergence forked block; refcounts correct\n"), std::string::npos);
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos);
+}
+
+TEST(PagedKvCli, KvMathJson) {
+  const ProgramRun r = run("kv-math --model llama-3-8b --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["kv_bytes_per_token"], 131072);
+  EXPECT_EQ(doc["kv_bytes_per_sequence"], 1073741824);
+  EXPECT_EQ(doc["sequences_fit"], 22);
+  const auto custom = nlohmann::json::parse(
+      run("kv-math --layers 32 --kv-heads 8 --head-dim 128 --dtype fp8 --context 8192 --hbm-gb 40 --weights-gb 16 --json")
+          .out);
+  EXPECT_EQ(custom["kv_bytes_per_token"], 65536);
+  EXPECT_EQ(custom["sequences_fit"], 44);
+}
+
+TEST(PagedKvCli, BadInputExitsTwoWithOneLine) {
+  for (const char* args : {"--block-size 0", "--pool-blocks 0", "--actual-len 4096", "--cow-prefix 32",
+                           "kv-math --model gpt-9", "kv-math --context 0", "kv-math --dtype fp4",
+                           "kv-math --layers 32", "kv-math --hbm-gb -1", "prefix-cache --pools 0",
+                           "prefix-cache --block-size 0", "--pool-blocks abc", "--nope"}) {
+    const ProgramRun r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err.rfind("paged-kv: error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+}
+
+TEST(PagedKvCli, SameSeedSameOutput) {
+  const ProgramRun a = run("prefix-cache --requests 300 --seed 3"), b = run("prefix-cache --requests 300 --seed 3");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, run("prefix-cache --requests 300 --seed 4").out);
+}
+
+}  // namespace
