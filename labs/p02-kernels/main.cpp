@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
   bool no_tail_guard = false;
   app.add_flag("--no-tail-guard", no_tail_guard,
                "Guided breakage: launch vec_add without `if (i < n)` and report what it wrote past the end");
+  app.add_flag("--exact-alloc", mo.exact_alloc,
+               "Allocate exactly n floats (no canary slack): with --no-tail-guard a real out-of-bounds write for "
+               "compute-sanitizer");
   app.add_flag("--drop-second-sync", mo.drop_second_sync,
                "Guided breakage: the tiled matmul without its second __syncthreads(); every run is verified");
   bool enforce_gates = false;

@@ -302,8 +302,8 @@ TimedRun run_vec_add(const std::vector<float>& a, const std::vector<float>& b, s
   const std::size_t len = a.size();
   constexpr unsigned kThreads = 256;
   const unsigned blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);  // ceil-div
-  if (std::size_t{blocks} * kThreads > len)
-    throw std::invalid_argument("run_vec_add: the buffers must cover the whole grid (slack after n)");
+  // With no tail guard and len < blocks * 256 the last block writes past the
+  // allocation: real undefined behaviour, which is what --exact-alloc is for.
   DeviceBuffer da(len), db(len), dc(len);
   da.upload(a);
   db.upload(b);

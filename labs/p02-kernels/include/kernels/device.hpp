@@ -41,8 +41,9 @@ struct TimedRun {
 TimedRun run_copy(std::size_t bytes, const TimingPlan& plan);
 
 // c[i] = a[i] + b[i] for i < n with 256-thread blocks and a ceil-div grid.
-// a, b and the returned out have the same length >= n: the slack after n
-// holds `canary` in out, so an unguarded tail's writes are counted, not UB.
+// a, b and the returned out have the same length >= n. Slack after n holds
+// `canary` in out, so an unguarded tail's writes are counted instead of being
+// undefined behaviour; without slack they really go out of bounds.
 TimedRun run_vec_add(const std::vector<float>& a, const std::vector<float>& b, std::size_t n, float canary,
                      bool tail_guard, const TimingPlan& plan);
 

@@ -25,6 +25,7 @@ struct MeasureOptions {
   TimingPlan plan;
   std::vector<std::string> kernels;      // empty: all
   bool tail_guard = true;
+  bool exact_alloc = false;              // no canary slack: unguarded writes really go out of bounds
   bool drop_second_sync = false;
   std::uint64_t seed = 1;
 };
