@@ -1,0 +1,130 @@
+// Runs the membench program as a user would: every section of a --quick run,
+// JSON for scripts, the deterministic spec-sheet roofline, and bad input.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+Run membench(const std::string& args) {
+  const std::string err_file = ::testing::TempDir() + "membench-stderr.txt";
+  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/membench " + args + " 2>" + err_file;
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (FILE* e = std::fopen(err_file.c_str(), "r")) {
+    while ((n = fread(buf, 1, sizeof buf, e)) > 0) r.err.append(buf, n);
+    std::fclose(e);
+  }
+  return r;
+}
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+TEST(Membench, QuickRunPrintsEverySectionAndPassesItsChecks) {
+  const auto r = membench("--quick");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* section : {"caches (sysfs):", "== latency (pointer chase) ==", "plateaus read off the curve",
+                              "curve vs the machine's cache description", "== bandwidth (stream) ==",
+                              "== peak compute (FP32 FMA) ==", "== roofline ==", "vector_add: AI=0.0833",
+                              "matmul b=64: AI\u224810.7", "== roofline (spec sheets", "== strided read"})
+    EXPECT_TRUE(has(r.out, section)) << "missing: " << section << "\n" << r.out;
+  for (const char* kernel : {"copy", "scale", "add", "triad", "read", "write"})
+    EXPECT_TRUE(has(r.out, std::string("\n") + kernel + " ")) << kernel;
+  EXPECT_TRUE(has(r.out, "PASS Solution Validates"));
+  EXPECT_FALSE(has(r.out, "FAIL"));
+}
+
+TEST(Membench, JsonIsOneDocumentWithTheMeasuredPoints) {
+  const auto r = membench("latency --quick --min 4K --max 64K --loads 2000 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(doc.contains("latency"));
+  EXPECT_EQ(doc["latency"]["points"].size(), 5U);  // 4, 8, 16, 32, 64 KiB
+  EXPECT_EQ(doc["latency"]["points"][0]["bytes"], 4096);
+  EXPECT_GT(doc["latency"]["points"][0]["ns_per_load"].get<double>(), 0.0);
+  EXPECT_TRUE(doc["failures"].empty());
+}
+
+TEST(Membench, SpecRooflineIsDeterministicAndHasTheCurriculumsFigures) {
+  const auto r = membench("roofline --spec --decode");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "295.2"));  // H100 ridge
+  EXPECT_TRUE(has(r.out, "4.18"));   // ms/token, 7B fp16 on H100
+  EXPECT_TRUE(has(r.out, "239"));    // tokens/s
+  EXPECT_FALSE(has(r.out, "== latency"));  // nothing measured
+  EXPECT_EQ(membench("roofline --spec --decode").out, r.out);
+}
+
+TEST(Membench, CustomChipFromTwoSpecNumbers) {
+  const auto r = membench("roofline --peak-tflops 100 --bandwidth-tbs 2 --ai 10 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& chip = doc["spec_roofline"]["accelerators"][0];
+  EXPECT_EQ(chip["name"], "custom");
+  EXPECT_DOUBLE_EQ(chip["ridge"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(chip["attainable_tflops"].get<double>(), 20.0);
+  EXPECT_EQ(chip["verdict"], "memory-bound");
+}
+
+TEST(Membench, PerfCountersAreMeasuredOrReportedUnavailable) {
+  const auto r = membench("latency --min 4K --max 8K --loads 1000 --reps 1 --counters");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "hardware counters: cache-references") || has(r.out, "hardware counters: unavailable:"))
+      << r.out;
+}
+
+TEST(Membench, SequentialChaseIsLabelledAsSuch) {
+  const auto r = membench("latency --sequential --min 4K --max 8K --loads 1000");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "SEQUENTIAL (identity) cycle"));
+}
+
+struct BadArgs {
+  const char* args;
+  const char* message;
+};
+
+void PrintTo(const BadArgs& b, std::ostream* os) { *os << "membench " << b.args; }
+
+class MembenchBadInput : public ::testing::TestWithParam<BadArgs> {};
+
+TEST_P(MembenchBadInput, ExitsTwoWithOneClearLine) {
+  const auto r = membench(GetParam().args);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "membench: error:")) << r.err;
+  EXPECT_TRUE(has(r.err, GetParam().message)) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MembenchBadInput,
+    ::testing::Values(BadArgs{"latency --min 1M --max 4K", "larger than --max"},
+                      BadArgs{"latency --min abc", "not a size"},
+                      BadArgs{"latency --max 12Q", "unknown unit"},
+                      BadArgs{"bandwidth --threads 0", "--threads"},
+                      BadArgs{"bandwidth --threads -3", "--threads"},
+                      BadArgs{"warp-speed", "unknown part"},
+                      BadArgs{"roofline --peak-tflops 5", "go together"},
+                      BadArgs{"roofline --blocks 7", "does not divide"},
+                      BadArgs{"latency --steps 0", "--steps"},
+                      BadArgs{"latency --max 200G", "memory"},
+                      BadArgs{"stride --cpu 100000", "--cpu 100000"},
+                      BadArgs{"--ai=-1 roofline --spec", "--ai"}));
+
+}  // namespace
