@@ -9,6 +9,10 @@
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/table.hpp"
+#include "gpulab/plot.hpp"
+#include "paged_kv/beam_search.hpp"
+#include "paged_kv/block_size_sweep.hpp"
+#include "paged_kv/eviction.hpp"
 #include "paged_kv/format.hpp"
 #include "paged_kv/kv_math.hpp"
 #include "paged_kv/memory_regimes.hpp"
@@ -240,6 +244,173 @@ int run_prefix_cache(PrefixOptions o, const gpulab::CommonOptions& common) {
   return gpulab::kExitOk;
 }
 
+
+struct EvictOptions {
+  PressureSpec spec;
+  RecoveryCost cost;
+  std::string model = "llama-3-8b";
+};
+
+int run_evict(EvictOptions o, const gpulab::CommonOptions& common) {
+  const auto m = find_model(o.model);
+  if (!m) throw gpulab::UsageError(fmt::format("unknown model '{}' (see kv-math --help)", o.model));
+  if (!(o.cost.pcie_gb_per_s > 0) || !(o.cost.prefill_ms_per_token >= 0))
+    throw gpulab::UsageError("--pcie-gbs must be > 0 and --prefill-ms-per-token >= 0");
+  if (o.spec.sequences > 100'000 || o.spec.prompt + o.spec.generate > 1'000'000 || o.spec.pool_blocks > 10'000'000 ||
+      o.spec.host_blocks > 10'000'000)
+    throw gpulab::UsageError("at most 100000 sequences, 1000000 tokens each, 10000000 blocks per pool");
+  o.cost.kv_bytes_per_token = kv_bytes_per_token(*m);
+  std::vector<PressureRun> runs;
+  try {
+    runs = {run_under_pressure(o.spec, Recovery::kRecompute, o.cost), run_under_pressure(o.spec, Recovery::kSwap, o.cost)};
+  } catch (const std::invalid_argument& e) {
+    throw gpulab::UsageError(e.what());
+  }
+  const bool ok = runs[0].contents_ok && runs[1].contents_ok;
+  const double block_bytes = static_cast<double>(o.cost.kv_bytes_per_token * o.spec.block_size);
+  const double swap_tok = o.cost.swap_round_trip_ms_per_token();
+  if (common.json) {
+    Json rows = Json::array();
+    for (const auto& r : runs)
+      rows.push_back({{"policy", r.policy == Recovery::kSwap ? "swap" : "recompute"}, {"steps", r.steps},
+                      {"preemptions", r.preemptions}, {"swap_fallbacks", r.swap_fallbacks},
+                      {"blocks_swapped_out", r.blocks_swapped_out}, {"blocks_swapped_in", r.blocks_swapped_in},
+                      {"tokens_recomputed", r.tokens_recomputed}, {"recovery_ms", r.recovery_ms},
+                      {"contents_ok", r.contents_ok}});
+    gpulab::print_json({{"sequences", o.spec.sequences}, {"prompt", o.spec.prompt}, {"generate", o.spec.generate},
+                        {"pool_blocks", o.spec.pool_blocks}, {"host_blocks", o.spec.host_blocks},
+                        {"block_size", o.spec.block_size}, {"model", o.model},
+                        {"kv_bytes_per_token", o.cost.kv_bytes_per_token},
+                        {"prefill_ms_per_token", o.cost.prefill_ms_per_token}, {"pcie_gb_per_s", o.cost.pcie_gb_per_s},
+                        {"swap_round_trip_ms_per_token", swap_tok}, {"runs", rows}});
+    return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+  }
+  fmt::print("== eviction under pressure: {} sequences x ({} prompt + {} generated) tokens, {}-block pool ==\n",
+             o.spec.sequences, o.spec.prompt, o.spec.generate, o.spec.pool_blocks);
+  Table t;
+  t.column("recovery", Table::Align::kLeft).column("steps").column("preemptions").column("blocks out")
+      .column("blocks in").column("tokens recomputed").column("recovery cost (ms)").column("contents");
+  for (const auto& r : runs)
+    t.row({r.policy == Recovery::kSwap ? "swap" : "recompute", std::to_string(r.steps), std::to_string(r.preemptions),
+           std::to_string(r.blocks_swapped_out), std::to_string(r.blocks_swapped_in),
+           std::to_string(r.tokens_recomputed), fmt::format("{:.1f}", r.recovery_ms),
+           r.contents_ok ? "PASS" : "FAIL"});
+  fmt::print("{}", t.render());
+  if (runs[1].swap_fallbacks)
+    fmt::print("swap: host pool of {} blocks was full {} times; those preemptions recomputed instead\n",
+               o.spec.host_blocks, runs[1].swap_fallbacks);
+  fmt::print("cost model: recompute = {} ms/token of prefill; swap = {} per block ({}, {} tokens) over PCIe {} GB/s "
+             "= {:.3f} ms per block each way\n",
+             o.cost.prefill_ms_per_token, binary_bytes(static_cast<std::uint64_t>(block_bytes)), o.model,
+             o.spec.block_size, o.cost.pcie_gb_per_s, block_bytes / (o.cost.pcie_gb_per_s * 1e9) * 1000.0);
+  fmt::print("per token: recompute {:.4f} ms vs swap out+in {:.4f} ms -> {} here; the two break even at {:.4f} ms/token "
+             "of prefill\n",
+             o.cost.prefill_ms_per_token, swap_tok,
+             swap_tok < o.cost.prefill_ms_per_token
+                 ? fmt::format("swap is {:.1f}x cheaper", o.cost.prefill_ms_per_token / swap_tok)
+                 : fmt::format("recompute is {:.1f}x cheaper", swap_tok / std::max(o.cost.prefill_ms_per_token, 1e-12)),
+             swap_tok);
+  return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+}
+
+int run_beam(BeamSpec spec, const gpulab::CommonOptions& common) {
+  spec.seed = common.seed;
+  std::vector<std::pair<std::string, BeamRun>> runs;
+  try {
+    BeamSpec sampling = spec;
+    sampling.fork_every = 0;
+    runs.emplace_back("parallel sampling", run_beams(sampling));
+    if (spec.fork_every) runs.emplace_back(fmt::format("beam search (prune+fork every {})", spec.fork_every), run_beams(spec));
+  } catch (const std::invalid_argument& e) {
+    throw gpulab::UsageError(e.what());
+  }
+  bool ok = true;
+  for (const auto& [name, r] : runs) ok = ok && r.contents_ok && r.refcounts_ok && r.all_freed;
+  if (common.json) {
+    Json rows = Json::array();
+    for (const auto& [name, r] : runs)
+      rows.push_back({{"mode", name}, {"physical_blocks", r.physical_blocks}, {"naive_blocks", r.naive_blocks},
+                      {"cow_copies", r.cow_copies}, {"forks", r.forks},
+                      {"shared_prompt_blocks", r.shared_prompt_blocks}, {"contents_ok", r.contents_ok},
+                      {"refcounts_ok", r.refcounts_ok}, {"all_freed", r.all_freed}});
+    gpulab::print_json({{"width", spec.width}, {"prompt", spec.prompt}, {"steps", spec.steps},
+                        {"block_size", spec.block_size}, {"seed", spec.seed}, {"runs", rows}});
+    return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+  }
+  fmt::print("== forks on shared blocks: {} beams, {}-token prompt, {} tokens each, {}-token blocks ==\n", spec.width,
+             spec.prompt, spec.steps, spec.block_size);
+  Table t;
+  t.column("mode", Table::Align::kLeft).column("forks").column("COW copies").column("shared prompt blocks")
+      .column("physical blocks").column("private copies would need").column("saved").column("checks");
+  for (const auto& [name, r] : runs)
+    t.row({name, std::to_string(r.forks), std::to_string(r.cow_copies),
+           fmt::format("{} x{}", r.shared_prompt_blocks, spec.width), std::to_string(r.physical_blocks),
+           std::to_string(r.naive_blocks),
+           fmt::format("{:.0f}%", 100.0 * (1.0 - static_cast<double>(r.physical_blocks) / static_cast<double>(r.naive_blocks))),
+           r.contents_ok && r.refcounts_ok && r.all_freed ? "PASS" : "FAIL"});
+  fmt::print("{}", t.render());
+  fmt::print("checks: each beam reads back its own tokens; sum of refcounts == block-table references; pool empty after\n");
+  return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+}
+
+struct SweepOptions {
+  std::vector<std::size_t> sizes{4, 8, 16, 32};
+  std::size_t sequences = 5000;
+  std::size_t pool_tokens = 65536;
+  std::string plot;
+};
+
+int run_sweep(const SweepOptions& o, const gpulab::CommonOptions& common) {
+  if (o.sequences == 0 || o.sequences > 1'000'000) throw gpulab::UsageError("--sequences must be in 1..1000000");
+  if (o.pool_tokens == 0 || o.pool_tokens > (std::size_t{1} << 30)) throw gpulab::UsageError("--pool-tokens must be in 1..2^30");
+  for (const auto bs : o.sizes)
+    if (bs == 0 || bs > 4096) throw gpulab::UsageError("--sizes entries must be in 1..4096 tokens");
+  const auto lengths = sample_lengths(common.quick ? 500 : o.sequences, common.seed);
+  std::vector<BlockSizeRow> rows;
+  try {
+    rows = block_size_sweep(lengths, o.sizes, o.pool_tokens);
+  } catch (const std::invalid_argument& e) {
+    throw gpulab::UsageError(e.what());
+  }
+  if (!o.plot.empty()) {
+    gpulab::PlotSpec spec{"Block size: internal fragmentation vs block-table length", "block size (tokens)",
+                          "per sequence", true, true, {}};
+    gpulab::PlotSeries waste{"wasted KV slots (tokens)", {}, {}, false}, table{"block-table entries", {}, {}, false};
+    for (const auto& r : rows) {
+      waste.x.push_back(static_cast<double>(r.block_size));
+      waste.y.push_back(r.waste_tokens_mean);
+      table.x.push_back(static_cast<double>(r.block_size));
+      table.y.push_back(r.table_entries_mean);
+    }
+    spec.series = {waste, table};
+    gpulab::write_svg_plot(spec, o.plot);
+  }
+  if (common.json) {
+    Json out = Json::array();
+    for (const auto& r : rows)
+      out.push_back({{"block_size", r.block_size}, {"waste_tokens_mean", r.waste_tokens_mean},
+                     {"waste_percent", r.waste_percent}, {"table_entries_mean", r.table_entries_mean},
+                     {"sequences_fit", r.sequences_fit}});
+    gpulab::print_json({{"sequences", lengths.size()}, {"pool_tokens", o.pool_tokens}, {"seed", common.seed},
+                        {"rows", out}});
+    return gpulab::kExitOk;
+  }
+  double mean_len = 0;
+  for (const auto l : lengths) mean_len += static_cast<double>(l);
+  mean_len /= static_cast<double>(lengths.size());
+  fmt::print("== block size sweep: {} sequences, prompt U{{64..1024}} + output U{{10..300}} (mean {:.0f} tokens) ==\n",
+             lengths.size(), mean_len);
+  Table t;
+  t.column("block (tokens)").column("wasted slots/seq").column("waste (% of KV)").column("table entries/seq")
+      .column(fmt::format("seqs in {} tokens", with_commas(o.pool_tokens)));
+  for (const auto& r : rows)
+    t.row({std::to_string(r.block_size), fmt::format("{:.1f}", r.waste_tokens_mean), fmt::format("{:.2f}%", r.waste_percent),
+           fmt::format("{:.1f}", r.table_entries_mean), std::to_string(r.sequences_fit)});
+  fmt::print("{}", t.render());
+  fmt::print("waste is at most one partial block per sequence (about block/2 on average); the table grows as 1/block\n");
+  return gpulab::kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -293,9 +464,43 @@ int main(int argc, char** argv) {
   px_cmd->add_option("--pools", px.pools, "Pool sizes to run (blocks)")->capture_default_str()->delimiter(',');
   px_cmd->add_option("--block-size", px.block_size, "Tokens per block")->capture_default_str();
 
+  EvictOptions ev;
+  auto* ev_cmd = app.add_subcommand("evict", "Pool too small: preempt the LRU sequence, recover by recompute or by swap");
+  ev_cmd->add_option("--sequences", ev.spec.sequences, "Sequences to run to completion")->capture_default_str();
+  ev_cmd->add_option("--prompt", ev.spec.prompt, "Prompt tokens per sequence")->capture_default_str();
+  ev_cmd->add_option("--generate", ev.spec.generate, "Tokens each sequence generates")->capture_default_str();
+  ev_cmd->add_option("--pool-blocks", ev.spec.pool_blocks, "GPU pool (blocks)")->capture_default_str();
+  ev_cmd->add_option("--host-blocks", ev.spec.host_blocks, "Host swap pool (blocks)")->capture_default_str();
+  ev_cmd->add_option("--block-size", ev.spec.block_size, "Tokens per block")->capture_default_str();
+  ev_cmd->add_option("--prefill-ms-per-token", ev.cost.prefill_ms_per_token, "Recompute cost per token (ms)")
+      ->capture_default_str();
+  ev_cmd->add_option("--pcie-gbs", ev.cost.pcie_gb_per_s, "Host link bandwidth each way (GB/s)")->capture_default_str();
+  ev_cmd->add_option("--model", ev.model, "Model whose KV bytes/token size a block")->capture_default_str();
+
+  BeamSpec beam;
+  beam.fork_every = 16;
+  auto* beam_cmd = app.add_subcommand("beam", "Parallel sampling and beam search: forks share blocks, COW only where beams diverge");
+  beam_cmd->add_option("--width", beam.width, "Beams")->capture_default_str();
+  beam_cmd->add_option("--prompt", beam.prompt, "Prompt tokens")->capture_default_str();
+  beam_cmd->add_option("--steps", beam.steps, "Tokens each beam generates")->capture_default_str();
+  beam_cmd->add_option("--fork-every", beam.fork_every, "Beam search: prune the worse half and fork every N tokens (0: off)")
+      ->capture_default_str();
+  beam_cmd->add_option("--block-size", beam.block_size, "Tokens per block")->capture_default_str();
+
+  SweepOptions sw;
+  auto* sw_cmd = app.add_subcommand("block-sweep", "Block size vs internal fragmentation and block-table length");
+  sw_cmd->add_option("--sizes", sw.sizes, "Block sizes (tokens)")->delimiter(',')->capture_default_str();
+  sw_cmd->add_option("--sequences", sw.sequences, "Sampled sequences")->capture_default_str();
+  sw_cmd->add_option("--pool-tokens", sw.pool_tokens, "KV budget for the capacity column (tokens)")->capture_default_str();
+  sw_cmd->add_option("--plot", sw.plot, "Write the trade-off to this SVG (gnuplot)");
+  gpulab::add_quick_flag(app, common, "block-sweep: 500 sequences instead of --sequences");
+
   return gpulab::run_program(kProgram, app, argc, argv, [&] {
     if (kv_cmd->parsed()) return run_kv_math(kv, common);
     if (px_cmd->parsed()) return run_prefix_cache(px, common);
+    if (ev_cmd->parsed()) return run_evict(ev, common);
+    if (beam_cmd->parsed()) return run_beam(beam, common);
+    if (sw_cmd->parsed()) return run_sweep(sw, common);
     try {
       return run_demo(demo, common);
     } catch (const std::invalid_argument& e) {

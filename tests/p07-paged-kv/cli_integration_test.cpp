@@ -62,11 +62,21 @@ TEST(PagedKvCli, BadInputExitsTwoWithOneLine) {
   for (const char* args : {"--block-size 0", "--pool-blocks 0", "--actual-len 4096", "--cow-prefix 32",
                            "kv-math --model gpt-9", "kv-math --context 0", "kv-math --dtype fp4",
                            "kv-math --layers 32", "kv-math --hbm-gb -1", "prefix-cache --pools 0",
-                           "prefix-cache --block-size 0", "--pool-blocks abc", "--nope"}) {
+                           "prefix-cache --block-size 0", "--pool-blocks abc", "--nope",
+                           "evict --pool-blocks 10", "evict --pcie-gbs 0", "evict --model nope", "beam --width 0",
+                           "beam --block-size 0", "block-sweep --sizes 0", "block-sweep --sequences 0"}) {
     const ProgramRun r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("paged-kv: error: ", 0), 0u) << args << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+}
+
+TEST(PagedKvCli, ExtensionsPassTheirChecks) {
+  for (const char* sub : {"evict", "beam", "block-sweep --quick"}) {
+    const ProgramRun r = run(sub);
+    EXPECT_EQ(r.exit_code, 0) << sub << ": " << r.err;
+    EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << sub;
   }
 }
 
