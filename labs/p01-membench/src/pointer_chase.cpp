@@ -2,11 +2,13 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <numeric>
 
 #include "gpulab/timing.hpp"
+#include "membench/cpu_clock.hpp"
 #include "membench/sizes.hpp"
 
 namespace membench {
@@ -77,10 +79,18 @@ __attribute__((noinline)) const void* chase(const void* start, std::size_t loads
 
 ChaseTiming time_chase(const ChaseBuffer& buffer, const ChaseOptions& opts) {
   const void* p = buffer.head();
-  const auto t = gpulab::time_repeated([&] { p = chase(p, opts.loads); }, 0, opts.reps);
+  std::vector<double> cpu, wall;
+  for (int r = 0; r < opts.reps; ++r) {
+    const double c0 = thread_cpu_seconds();
+    const gpulab::Stopwatch sw;
+    p = chase(p, opts.loads);
+    wall.push_back(sw.seconds());
+    cpu.push_back(thread_cpu_seconds() - c0);
+  }
   g_sink = p;
   const double per_load = 1e9 / static_cast<double>(opts.loads);
-  return {t.min * per_load, t.median * per_load};
+  return {*std::min_element(cpu.begin(), cpu.end()) * per_load, gpulab::median(cpu) * per_load,
+          *std::min_element(wall.begin(), wall.end()) * per_load};
 }
 
 ChaseTiming time_chase(std::size_t bytes, const ChaseOptions& opts) {

@@ -28,7 +28,11 @@ double spec_peak_gflops(int cores, double clock_ghz, int fp32_lanes);
 
 struct PeakResult {
   int threads = 1;
-  double gflops = 0;        // best repetition
+  // Best repetition, each thread timed on its own CPU clock and the rates
+  // summed: the cores' throughput even when the scheduler time-slices them.
+  // (Falls back to wall time when there are more threads than CPUs.)
+  double gflops = 0;
+  double wall_gflops = 0;   // best repetition by the wall clock
   std::uint64_t flops = 0;  // per repetition, all threads
   float checksum = 0;       // fed from the accumulators so the kernel cannot be elided
 };
