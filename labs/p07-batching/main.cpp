@@ -66,9 +66,10 @@ std::string workload_line(const Shared& s, const std::string& trace, std::size_t
                      s.common.seed);
 }
 
-std::string cost_line(const CostModel& c) {
-  return fmt::format("model: iteration = {} + {} x max_batch ms; prefill {} ms/token, a separate step that stalls decodes",
-                     c.iter_base_ms, c.iter_per_slot_ms, c.prefill_ms_per_token);
+std::string cost_line(const CostModel& c, bool separate_prefill = true) {
+  return fmt::format("model: iteration = {} + {} x max_batch ms; prefill {} ms/token{}", c.iter_base_ms,
+                     c.iter_per_slot_ms, c.prefill_ms_per_token,
+                     separate_prefill ? ", a separate step that stalls decodes" : "");
 }
 
 // ---- the curriculum's two tables -------------------------------------------
@@ -250,7 +251,7 @@ int run_interference(Shared& s, const InterferenceOptions& o) {
   fmt::print("{}", t.render());
   fmt::print("KV hand-off = {} B/token ({}) x prompt tokens / link bandwidth; SLO: TTFT<{}ms, TPOT<{}ms\n",
              kv_per_token, o.model, r0(s.slo.ttft_ms), r0(s.slo.tpot_ms));
-  fmt::print("{}\n{}\n", workload_line(s, "", reqs.size()), cost_line(s.cost));
+  fmt::print("{}\n{}\n", workload_line(s, "", reqs.size()), cost_line(s.cost, false));
   return gpulab::kExitOk;
 }
 
