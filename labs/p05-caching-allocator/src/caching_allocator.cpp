@@ -1,0 +1,321 @@
+#include "caching_alloc/caching_allocator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace caching_alloc {
+
+namespace {
+constexpr std::size_t pool_index(Pool p) { return static_cast<std::size_t>(p); }
+}  // namespace
+
+CachingAllocator::CachingAllocator(Device& device, AllocatorConfig config)
+    : device_(device), config_(config) {
+  bins_.reserve(kPools * kSizeClasses);
+  for (int i = 0; i < kPools * kSizeClasses; ++i) bins_.emplace_back(&node_pool_);
+}
+
+CachingAllocator::~CachingAllocator() {
+  // Process teardown: every segment goes back to the driver, live or not.
+  for (const auto& [base, seg] : segments_) device_.free(base);
+}
+
+CachingAllocator::Bin& CachingAllocator::bin_for(Pool pool, std::uint64_t size) {
+  return bins_[pool_index(pool) * kSizeClasses + static_cast<std::size_t>(size_class(size))];
+}
+
+void CachingAllocator::bin_insert(std::uint64_t addr, const Block& b) {
+  const std::uint64_t key = config_.fit == FitPolicy::kBestFit ? b.size : 0;
+  bin_for(b.pool, b.size).insert(BinEntry{key, addr, b.size, b.stream});
+}
+
+void CachingAllocator::bin_erase(std::uint64_t addr, const Block& b) {
+  const std::uint64_t key = config_.fit == FitPolicy::kBestFit ? b.size : 0;
+  bin_for(b.pool, b.size).erase(BinEntry{key, addr, b.size, b.stream});
+}
+
+std::optional<std::uint64_t> CachingAllocator::find_cached(Pool pool, std::uint64_t rounded,
+                                                           StreamId stream, bool same_stream) const {
+  const auto stream_ok = [&](const BinEntry& e) { return (e.stream == stream) == same_stream; };
+  for (int c = size_class(rounded); c < kSizeClasses; ++c) {
+    const Bin& bin = bins_[pool_index(pool) * kSizeClasses + static_cast<std::size_t>(c)];
+    if (bin.empty()) continue;
+    if (config_.fit == FitPolicy::kBestFit) {
+      // Size-ordered: everything from lower_bound on fits; the first that
+      // passes the stream test is the smallest.
+      for (auto it = bin.lower_bound(BinEntry{rounded, 0, 0, 0}); it != bin.end(); ++it) {
+        if (stream_ok(*it)) return it->addr;
+      }
+    } else {
+      for (const BinEntry& e : bin) {
+        if (e.size >= rounded && stream_ok(e)) return e.addr;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+gpulab::Expected<Allocation> CachingAllocator::allocate(std::uint64_t bytes, StreamId stream) {
+  if (bytes == 0) throw std::invalid_argument("allocation of 0 bytes");
+  if (bytes > kMaxRequest) {
+    throw std::invalid_argument(fmt::format("allocation of {} bytes is larger than the 2^48-byte limit", bytes));
+  }
+  const std::uint64_t rounded = round_size(bytes);
+  const Pool pool = pool_for(rounded);
+
+  // 1+2. A cached block of this stream; else (if allowed) one of another stream.
+  std::optional<std::uint64_t> hit = find_cached(pool, rounded, stream, true);
+  if (!hit && config_.cross_stream == CrossStreamPolicy::kEventEdge) {
+    hit = find_cached(pool, rounded, stream, false);
+  }
+  if (hit) return take(*hit, rounded, bytes, stream, true);
+
+  // 3. The driver. 4. On failure: return every unsplit cached segment, retry.
+  const std::uint64_t seg_bytes = segment_size(rounded);
+  std::optional<std::uint64_t> base = device_.malloc(seg_bytes);
+  if (!base) {
+    ++stats_.device_malloc_failures;
+    ++stats_.alloc_retries;
+    if (release_free_segments(0, false) > 0) {
+      base = device_.malloc(seg_bytes);
+      if (!base) ++stats_.device_malloc_failures;
+    }
+  }
+  if (!base) {
+    ++stats_.ooms;
+    return gpulab::Error{fmt::format(
+        "out of memory: tried to allocate {} bytes ({} byte segment); reserved {}, allocated {}, "
+        "device free {}, largest device hole {}",
+        bytes, seg_bytes, stats_.reserved_bytes, stats_.allocated_bytes, device_.free_bytes(),
+        device_.largest_hole())};
+  }
+  ++stats_.device_mallocs;
+  Block b;
+  b.size = seg_bytes;
+  b.segment = &segments_.emplace(*base, Segment{seg_bytes, pool, 1, 0, tick_}).first->second;
+  b.stream = stream;
+  b.pool = pool;
+  blocks_.emplace(*base, b);
+  stats_.reserved_bytes += seg_bytes;
+  stats_.reserved_by_pool[pool_index(pool)] += seg_bytes;
+  ++stats_.segments;
+  bin_insert(*base, b);  // take() removes it again; keeps one code path
+  return take(*base, rounded, bytes, stream, false);
+}
+
+Allocation CachingAllocator::take(std::uint64_t addr, std::uint64_t rounded, std::uint64_t requested,
+                                  StreamId stream, bool from_cache) {
+  Block& b = blocks_.at(addr);
+  bin_erase(addr, b);
+  Allocation out;
+  if (b.stream != stream) {
+    out.reused_from_stream = b.stream;
+    ++stats_.cross_stream_syncs;
+  }
+  if (should_split(b.pool, b.size, rounded)) {
+    // The remainder keeps the old stream tag: its memory was last used there.
+    Block rest;
+    rest.size = b.size - rounded;
+    rest.segment = b.segment;
+    rest.prev = addr;
+    rest.next = b.next;
+    rest.stream = b.stream;
+    rest.pool = b.pool;
+    const std::uint64_t rest_addr = addr + rounded;
+    if (b.next != kNone) blocks_.at(b.next).prev = rest_addr;
+    b.next = rest_addr;
+    b.size = rounded;
+    bin_insert(rest_addr, rest);
+    blocks_.emplace(rest_addr, rest);  // references into an unordered_map survive a rehash
+    ++rest.segment->blocks;
+    ++stats_.splits;
+  }
+  Block& blk = blocks_.at(addr);
+  blk.allocated = true;
+  blk.requested = requested;
+  blk.stream = stream;
+  ++blk.segment->live_blocks;
+
+  stats_.allocated_bytes += blk.size;
+  stats_.allocated_by_pool[pool_index(blk.pool)] += blk.size;
+  stats_.requested_bytes += requested;
+  ++stats_.active_blocks;
+  ++stats_.allocs;
+  if (from_cache) ++stats_.bin_hits;
+  note_peaks();
+
+  out.addr = addr;
+  out.size = blk.size;
+  out.requested = requested;
+  out.stream = stream;
+  out.from_cache = from_cache;
+  return out;
+}
+
+void CachingAllocator::free(std::uint64_t addr) {
+  const auto it = blocks_.find(addr);
+  if (it == blocks_.end()) {
+    throw std::invalid_argument(fmt::format("free of 0x{:x}, which this allocator never handed out", addr));
+  }
+  Block& b = it->second;
+  if (!b.allocated) throw std::invalid_argument(fmt::format("double free of 0x{:x}", addr));
+  b.allocated = false;
+  stats_.allocated_bytes -= b.size;
+  stats_.allocated_by_pool[pool_index(b.pool)] -= b.size;
+  stats_.requested_bytes -= b.requested;
+  b.requested = 0;
+  --stats_.active_blocks;
+  ++stats_.frees;
+  Segment& seg = *b.segment;
+  if (--seg.live_blocks == 0) seg.idle_since = tick_;
+
+  const std::uint64_t merged = config_.coalesce ? merge_free_neighbours(addr) : addr;
+  bin_insert(merged, blocks_.at(merged));
+}
+
+// Absorbs free neighbours (already in bins) into the block at `addr`, which is
+// not in a bin yet. Returns the address of the merged block.
+std::uint64_t CachingAllocator::merge_free_neighbours(std::uint64_t addr) {
+  const auto mergeable = [&](std::uint64_t other, const Block& self) {
+    if (other == kNone) return false;
+    const Block& o = blocks_.at(other);
+    return !o.allocated && o.stream == self.stream;
+  };
+  Block* self = &blocks_.at(addr);
+  if (mergeable(self->next, *self)) {
+    const std::uint64_t n = self->next;
+    Block nb = blocks_.at(n);
+    bin_erase(n, nb);
+    self->size += nb.size;
+    self->next = nb.next;
+    if (nb.next != kNone) blocks_.at(nb.next).prev = addr;
+    blocks_.erase(n);
+    --self->segment->blocks;
+    ++stats_.merges;
+  }
+  self = &blocks_.at(addr);
+  if (mergeable(self->prev, *self)) {
+    const std::uint64_t p = self->prev;
+    Block& pb = blocks_.at(p);
+    bin_erase(p, pb);
+    pb.size += self->size;
+    pb.next = self->next;
+    if (self->next != kNone) blocks_.at(self->next).prev = p;
+    --pb.segment->blocks;
+    blocks_.erase(addr);
+    ++stats_.merges;
+    return p;
+  }
+  return addr;
+}
+
+std::size_t CachingAllocator::release_free_segments(std::uint64_t min_idle_ticks, bool count_as_idle) {
+  std::size_t released = 0;
+  for (auto it = segments_.begin(); it != segments_.end();) {
+    const Segment& seg = it->second;
+    // Only an unsplit, free segment can go back: the driver frees whole segments.
+    if (seg.blocks != 1 || seg.live_blocks != 0 || tick_ - seg.idle_since < min_idle_ticks) {
+      ++it;
+      continue;
+    }
+    const std::uint64_t base = it->first;
+    bin_erase(base, blocks_.at(base));
+    blocks_.erase(base);
+    device_.free(base);
+    stats_.reserved_bytes -= seg.size;
+    stats_.reserved_by_pool[pool_index(seg.pool)] -= seg.size;
+    --stats_.segments;
+    ++stats_.device_frees;
+    if (count_as_idle) ++stats_.idle_releases;
+    it = segments_.erase(it);
+    ++released;
+  }
+  return released;
+}
+
+std::size_t CachingAllocator::empty_cache() { return release_free_segments(0, false); }
+
+void CachingAllocator::tick() {
+  ++tick_;
+  if (config_.release_idle_after > 0) release_free_segments(config_.release_idle_after, true);
+}
+
+void CachingAllocator::note_peaks() {
+  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+  stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
+}
+
+std::uint64_t CachingAllocator::largest_cached_block() const {
+  std::uint64_t best = 0;
+  for (const Bin& bin : bins_) {
+    for (const BinEntry& e : bin) best = std::max(best, e.size);
+  }
+  return best;
+}
+
+std::size_t CachingAllocator::cached_blocks() const {
+  std::size_t n = 0;
+  for (const Bin& bin : bins_) n += bin.size();
+  return n;
+}
+
+bool CachingAllocator::owns_live(std::uint64_t addr) const {
+  const auto it = blocks_.find(addr);
+  return it != blocks_.end() && it->second.allocated;
+}
+
+std::string CachingAllocator::check_invariants() const {
+  std::uint64_t reserved = 0;
+  std::uint64_t allocated = 0;
+  std::uint64_t in_bins = 0;
+  for (const auto& [base, seg] : segments_) {
+    reserved += seg.size;
+    // Walk the segment's blocks: contiguous, linked both ways, sizes add up.
+    std::uint64_t at = base;
+    std::uint64_t prev = kNone;
+    std::uint64_t covered = 0;
+    std::uint32_t blocks = 0;
+    std::uint32_t live = 0;
+    while (at != kNone) {
+      const auto it = blocks_.find(at);
+      if (it == blocks_.end()) return fmt::format("segment 0x{:x}: missing block 0x{:x}", base, at);
+      const Block& b = it->second;
+      if (b.prev != prev) return fmt::format("block 0x{:x}: broken prev link", at);
+      if (b.segment != &seg) return fmt::format("block 0x{:x}: wrong segment", at);
+      if (at != base + covered) return fmt::format("block 0x{:x}: not contiguous", at);
+      covered += b.size;
+      ++blocks;
+      if (b.allocated) {
+        ++live;
+        allocated += b.size;
+      } else {
+        const std::uint64_t key = config_.fit == FitPolicy::kBestFit ? b.size : 0;
+        const Bin& bin = bins_[pool_index(b.pool) * kSizeClasses + static_cast<std::size_t>(size_class(b.size))];
+        if (bin.count(BinEntry{key, at, b.size, b.stream}) != 1) {
+          return fmt::format("free block 0x{:x} is not in its bin", at);
+        }
+        ++in_bins;
+      }
+      prev = at;
+      at = b.next;
+    }
+    if (covered != seg.size) return fmt::format("segment 0x{:x}: blocks cover {} of {} bytes", base, covered, seg.size);
+    if (blocks != seg.blocks || live != seg.live_blocks) {
+      return fmt::format("segment 0x{:x}: block counts out of date", base);
+    }
+  }
+  if (reserved != stats_.reserved_bytes) {
+    return fmt::format("reserved {} != sum of segments {}", stats_.reserved_bytes, reserved);
+  }
+  if (allocated != stats_.allocated_bytes) {
+    return fmt::format("allocated {} != sum of live blocks {}", stats_.allocated_bytes, allocated);
+  }
+  if (stats_.reserved_bytes < stats_.allocated_bytes) return "reserved < allocated";
+  if (in_bins != cached_blocks()) return "a bin holds a block that is not free";
+  if (stats_.segments != segments_.size()) return "segment count out of date";
+  return {};
+}
+
+}  // namespace caching_alloc

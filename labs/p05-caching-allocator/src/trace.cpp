@@ -1,0 +1,158 @@
+#include "caching_alloc/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <unordered_map>
+
+namespace caching_alloc {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool parse_u64(std::string_view s, std::uint64_t& out) {
+  if (s.empty()) return false;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+std::vector<std::string_view> split_fields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', start);
+    fields.push_back(trim(line.substr(start, comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return fields;
+}
+
+gpulab::Error at(std::size_t line, std::string message) {
+  return gpulab::Error{fmt::format("line {}: {}", line, message)};
+}
+
+}  // namespace
+
+gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
+  struct Live {
+    std::size_t line;
+    std::uint64_t size;
+    StreamId stream;
+  };
+  std::vector<TraceEvent> events;
+  std::unordered_map<std::string, Live> live;
+  std::unordered_map<std::string, std::size_t> freed_at;
+  std::size_t line_no = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    const std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    const std::string_view line = trim(raw);
+    if (line.empty() || line.front() == '#') continue;
+    if (line == "op,id,size,stream") continue;  // the header
+
+    const auto f = split_fields(line);
+    if (f.size() != 4) {
+      return at(line_no, fmt::format("expected 4 comma-separated fields op,id,size,stream, got {}", f.size()));
+    }
+    TraceEvent ev;
+    ev.line = line_no;
+    if (f[0] == "alloc") {
+      ev.op = TraceOp::kAlloc;
+    } else if (f[0] == "free") {
+      ev.op = TraceOp::kFree;
+    } else {
+      return at(line_no, fmt::format("unknown op '{}' (expected alloc or free)", f[0]));
+    }
+    if (f[1].empty()) return at(line_no, "empty id");
+    ev.id = std::string(f[1]);
+
+    std::uint64_t size = 0;
+    const bool has_size = !f[2].empty();
+    if (has_size && (!parse_u64(f[2], size) || size == 0 || size > kMaxRequest)) {
+      return at(line_no, fmt::format("size '{}' is not a byte count between 1 and 2^48", f[2]));
+    }
+    std::uint64_t stream = 0;
+    const bool has_stream = !f[3].empty();
+    if (has_stream && (!parse_u64(f[3], stream) || stream > 0xffffffffu)) {
+      return at(line_no, fmt::format("stream '{}' is not an integer between 0 and 4294967295", f[3]));
+    }
+
+    if (ev.op == TraceOp::kAlloc) {
+      if (!has_size) return at(line_no, "alloc needs a size");
+      if (!has_stream) return at(line_no, "alloc needs a stream");
+      if (const auto it = live.find(ev.id); it != live.end()) {
+        return at(line_no, fmt::format("id '{}' is still live (allocated on line {})", ev.id, it->second.line));
+      }
+      ev.size = size;
+      ev.stream = static_cast<StreamId>(stream);
+      live.emplace(ev.id, Live{line_no, size, ev.stream});
+      freed_at.erase(ev.id);
+    } else {
+      const auto it = live.find(ev.id);
+      if (it == live.end()) {
+        if (const auto f_it = freed_at.find(ev.id); f_it != freed_at.end()) {
+          return at(line_no, fmt::format("double free of id '{}' (already freed on line {})", ev.id, f_it->second));
+        }
+        return at(line_no, fmt::format("free of unknown id '{}'", ev.id));
+      }
+      if (has_size && size != it->second.size) {
+        return at(line_no, fmt::format("free of '{}' gives size {}, but it was allocated with {} (line {})", ev.id,
+                                       size, it->second.size, it->second.line));
+      }
+      ev.size = it->second.size;
+      ev.stream = it->second.stream;
+      freed_at[ev.id] = line_no;
+      live.erase(it);
+    }
+    events.push_back(std::move(ev));
+  }
+  return events;
+}
+
+ReplayResult replay_trace(const std::vector<TraceEvent>& events, std::uint64_t device_bytes,
+                          const AllocatorConfig& config) {
+  Device dev(device_bytes);
+  CachingAllocator alloc(dev, config);
+  std::unordered_map<std::string, std::uint64_t> addr_of;  // live id -> address
+  ReplayResult result;
+  result.steps.reserve(events.size());
+  for (const TraceEvent& ev : events) {
+    ReplayStep step;
+    step.event = ev;
+    if (ev.op == TraceOp::kAlloc) {
+      auto a = alloc.allocate(ev.size, ev.stream);
+      if (a) {
+        addr_of[ev.id] = a.value().addr;
+        step.from_cache = a.value().from_cache;
+        step.cross_stream = a.value().reused_from_stream.has_value();
+      } else {
+        step.oom = true;
+      }
+    } else if (const auto it = addr_of.find(ev.id); it != addr_of.end()) {
+      alloc.free(it->second);
+      addr_of.erase(it);
+    } else {
+      step.skipped = true;  // the parser guarantees the id was allocated, so that alloc failed
+    }
+    const AllocatorStats& s = alloc.stats();
+    step.reserved = s.reserved_bytes;
+    step.allocated = s.allocated_bytes;
+    step.cached = s.cached_bytes();
+    step.largest_cached = alloc.largest_cached_block();
+    step.device_largest_hole = dev.largest_hole();
+    result.steps.push_back(std::move(step));
+  }
+  result.stats = alloc.stats();
+  return result;
+}
+
+}  // namespace caching_alloc
