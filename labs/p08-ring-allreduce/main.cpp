@@ -151,8 +151,8 @@ int run_timing(const Options& o, DType dtype, const std::vector<std::size_t>& si
     fmt::print("# time = mean per all-reduce on the slowest rank; busbw = algbw * 2(N-1)/N\n");
     fmt::print("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>6}\n", "size", "count", "type", "redop",
                "algo", "time", "algbw", "busbw", "#wrong");
-    fmt::print("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>6}\n", "(B)", "(elements)", "", "", "",
-               "(us)", "(GB/s)", "(GB/s)", "");
+    fmt::print("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}\n", "(B)", "(elements)", "", "", "",
+               "(us)", "(GB/s)", "(GB/s)");
     for (const auto& r : rows)
       fmt::print(" {:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10.1f}  {:>8.3f}  {:>8.3f}  {:>6}\n", r.bytes, r.count,
                  ring::dtype_name(dtype), "sum", ring::algo_name(r.algo), r.seconds * 1e6, r.algbw, r.busbw, r.wrong);

@@ -1,0 +1,78 @@
+// Runs topo-sim the way a user does.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "gpulab/json.hpp"
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/topo-sim " + args + " 2>&1";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(TopoSimProgram, PrintsTheCurriculumTablesExactly) {
+  const auto r = run("");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.substr(0, r.out.find("\n(The TP cost")),
+            "== all-reduce time for an 8-way tensor-parallel group (256 MB activation, x80 layers/step) ==\n"
+            "placement                   links          per-step (ms)   vs best\n"
+            "TP within 1 NVLink node     NVLink                  44.0      1.0x\n"
+            "TP split across 2 nodes     InfiniBand             753.9     17.1x  <- catastrophic\n"
+            "TP split across 4 nodes     InfiniBand             753.9     17.1x\n"
+            "\n"
+            "== data-parallel gradient all-reduce, 4 nodes x 8 GPUs (256 MB) ==\n"
+            "flat ring over all 32 GPUs (IB)          : 10.5 ms\n"
+            "hierarchical (NVLink in-node, IB across)  : 1.6 ms   (6.7x faster)\n"
+            "\n"
+            "== failure blast radius (1 GPU dies, synchronous job) ==\n"
+            "TP-within-node placement : 1 GPU failure stalls 8 GPUs (one TP group)\n"
+            "TP-across-nodes placement: 1 GPU failure stalls 32 GPUs (spans all nodes)\n");
+}
+
+TEST(TopoSimProgram, TheCurriculumFileGivesTheSameJsonAsTheDefault) {
+  const auto a = run("--json --all");
+  const auto b = run("--json --all --topology " + std::string(GPULAB_LAB_DIR) + "/topologies/curriculum.json");
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  auto ja = gpulab::Json::parse(a.out);
+  auto jb = gpulab::Json::parse(b.out);
+  EXPECT_EQ(ja["tp_placement"], jb["tp_placement"]);
+  EXPECT_EQ(ja["hierarchical"], jb["hierarchical"]);
+  EXPECT_EQ(ja["search_3d"]["results"][0], jb["search_3d"]["results"][0]);
+  EXPECT_NEAR(ja["hierarchical"]["speedup"].get<double>(), 6.71, 0.005);
+}
+
+TEST(TopoSimProgram, BadInputExits2WithOneLine) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/bad.json") << "{\"nodes\": 4,";
+  std::ofstream(dir + "/neg.json") << "{\"nodes\": -4, \"gpus_per_node\": 8}";
+  for (const std::string& args : {"--topology " + dir + "/bad.json", "--topology " + dir + "/neg.json",
+                                 std::string("--topology /nonexistent.json"), std::string("--layers 0"),
+                                 std::string("--tp 3"), std::string("--message-mib -1"), std::string("--bogus"),
+                                 std::string("calibrate --world 1")}) {
+    const auto r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("topo-sim: error: ", 0), 0u) << args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+  }
+}
+
+}  // namespace
