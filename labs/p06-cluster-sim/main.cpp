@@ -1,0 +1,239 @@
+// cluster-sim: the GPU cluster scheduler simulator. Without a subcommand it
+// prints the curriculum's two tables; subcommands run a trace, generate one,
+// show each extension, or measure how the simulator scales.
+#include <fmt/format.h>
+
+#include <ctime>
+#include <fstream>
+#include <iostream>
+
+#include "cluster_sim/scenarios.hpp"
+#include "cluster_sim/simulator.hpp"
+#include "cluster_sim/trace.hpp"
+#include "gpulab/cli.hpp"
+#include "gpulab/json.hpp"
+#include "gpulab/progress.hpp"
+#include "gpulab/table.hpp"
+#include "gpulab/timing.hpp"
+
+namespace cs = cluster_sim;
+
+namespace {
+
+constexpr const char* kProgram = "cluster-sim";
+
+// CPU time of this thread: the simulator is single-threaded, and on a shared
+// machine wall time would measure the neighbours too.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+int emit(const std::vector<cs::Report>& reports, bool json) {
+  bool ok = true;
+  for (const auto& r : reports) ok = ok && r.passed();
+  if (json) {
+    gpulab::Json doc = gpulab::Json::array();
+    for (const auto& r : reports) doc.push_back(r.json);
+    gpulab::print_json(reports.size() == 1 ? reports.front().json : doc);
+  } else {
+    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("{}{}", i > 0 ? "\n" : "", reports[i].text);
+  }
+  return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+}
+
+std::vector<cs::Job> trace_or(const std::string& path, std::string_view scenario) {
+  return path.empty() ? cs::scenario_trace(scenario) : cs::load_trace(path);
+}
+
+// Simulated jobs per second at growing cluster sizes with the load per node
+// held fixed: if placement scanned the nodes, cost per job would grow with N.
+int scale(const std::vector<int>& node_counts, int jobs_per_node, std::uint64_t seed, bool json) {
+  gpulab::Table t;
+  t.column("nodes").column("GPUs").column("jobs").column("events").column("wall_s").column("cpu_s").column("jobs/s")
+      .column("us/job");
+  gpulab::Json rows = gpulab::Json::array();
+  std::vector<double> per_job;
+  for (int nodes : node_counts) {
+    cs::GeneratorConfig g;
+    g.nodes = nodes;
+    g.gpus_per_node = 8;
+    g.jobs = static_cast<std::size_t>(nodes) * static_cast<std::size_t>(jobs_per_node);
+    g.load = 0.95;
+    g.seed = seed;
+    const auto jobs = cs::generate_trace(g);
+    cs::SimConfig cfg;
+    cfg.nodes = nodes;
+    cfg.gpus_per_node = 8;
+    cfg.policy = cs::Policy::kBestFit;
+    gpulab::Stopwatch sw;
+    const double cpu0 = thread_cpu_seconds();
+    const cs::SimResult r = cs::simulate(jobs, cfg);
+    const double s = thread_cpu_seconds() - cpu0;
+    const double wall = sw.seconds();
+    const double jps = static_cast<double>(jobs.size()) / s;
+    per_job.push_back(s / static_cast<double>(jobs.size()));
+    t.row({std::to_string(nodes), std::to_string(nodes * 8), std::to_string(jobs.size()),
+           std::to_string(r.events), fmt::format("{:.2f}", wall), fmt::format("{:.2f}", s), fmt::format("{:.0f}", jps),
+           fmt::format("{:.2f}", 1e6 * per_job.back())});
+    rows.push_back({{"nodes", nodes}, {"jobs", jobs.size()}, {"events", r.events}, {"wall_seconds", wall}, {"cpu_seconds", s},
+                    {"jobs_per_second", jps}, {"util_pct", r.util_pct}});
+  }
+  const double growth = per_job.back() / per_job.front();
+  const double nodes_growth = static_cast<double>(node_counts.back()) / node_counts.front();
+  // Sub-linear: 100x the nodes must cost far less than 100x per job.
+  const bool pass = growth < nodes_growth / 10;
+  const std::string verdict = fmt::format(
+      "  {} placement is sub-linear: cost per job grew {:.2f}x for {:.0f}x the nodes\n",
+      pass ? "PASS" : "FAIL", growth, nodes_growth);
+  if (json) {
+    gpulab::print_json({{"runs", rows}, {"per_job_cost_growth", growth}, {"pass", pass}});
+  } else {
+    fmt::print("== Scale: best_fit, load 0.95, {} jobs per node (jobs/s per CPU-second) ==\n{}{}", jobs_per_node, t.render(), verdict);
+  }
+  return pass ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"GPU cluster scheduler simulator: placement policies, stranded GPUs and the gang deadlock.\n"
+               "With no subcommand, prints the curriculum's policy table and gang demo."};
+  app.require_subcommand(0, 1);
+  gpulab::CommonOptions common;
+  gpulab::add_json_flag(app, common);
+  gpulab::add_seed_flag(app, common);
+  app.fallthrough();
+
+  // run
+  auto* run = app.add_subcommand("run", "Simulate one trace (a CSV file or a generated one)");
+  std::string trace_path;
+  std::size_t generate = 0;
+  cs::SimConfig cfg;
+  std::string policy = "best_fit";
+  std::string queue = "fifo";
+  auto* trace_opt = run->add_option("--trace", trace_path, "Trace CSV: id,arrival,gpus,duration[,priority,tenant,cpus]");
+  run->add_option("--generate", generate, "Simulate a synthetic trace of this many jobs (uses --seed)")
+      ->excludes(trace_opt);
+  run->add_option("--nodes", cfg.nodes, "Nodes")->capture_default_str();
+  run->add_option("--gpus-per-node", cfg.gpus_per_node, "GPUs per node (1-64)")->capture_default_str();
+  run->add_option("--policy", policy, "spread | first_fit | best_fit | topology_aware")->capture_default_str();
+  bool gang = false;
+  run->add_flag("--gang", gang, "Place multi-node jobs atomically (default: naive node-by-node grabbing)");
+  run->add_option("--queue", queue, "fifo | drf (dominant resource fairness across tenants)")
+      ->capture_default_str();
+  run->add_option("--cpus-per-node", cfg.cpus_per_node, "CPUs per node (0 = not modelled)")->capture_default_str();
+  run->add_option("--island-size", cfg.island_size, "GPUs per NVLink island (0 = no topology penalty)")
+      ->capture_default_str();
+  run->add_option("--island-penalty", cfg.island_penalty, "Duration factor for a job split across islands")
+      ->capture_default_str();
+  run->add_option("--node-penalty", cfg.node_penalty, "Duration factor for a job split across nodes")
+      ->capture_default_str();
+  run->add_flag("--preempt", cfg.preempt, "Higher-priority jobs evict lower-priority ones");
+  run->add_option("--checkpoint-penalty", cfg.checkpoint_penalty, "Work added to a preempted job")
+      ->capture_default_str();
+  run->add_flag("--backfill", cfg.backfill, "EASY backfill behind a blocked queue head");
+  run->add_option("--backfill-depth", cfg.backfill_depth, "Queued jobs examined for backfill")
+      ->capture_default_str();
+
+  // generate
+  auto* gen = app.add_subcommand("generate", "Write a synthetic trace CSV (same seed, same trace)");
+  cs::GeneratorConfig gcfg;
+  std::string out_path;
+  gen->add_option("--jobs", gcfg.jobs, "Number of jobs")->capture_default_str();
+  gen->add_option("--nodes", gcfg.nodes, "Nodes the load is sized for")->capture_default_str();
+  gen->add_option("--gpus-per-node", gcfg.gpus_per_node, "GPUs per node")->capture_default_str();
+  gen->add_option("--load", gcfg.load, "Offered GPU load (fraction of capacity)")->capture_default_str();
+  gen->add_option("--mean-duration", gcfg.mean_duration, "Mean job duration")->capture_default_str();
+  gen->add_option("--tenants", gcfg.tenants, "Number of tenants")->capture_default_str();
+  gen->add_option("--out", out_path, "Output file (default: stdout)");
+
+  // extensions
+  std::string ext_trace;
+  double checkpoint = 30, island_penalty = 1.5, node_penalty = 3.0;
+  auto* pre = app.add_subcommand("preemption", "Extension 1: preemption with a checkpoint penalty");
+  pre->add_option("--trace", ext_trace, "Trace (default: traces/preemption.csv, built in)");
+  pre->add_option("--checkpoint-penalty", checkpoint, "Work added to a preempted job")->capture_default_str();
+  auto* drf = app.add_subcommand("drf", "Extension 2: DRF vs FIFO across tenants with GPU and CPU demands");
+  drf->add_option("--trace", ext_trace, "Trace (default: traces/drf.csv, built in)");
+  auto* topo = app.add_subcommand("topology", "Extension 3: NVLink islands and topology_aware placement");
+  topo->add_option("--trace", ext_trace, "Trace (default: traces/topology.csv, built in)");
+  topo->add_option("--island-penalty", island_penalty, "Duration factor across islands")->capture_default_str();
+  topo->add_option("--node-penalty", node_penalty, "Duration factor across nodes")->capture_default_str();
+  auto* bf = app.add_subcommand("backfill", "Extension 4: EASY backfill vs strict FIFO");
+  bf->add_option("--trace", ext_trace, "Trace (default: traces/backfill.csv, built in)");
+  auto* ext = app.add_subcommand("extensions", "All four extension tables");
+
+  // scale
+  auto* sc = app.add_subcommand("scale", "Measure simulated jobs/s from 100 to 10,000 nodes");
+  int jobs_per_node = 100;
+  sc->add_option("--jobs-per-node", jobs_per_node, "Jobs per node (100 -> 1,000,000 jobs at 10,000 nodes)")
+      ->capture_default_str()->check(CLI::Range(1, 10000));
+  gpulab::add_quick_flag(*sc, common, "10 jobs per node instead of 100 (a few seconds)");
+
+  return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
+    if (*run) {
+      cfg.policy = cs::parse_policy(policy);
+      cfg.gang = gang;
+      if (queue == "drf") {
+        cfg.order = cs::QueueOrder::kDrf;
+      } else if (queue != "fifo") {
+        throw gpulab::UsageError(fmt::format("unknown queue '{}' (use fifo or drf)", queue));
+      }
+      if (cfg.checkpoint_penalty < 0) throw gpulab::UsageError("--checkpoint-penalty must be >= 0");
+      if (cfg.island_penalty < 1 || cfg.node_penalty < 1)
+        throw gpulab::UsageError("--island-penalty and --node-penalty must be >= 1");
+      if (cfg.backfill_depth < 1) throw gpulab::UsageError("--backfill-depth must be >= 1");
+      std::vector<cs::Job> jobs;
+      if (generate > 0) {
+        cs::GeneratorConfig g;
+        g.jobs = generate;
+        g.nodes = cfg.nodes;
+        g.gpus_per_node = cfg.gpus_per_node;
+        g.seed = common.seed;
+        jobs = cs::generate_trace(g);
+      } else if (!trace_path.empty()) {
+        jobs = cs::load_trace(trace_path);
+      } else {
+        throw gpulab::UsageError("run needs --trace FILE or --generate N");
+      }
+      const cs::SimResult r = cs::simulate(jobs, cfg);
+      if (common.json) {
+        gpulab::print_json(cs::run_json(cfg, jobs, r));
+      } else {
+        fmt::print("{}", cs::render_run(cfg, jobs, r));
+      }
+      return gpulab::kExitOk;
+    }
+    if (*gen) {
+      gcfg.seed = common.seed;
+      const auto jobs = cs::generate_trace(gcfg);
+      if (out_path.empty()) {
+        cs::write_trace(std::cout, jobs);
+      } else {
+        std::ofstream out(out_path);
+        if (!out) throw gpulab::UsageError(fmt::format("cannot write '{}'", out_path));
+        cs::write_trace(out, jobs);
+      }
+      return gpulab::kExitOk;
+    }
+    if (*pre) return emit({cs::preemption_comparison(trace_or(ext_trace, "preemption"), checkpoint)}, common.json);
+    if (*drf) return emit({cs::drf_comparison(trace_or(ext_trace, "drf"))}, common.json);
+    if (*topo)
+      return emit({cs::topology_comparison(trace_or(ext_trace, "topology"), island_penalty, node_penalty)},
+                  common.json);
+    if (*bf) return emit({cs::backfill_comparison(trace_or(ext_trace, "backfill"))}, common.json);
+    if (*ext) {
+      return emit({cs::preemption_comparison(cs::scenario_trace("preemption"), 30),
+                   cs::drf_comparison(cs::scenario_trace("drf")),
+                   cs::topology_comparison(cs::scenario_trace("topology"), 1.5, 3.0),
+                   cs::backfill_comparison(cs::scenario_trace("backfill"))},
+                  common.json);
+    }
+    if (*sc) return scale({100, 1000, 10000}, common.quick ? 10 : jobs_per_node, common.seed, common.json);
+    return emit({cs::policy_comparison(cs::scenario_trace("policy_mix")),
+                 cs::gang_comparison(cs::scenario_trace("gang_demo"))},
+                common.json);
+  });
+}
