@@ -36,21 +36,21 @@ void CachingAllocator::bin_erase(std::uint64_t addr, const Block& b) {
   bin_for(b.pool, b.size).erase(BinEntry{key, addr, b.size, b.stream});
 }
 
-std::optional<std::uint64_t> CachingAllocator::find_cached(Pool pool, std::uint64_t rounded,
-                                                           StreamId stream, bool same_stream) const {
+std::optional<CachingAllocator::Hit> CachingAllocator::find_cached(Pool pool, std::uint64_t rounded, StreamId stream,
+                                                                   bool same_stream) {
   const auto stream_ok = [&](const BinEntry& e) { return (e.stream == stream) == same_stream; };
   for (int c = size_class(rounded); c < kSizeClasses; ++c) {
-    const Bin& bin = bins_[pool_index(pool) * kSizeClasses + static_cast<std::size_t>(c)];
+    Bin& bin = bins_[pool_index(pool) * kSizeClasses + static_cast<std::size_t>(c)];
     if (bin.empty()) continue;
     if (config_.fit == FitPolicy::kBestFit) {
       // Size-ordered: everything from lower_bound on fits; the first that
       // passes the stream test is the smallest.
       for (auto it = bin.lower_bound(BinEntry{rounded, 0, 0, 0}); it != bin.end(); ++it) {
-        if (stream_ok(*it)) return it->addr;
+        if (stream_ok(*it)) return Hit{&bin, it};
       }
     } else {
-      for (const BinEntry& e : bin) {
-        if (e.size >= rounded && stream_ok(e)) return e.addr;
+      for (auto it = bin.begin(); it != bin.end(); ++it) {
+        if (it->size >= rounded && stream_ok(*it)) return Hit{&bin, it};
       }
     }
   }
@@ -66,11 +66,11 @@ gpulab::Expected<Allocation> CachingAllocator::allocate(std::uint64_t bytes, Str
   const Pool pool = pool_for(rounded);
 
   // 1+2. A cached block of this stream; else (if allowed) one of another stream.
-  std::optional<std::uint64_t> hit = find_cached(pool, rounded, stream, true);
+  std::optional<Hit> hit = find_cached(pool, rounded, stream, true);
   if (!hit && config_.cross_stream == CrossStreamPolicy::kEventEdge) {
     hit = find_cached(pool, rounded, stream, false);
   }
-  if (hit) return take(*hit, rounded, bytes, stream, true);
+  if (hit) return take(hit->it->addr, hit, rounded, bytes, stream);
 
   // 3. The driver. 4. On failure: return every unsplit cached segment, retry.
   const std::uint64_t seg_bytes = segment_size(rounded);
@@ -101,14 +101,14 @@ gpulab::Expected<Allocation> CachingAllocator::allocate(std::uint64_t bytes, Str
   stats_.reserved_bytes += seg_bytes;
   stats_.reserved_by_pool[pool_index(pool)] += seg_bytes;
   ++stats_.segments;
-  bin_insert(*base, b);  // take() removes it again; keeps one code path
-  return take(*base, rounded, bytes, stream, false);
+  return take(*base, std::nullopt, rounded, bytes, stream);
 }
 
-Allocation CachingAllocator::take(std::uint64_t addr, std::uint64_t rounded, std::uint64_t requested,
-                                  StreamId stream, bool from_cache) {
+Allocation CachingAllocator::take(std::uint64_t addr, std::optional<Hit> hit, std::uint64_t rounded,
+                                  std::uint64_t requested, StreamId stream) {
+  const bool from_cache = hit.has_value();
+  if (hit) hit->bin->erase(hit->it);
   Block& b = blocks_.at(addr);
-  bin_erase(addr, b);
   Allocation out;
   if (b.stream != stream) {
     out.reused_from_stream = b.stream;

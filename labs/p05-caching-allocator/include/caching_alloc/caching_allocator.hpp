@@ -147,10 +147,14 @@ class CachingAllocator {
   Bin& bin_for(Pool pool, std::uint64_t size);
   void bin_insert(std::uint64_t addr, const Block& b);
   void bin_erase(std::uint64_t addr, const Block& b);
-  [[nodiscard]] std::optional<std::uint64_t> find_cached(Pool pool, std::uint64_t rounded,
-                                                         StreamId stream, bool same_stream) const;
-  Allocation take(std::uint64_t addr, std::uint64_t rounded, std::uint64_t requested, StreamId stream,
-                  bool from_cache);
+  struct Hit {
+    Bin* bin;
+    Bin::iterator it;
+  };
+  [[nodiscard]] std::optional<Hit> find_cached(Pool pool, std::uint64_t rounded, StreamId stream, bool same_stream);
+  // `hit` is where the block sits in its bin; nullopt for a fresh segment.
+  Allocation take(std::uint64_t addr, std::optional<Hit> hit, std::uint64_t rounded, std::uint64_t requested,
+                  StreamId stream);
   std::uint64_t merge_free_neighbours(std::uint64_t addr);
   std::size_t release_free_segments(std::uint64_t min_idle_ticks, bool count_as_idle);
   void note_peaks();
