@@ -424,16 +424,19 @@ int main(int argc, char** argv) {
   gpulab::add_seed_flag(app, common);
 
   DemoOptions demo;
-  app.add_option("--pool-blocks", demo.pool_blocks, "Physical blocks in the pool")->capture_default_str();
-  app.add_option("--block-size", demo.block_size, "Tokens per block")->capture_default_str();
-  app.add_option("--max-len", demo.max_len, "Naive allocator: tokens reserved per sequence")->capture_default_str();
-  app.add_option("--actual-len", demo.actual_len, "Paged allocator: tokens each sequence really holds")
-      ->capture_default_str();
-  app.add_option("--requests", demo.requests, "Prefix sharing: requests")->capture_default_str();
-  app.add_option("--prefix-len", demo.prefix_len, "Prefix sharing: shared system-prompt tokens")->capture_default_str();
-  app.add_option("--gen-len", demo.gen_len, "Prefix sharing: tokens each request generates")->capture_default_str();
-  app.add_option("--cow-prefix", demo.cow_prefix, "COW trace: shared prompt tokens (must end inside a block)")
-      ->capture_default_str();
+  // The default run's flags; a subcommand would otherwise accept them (fallthrough) and ignore them.
+  const std::vector<CLI::Option*> demo_flags = {
+      app.add_option("--pool-blocks", demo.pool_blocks, "Physical blocks in the pool")->capture_default_str(),
+      app.add_option("--block-size", demo.block_size, "Tokens per block")->capture_default_str(),
+      app.add_option("--max-len", demo.max_len, "Naive allocator: tokens reserved per sequence")->capture_default_str(),
+      app.add_option("--actual-len", demo.actual_len, "Paged allocator: tokens each sequence really holds")
+          ->capture_default_str(),
+      app.add_option("--requests", demo.requests, "Prefix sharing: requests")->capture_default_str(),
+      app.add_option("--prefix-len", demo.prefix_len, "Prefix sharing: shared system-prompt tokens")
+          ->capture_default_str(),
+      app.add_option("--gen-len", demo.gen_len, "Prefix sharing: tokens each request generates")->capture_default_str(),
+      app.add_option("--cow-prefix", demo.cow_prefix, "COW trace: shared prompt tokens (must end inside a block)")
+          ->capture_default_str()};
 
   KvMathOptions kv;
   auto* kv_cmd = app.add_subcommand("kv-math", "KV bytes per token and sequence, and how many sequences fit in HBM");
@@ -496,6 +499,11 @@ int main(int argc, char** argv) {
   gpulab::add_quick_flag(app, common, "block-sweep: 500 sequences instead of --sequences");
 
   return gpulab::run_program(kProgram, app, argc, argv, [&] {
+    if (!app.get_subcommands().empty())
+      for (const auto* flag : demo_flags)
+        if (flag->count() > 0)
+          throw gpulab::UsageError(fmt::format("{} belongs to the default run, not to the '{}' subcommand",
+                                               flag->get_name(), app.get_subcommands().front()->get_name()));
     if (kv_cmd->parsed()) return run_kv_math(kv, common);
     if (px_cmd->parsed()) return run_prefix_cache(px, common);
     if (ev_cmd->parsed()) return run_evict(ev, common);

@@ -17,7 +17,9 @@ struct ProgramRun {
 };
 
 ProgramRun run(const std::string& args) {
-  const std::string err_file = ::testing::TempDir() + "batching-sim-stderr.txt";
+  // One file per test: ctest may run this suite\'s tests in parallel.
+  const std::string err_file = ::testing::TempDir() + "batching-sim-" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".stderr";
   const std::string cmd = std::string(GPULAB_BIN_DIR) + "/batching-sim " + args + " 2>" + err_file;
   ProgramRun r{-1, "", ""};
   FILE* p = popen(cmd.c_str(), "r");
@@ -74,7 +76,7 @@ TEST(BatchingSimCli, BadFlagsExitTwoWithOneLine) {
 }
 
 TEST(BatchingSimCli, TraceReplayAndBadTraceLine) {
-  const std::string good = write_temp("good.csv",
+  const std::string good = write_temp("batching-good.csv",
                                       "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                       "2023-11-16 18:15:46.6805900,374,44\n"
                                       "2023-11-16 18:15:47.1000000,120,30\n"
@@ -85,7 +87,7 @@ TEST(BatchingSimCli, TraceReplayAndBadTraceLine) {
   EXPECT_EQ(doc["requests"], 3);
   EXPECT_EQ(doc["continuous"]["output_tokens"], 86);
 
-  const std::string bad = write_temp("bad.csv", "arrival_ms,prompt_tokens,output_tokens\n0,10,10\n5,10,x\n");
+  const std::string bad = write_temp("batching-bad.csv", "arrival_ms,prompt_tokens,output_tokens\n0,10,10\n5,10,x\n");
   const ProgramRun r = run("--trace " + bad);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.csv:3: bad output token count 'x'"), std::string::npos) << r.err;
@@ -101,6 +103,17 @@ TEST(BatchingSimCli, SubcommandsRunAndHelpExitsZero) {
     EXPECT_FALSE(doc.is_discarded()) << sub;
     EXPECT_FALSE(doc["rows"].empty()) << sub;
   }
+}
+
+TEST(CliPlot, WritesAnSvgOrSkipsWithoutGnuplot) {
+  const std::string svg = ::testing::TempDir() + "batching-plot.svg";
+  std::remove(svg.c_str());
+  const ProgramRun r = run("--requests 200 --plot " + svg);
+  if (r.exit_code == 77) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("<svg"), std::string::npos);
 }
 
 }  // namespace

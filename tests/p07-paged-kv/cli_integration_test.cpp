@@ -17,7 +17,9 @@ struct ProgramRun {
 };
 
 ProgramRun run(const std::string& args) {
-  const std::string err_file = ::testing::TempDir() + "paged-kv-stderr.txt";
+  // One file per test: ctest may run this suite\'s tests in parallel.
+  const std::string err_file = ::testing::TempDir() + "paged-kv-" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".stderr";
   const std::string cmd = std::string(GPULAB_BIN_DIR) + "/paged-kv " + args + " 2>" + err_file;
   ProgramRun r{-1, "", ""};
   FILE* p = popen(cmd.c_str(), "r");
@@ -64,7 +66,7 @@ TEST(PagedKvCli, BadInputExitsTwoWithOneLine) {
                            "kv-math --layers 32", "kv-math --hbm-gb -1", "prefix-cache --pools 0",
                            "prefix-cache --block-size 0", "--pool-blocks abc", "--nope",
                            "evict --pool-blocks 10", "evict --pcie-gbs 0", "evict --model nope", "beam --width 0",
-                           "beam --block-size 0", "block-sweep --sizes 0", "block-sweep --sequences 0"}) {
+                           "beam --block-size 0", "block-sweep --sizes 0", "block-sweep --sequences 0", "evict --requests 5"}) {
     const ProgramRun r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("paged-kv: error: ", 0), 0u) << args << ": " << r.err;
@@ -85,6 +87,17 @@ TEST(PagedKvCli, SameSeedSameOutput) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
   EXPECT_NE(a.out, run("prefix-cache --requests 300 --seed 4").out);
+}
+
+TEST(CliPlot, WritesAnSvgOrSkipsWithoutGnuplot) {
+  const std::string svg = ::testing::TempDir() + "paged-kv-plot.svg";
+  std::remove(svg.c_str());
+  const ProgramRun r = run("block-sweep --quick --plot " + svg);
+  if (r.exit_code == 77) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("<svg"), std::string::npos);
 }
 
 }  // namespace
