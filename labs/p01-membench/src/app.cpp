@@ -42,7 +42,8 @@ struct Context {
   Json doc = Json::object();
   std::string text;
   std::vector<std::string> failures;
-  std::optional<double> peak_all_gflops;
+  std::optional<double> peak_all_gflops;  // wall clock, the same clock as bandwidth and kernels
+  std::optional<double> busy_fraction;    // FMA wall-clock / CPU-clock throughput; < 1 on a busy machine
   std::optional<double> triad_all_gbs;
   std::vector<std::string> plots;  // what --plot wrote or why it could not
 
@@ -241,6 +242,16 @@ void run_bandwidth(Context& ctx) {
 
 // ---- peak ------------------------------------------------------------------
 
+// Other processes on the machine show up as wall-clock FMA throughput well
+// below what the cores deliver while they run; every wall-clock figure
+// (bandwidth, the roofline kernels) is deflated by about as much.
+void say_busy(Context& ctx) {
+  if (!ctx.busy_fraction || *ctx.busy_fraction >= 0.8) return;
+  ctx.say("note: this machine is busy: wall-clock FMA throughput is {:.0f}% of what its cores deliver while they run;",
+          100.0 * *ctx.busy_fraction);
+  ctx.say("      wall-clock figures (bandwidth, roofline kernels) are deflated about as much; rerun on a quiet machine");
+}
+
 void run_peak(Context& ctx) {
   const CpuDescription& cpu = ctx.cpu;
   PeakResult one, all;
@@ -253,7 +264,8 @@ void run_peak(Context& ctx) {
     all = measure_peak(pn, cpu, ctx.opts.peak_iterations, ctx.opts.reps);
     progress.update(2);
   }
-  ctx.peak_all_gflops = all.gflops;
+  ctx.peak_all_gflops = all.wall_gflops;
+  ctx.busy_fraction = all.wall_gflops / all.gflops;
   const double spec1 = spec_peak_gflops(1, cpu.clock_ghz, cpu.fp32_lanes);
   const double specn = spec_peak_gflops(ctx.threads, cpu.clock_ghz, cpu.fp32_lanes);
   ctx.say("== peak compute (FP32 FMA) ==");
@@ -272,6 +284,7 @@ void run_peak(Context& ctx) {
   ctx.text += t.render();
   ctx.say("spec estimate = cores x clock x SIMD width x 2 = {} x {:.2f} GHz x {} x 2 ({}); it ignores the number of FMA pipes",
           ctx.threads, cpu.clock_ghz, cpu.fp32_lanes, cpu.clock_source);
+  say_busy(ctx);
   ctx.doc["peak"] = {{"isa", cpu.isa},         {"fp32_lanes", cpu.fp32_lanes},     {"clock_ghz", cpu.clock_ghz},
                      {"gflops_1_thread", one.gflops}, {"gflops_all_threads", all.gflops},
                      {"wall_gflops_all_threads", all.wall_gflops}, {"threads", all.threads},
@@ -289,6 +302,7 @@ void run_placement(Context& ctx) {
     if (!ctx.peak_all_gflops) run_peak(inner);
     if (!ctx.triad_all_gbs) run_bandwidth(inner);
     ctx.peak_all_gflops = inner.peak_all_gflops;
+    ctx.busy_fraction = inner.busy_fraction;
     ctx.triad_all_gbs = inner.triad_all_gbs;
     for (auto& f : inner.failures) ctx.failures.push_back(f);
   }
@@ -316,7 +330,7 @@ void run_placement(Context& ctx) {
   }
 
   ctx.say("== roofline ==");
-  ctx.say("roof: peak {:.1f} GFLOP/s (measured FMA, {} threads), bandwidth {:.1f} GB/s (STREAM triad, {} threads)",
+  ctx.say("roof: peak {:.1f} GFLOP/s (measured FMA, {} threads), bandwidth {:.1f} GB/s (STREAM triad, {} threads), both wall clock",
           peak, ctx.threads, bw, ctx.threads);
   ctx.say("ridge = {:.1f} / {:.1f} = {:.2f} FLOP/byte (spec-estimate peak {:.1f} GFLOP/s would put it at {:.2f})", peak,
           bw, ridge, spec, spec > 0 ? ridge_point(spec, bw) : 0.0);
@@ -358,6 +372,7 @@ void run_placement(Context& ctx) {
     spec_plot.series.push_back(points);
     write_plot(ctx, spec_plot, "roofline.svg");
   }
+  say_busy(ctx);
 }
 
 // ---- roofline from spec sheets (deterministic) -----------------------------
@@ -419,7 +434,8 @@ void run_stride(Context& ctx) {
   gpulab::Progress progress("stride sweep", 1);
   const auto pts = stride_sweep(n, ctx.opts.max_stride, std::max(ctx.opts.reps, 2));
   progress.update(1);
-  ctx.say("== strided read (1 thread, {} floats = {}) ==", n, format_size(n * sizeof(float)));
+  ctx.say("== strided read (1 thread, {} floats = {}, best of {} on the thread's CPU clock) ==", n,
+          format_size(n * sizeof(float)), std::max(ctx.opts.reps, 2));
   Table t;
   t.column("stride").column("bytes apart").column("useful GB/s").column("line GB/s").column("lines/load");
   Json rows = Json::array();
@@ -431,8 +447,9 @@ void run_stride(Context& ctx) {
                     {"loads", p.loads}, {"lines", p.lines}});
   }
   ctx.text += t.render();
-  ctx.say("past {} floats (64 bytes) apart every load is a new line: useful GB/s falls with the stride, line GB/s does not",
+  ctx.say("up to {} floats (64 bytes) apart the lines are shared and useful GB/s falls as 1/stride; past that every load",
           kCacheLine / sizeof(float));
+  ctx.say("is a line of its own, and the neighbouring lines the prefetcher brings in go unused");
   ctx.doc["stride"] = rows;
 }
 
