@@ -26,6 +26,12 @@ bool PagedPrefixKv::can_ever_fit(const Request& r) const {
 }
 
 std::optional<std::uint32_t> PagedPrefixKv::admit(std::size_t index, const Request& r) {
+  // At most this many blocks come out of the free queue (a hit on a block that
+  // another request holds takes none), so the admission below cannot fail
+  // halfway, and a refused request never touches the cache's statistics.
+  if (impl_->pool.free_blocks() <
+      paged_kv::blocks_for(std::size_t{r.prompt_tokens} + r.output_tokens, impl_->pool.block_size()))
+    return std::nullopt;
   auto& p = impl_->prompt;
   p.clear();
   // System prompt k is the same token string in every request that uses it;
