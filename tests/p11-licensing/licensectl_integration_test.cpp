@@ -1,0 +1,148 @@
+// The programs as a user runs them: exit codes, one-line errors, files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+using testing_support::read;
+using testing_support::TempDir;
+using testing_support::write;
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+Outcome run(const TempDir& dir, const std::string& args) {
+  const std::string cmd = "cd '" + dir.path().string() + "' && " + std::string(GPULAB_BIN_DIR) + "/" + args +
+                          " >out.txt 2>err.txt </dev/null";
+  const int status = std::system(cmd.c_str());
+  Outcome r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read(dir / "out.txt");
+  r.err = read(dir / "err.txt");
+  return r;
+}
+
+void fake_host(const std::filesystem::path& root, const std::string& id) {
+  write(root / "etc/machine-id", id + "\n");
+  write(root / "proc/cpuinfo", "model name\t: Test CPU\nflags\t\t: sse2 avx2\n");
+  write(root / "sys/class/dmi/id/product_uuid", "6c1f0e2a-9b8d-4c3e-a1f2-" + id.substr(0, 12) + "\n");
+}
+
+class Licensectl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake_host(dir_ / "host-a", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    fake_host(dir_ / "host-b", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+    ASSERT_EQ(run(dir_, "licensectl keygen --out vendor").code, 0);
+    ASSERT_EQ(run(dir_, "hwfp --root host-a --out a.fp").code, 0);
+    const Outcome issue = run(dir_, "licensectl issue --key vendor.key --customer 'ACME' --features serve --max-gpus 4 "
+                                "--issued 2026-01-01 --not-before 2026-01-01 --expires 2026-06-30 --grace-days 5 "
+                                "--fingerprint a.fp --out a.lic");
+    ASSERT_EQ(issue.code, 0) << issue.err;
+  }
+  Outcome status(const std::string& now, const std::string& extra = "--root host-a") {
+    return run(dir_, "licensectl status a.lic --public-key vendor.pub --now " + now + " " + extra);
+  }
+  TempDir dir_;
+};
+
+TEST_F(Licensectl, KeygenWritesAPrivateKeyAndNeverOverwritesIt) {
+  EXPECT_EQ(testing_support::mode_of(dir_ / "vendor.key"), 0600u);
+  EXPECT_EQ(testing_support::mode_of(dir_ / "vendor.pub"), 0644u);
+  const std::string before = read(dir_ / "vendor.key");
+  const Outcome again = run(dir_, "licensectl keygen --out vendor");
+  EXPECT_EQ(again.code, 2);
+  EXPECT_EQ(again.err.rfind("licensectl: error: ", 0), 0u);
+  EXPECT_EQ(read(dir_ / "vendor.key"), before);
+}
+
+TEST_F(Licensectl, StatusExitCodesFollowTheState) {
+  EXPECT_EQ(status("2025-12-31").code, 15);  // before the issue date: the clock is wrong
+  EXPECT_EQ(status("2026-01-01").code, 0);
+  EXPECT_EQ(status("2026-06-30").code, 0);
+  const Outcome grace = status("2026-07-05");
+  EXPECT_EQ(grace.code, 10);
+  EXPECT_NE(grace.out.find("GRACE: expired 2026-06-30; grace period ends 2026-07-05 (1 day left)"), std::string::npos);
+  EXPECT_EQ(status("2026-07-06").code, 11);
+  EXPECT_EQ(status("2026-06-01").code, 15);  // clock set back after 2026-07-06 was seen
+  EXPECT_NE(status("2026-06-01").out.find("CLOCK_ROLLBACK"), std::string::npos);
+  EXPECT_EQ(status("2026-07-07", "--root host-b").code, 14);
+}
+
+TEST_F(Licensectl, NotYetValidAndBadSignatureAndJson) {
+  ASSERT_EQ(run(dir_, "licensectl issue --key vendor.key --customer ACME --features serve --issued 2026-01-01 "
+                      "--not-before 2026-02-01 --expires 2026-03-01 --floating --out f.lic").code, 0);
+  EXPECT_EQ(run(dir_, "licensectl status f.lic --public-key vendor.pub --now 2026-01-15").code, 12);
+  std::string text = read(dir_ / "f.lic");
+  text.replace(text.find("customer: ACME"), 14, "customer: ACMF");
+  write(dir_ / "f.lic", text);
+  const Outcome bad = run(dir_, "licensectl --json status f.lic --public-key vendor.pub --now 2026-02-15");
+  EXPECT_EQ(bad.code, 13);
+  const auto j = nlohmann::json::parse(bad.out);
+  EXPECT_EQ(j["state"], "BAD_SIGNATURE");
+  EXPECT_EQ(j["exit_code"], 13);
+}
+
+TEST_F(Licensectl, MalformedInputIsOneLineAndExitTwo) {
+  const std::string text = read(dir_ / "a.lic");
+  write(dir_ / "trunc.lic", text.substr(0, text.size() / 3));
+  write(dir_ / "huge.lic", std::string(10 << 20, 'a'));
+  write(dir_ / "utf.lic", "gpulab-license: 1\nid: \xff\xfe\n");
+  for (const char* f : {"trunc.lic", "huge.lic", "utf.lic", "missing.lic"}) {
+    const Outcome r = run(dir_, std::string("licensectl status ") + f + " --public-key vendor.pub --now 2026-03-01");
+    EXPECT_EQ(r.code, 2) << f;
+    EXPECT_EQ(r.err.rfind("licensectl: error: ", 0), 0u) << f << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << f;
+  }
+  EXPECT_EQ(run(dir_, "licensectl status a.lic --public-key a.lic").code, 2);  // not a key
+  EXPECT_EQ(run(dir_, "licensectl status a.lic --public-key vendor.pub --now 2026-13-01").code, 2);
+  EXPECT_EQ(run(dir_, "licensectl issue --key vendor.key --customer X --features serve --expires 2026-01-01 "
+                      "--fingerprint a.fp --max-changed 3 --out x.lic").code, 2);  // too loose for 4
+}
+
+TEST_F(Licensectl, AirGapRoundTripConsumesTheRequest) {
+  ASSERT_EQ(run(dir_, "licensectl issue --key vendor.key --customer ACME --features serve --issued 2026-01-01 "
+                      "--expires 2027-01-01 --floating --out ent.lic").code, 0);
+  ASSERT_EQ(run(dir_, "licensectl activate-request --license ent.lic --root host-a --out req.txt").code, 0);
+  ASSERT_EQ(run(dir_, "licensectl sign-activation req.txt --key vendor.key --license ent.lic --out act.lic").code, 0);
+  const Outcome act = run(dir_, "licensectl activate act.lic --request req.txt --public-key vendor.pub --root host-a "
+                            "--out installed.lic");
+  ASSERT_EQ(act.code, 0) << act.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "req.txt"));
+  EXPECT_EQ(run(dir_, "licensectl status installed.lic --public-key vendor.pub --root host-a --now 2026-12-01").code, 0);
+  EXPECT_EQ(run(dir_, "licensectl status installed.lic --public-key vendor.pub --root host-b --now 2026-12-02").code, 14);
+  // A second machine cannot reuse the activation with a request of its own.
+  ASSERT_EQ(run(dir_, "licensectl activate-request --license ent.lic --root host-b --out req-b.txt").code, 0);
+  const Outcome replay = run(dir_, "licensectl activate act.lic --request req-b.txt --public-key vendor.pub --root host-b "
+                               "--out stolen.lic");
+  EXPECT_EQ(replay.code, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "stolen.lic"));
+}
+
+TEST_F(Licensectl, HwfpHidesRawIdentifiersUnlessAsked) {
+  const Outcome plain = run(dir_, "hwfp --root host-a --json");
+  ASSERT_EQ(plain.code, 0);
+  EXPECT_EQ(plain.out.find("aaaaaaaa"), std::string::npos);
+  const auto j = nlohmann::json::parse(plain.out);
+  EXPECT_EQ(j["fingerprint_size"], 4);
+  const Outcome raw = run(dir_, "hwfp --root host-a --show-raw");
+  EXPECT_NE(raw.out.find("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), std::string::npos);
+  EXPECT_EQ(run(dir_, "hwfp --root host-a --compare a.fp").code, 0);
+  EXPECT_EQ(run(dir_, "hwfp --root host-b --compare a.fp").code, 1);
+  EXPECT_EQ(run(dir_, "hwfp --root does-not-exist").code, 2);
+}
+
+TEST(LicensectlDemo, EveryScenarioPasses) {
+  TempDir dir;
+  const Outcome r = run(dir, "licensectl demo");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos);
+}
+
+}  // namespace

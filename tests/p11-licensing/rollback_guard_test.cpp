@@ -1,0 +1,107 @@
+#include <gtest/gtest.h>
+
+#include "licensing/license_gate.hpp"
+#include "licensing/rollback_guard.hpp"
+#include "licensing/secure_file.hpp"
+#include "test_support.hpp"
+
+using namespace licensing;
+using testing_support::key;
+using testing_support::noon;
+using testing_support::sample_license;
+using testing_support::TempDir;
+
+namespace {
+
+TEST(RollbackGuard, ClockBehindLastSeenIsReported) {
+  TempDir dir;
+  const SignedLicense lic = parse_license(sign_license(sample_license(), key("vendor")));
+  const RollbackGuard guard(dir / "state", 3600);
+  EXPECT_FALSE(guard.check(lic, noon("2026-06-01")));  // first use
+  guard.record(lic, noon("2026-06-01"));
+  EXPECT_EQ(testing_support::mode_of(dir / "state"), 0600u);
+  EXPECT_EQ(guard.last_seen(lic), noon("2026-06-01"));
+  EXPECT_FALSE(guard.check(lic, noon("2026-06-01") - 3600));      // an NTP step within tolerance
+  const auto problem = guard.check(lic, noon("2026-06-01") - 3601);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("behind the last time"), std::string::npos);
+  guard.record(lic, noon("2026-05-01"));  // recording never moves last_seen backwards
+  EXPECT_EQ(guard.last_seen(lic), noon("2026-06-01"));
+}
+
+TEST(RollbackGuard, EditedStateFileIsReported) {
+  TempDir dir;
+  const SignedLicense lic = parse_license(sign_license(sample_license(), key("vendor")));
+  const RollbackGuard guard(dir / "state");
+  guard.record(lic, noon("2026-06-01"));
+  std::string text = testing_support::read(dir / "state");
+  const std::string seen = std::to_string(noon("2026-06-01"));
+  text.replace(text.find(seen), seen.size(), std::to_string(noon("2026-03-01")));
+  testing_support::write(dir / "state", text);
+  const auto problem = guard.check(lic, noon("2026-04-01"));
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("integrity check"), std::string::npos);
+  testing_support::write(dir / "state", "garbage");
+  EXPECT_TRUE(guard.check(lic, noon("2026-04-01")));
+}
+
+TEST(RollbackGuard, ANewLicenceStartsFresh) {
+  TempDir dir;
+  const SignedLicense a = parse_license(sign_license(sample_license(), key("vendor")));
+  License other = sample_license();
+  other.id = "ffeeddccbbaa9988";
+  const SignedLicense b = parse_license(sign_license(other, key("vendor")));
+  const RollbackGuard guard(dir / "state");
+  guard.record(a, noon("2026-06-01"));
+  EXPECT_FALSE(guard.check(b, noon("2026-02-01")));
+}
+
+TEST(LicenseGate, AnswersFeatureAndGpuQuestionsOnlyWhileUsable) {
+  TempDir dir;
+  write_file_atomic(dir / "l.lic", sign_license(sample_license(), key("vendor")), kPublicMode);
+  write_file_atomic(dir / "v.pub", key("vendor").public_key().pem(), kPublicMode);
+  std::int64_t now = noon("2026-06-01");
+  GateOptions o;
+  o.license_file = dir / "l.lic";
+  o.public_key_file = dir / "v.pub";
+  o.clock = [&] { return now; };
+  o.fingerprint = [](std::string_view p) { return Fingerprint{std::string(p), testing_support::machine("a")}; };
+  const LicenseGate ok(o);
+  EXPECT_TRUE(ok.has_feature("kv-offload"));
+  EXPECT_FALSE(ok.has_feature("training"));
+  EXPECT_EQ(ok.max_gpus(), 8u);
+  EXPECT_TRUE(std::filesystem::exists(dir / "l.lic.state"));
+
+  now = noon("2027-02-01");
+  const LicenseGate expired(o);
+  EXPECT_EQ(expired.check().evaluation.state, LicenseState::kExpired);
+  EXPECT_FALSE(expired.has_feature("kv-offload"));
+  EXPECT_EQ(expired.max_gpus(), 0u);
+
+  now = noon("2026-06-02");  // after 2027-02-01 was seen
+  const LicenseGate rolled(o);
+  EXPECT_EQ(rolled.check().evaluation.state, LicenseState::kClockRollback);
+  EXPECT_FALSE(rolled.allows_use());
+}
+
+TEST(SecureFile, KeysAreWrittenPrivateAndNeverClobbered) {
+  TempDir dir;
+  const auto old = ::umask(0);  // even with a permissive umask
+  write_file_atomic(dir / "k.key", "secret", kSecretMode, Overwrite::kNo);
+  ::umask(old);
+  EXPECT_EQ(testing_support::mode_of(dir / "k.key"), 0600u);
+  EXPECT_THROW(write_file_atomic(dir / "k.key", "other", kSecretMode, Overwrite::kNo), gpulab::UsageError);
+  EXPECT_EQ(testing_support::read(dir / "k.key"), "secret");
+  // No temporary files left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+}
+
+TEST(SecureFile, ReadLimitIsEnforced) {
+  TempDir dir;
+  testing_support::write(dir / "big", std::string(5000, 'x'));
+  EXPECT_THROW(read_file_limited(dir / "big", 4096), gpulab::UsageError);
+  EXPECT_THROW(read_file_limited(dir / "missing", 4096), gpulab::UsageError);
+  EXPECT_THROW(read_file_limited(dir.path(), 4096), gpulab::UsageError);  // a directory
+}
+
+}  // namespace
