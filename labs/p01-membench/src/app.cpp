@@ -4,6 +4,7 @@
 #include <sys/sysinfo.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <utility>
@@ -45,7 +46,8 @@ struct Context {
   std::optional<double> peak_all_gflops;  // wall clock, the same clock as bandwidth and kernels
   std::optional<double> busy_fraction;    // FMA wall-clock / CPU-clock throughput; < 1 on a busy machine
   std::optional<double> triad_all_gbs;
-  std::vector<std::string> plots;  // what --plot wrote or why it could not
+  std::vector<std::string> plots;     // what --plot wrote or why it could not
+  std::vector<std::string> warnings;  // about the measurement itself: stderr, after the results
 
   template <class... Args>
   void say(fmt::format_string<Args...> f, Args&&... args) {
@@ -246,10 +248,11 @@ void run_bandwidth(Context& ctx) {
 // below what the cores deliver while they run; every wall-clock figure
 // (bandwidth, the roofline kernels) is deflated by about as much.
 void say_busy(Context& ctx) {
-  if (!ctx.busy_fraction || *ctx.busy_fraction >= 0.8) return;
-  ctx.say("note: this machine is busy: wall-clock FMA throughput is {:.0f}% of what its cores deliver while they run;",
-          100.0 * *ctx.busy_fraction);
-  ctx.say("      wall-clock figures (bandwidth, roofline kernels) are deflated about as much; rerun on a quiet machine");
+  if (!ctx.busy_fraction || *ctx.busy_fraction >= 0.8 || !ctx.warnings.empty()) return;
+  ctx.warnings.push_back(fmt::format(
+      "membench: note: this machine is busy: wall-clock FMA throughput is {:.0f}% of what its cores deliver while "
+      "they run; wall-clock figures (bandwidth, roofline kernels) are deflated about as much",
+      100.0 * *ctx.busy_fraction));
 }
 
 void run_peak(Context& ctx) {
@@ -551,10 +554,13 @@ int run(const Options& opts) {
   for (const auto& line : ctx.plots) ctx.say("plot: {}", line);
   for (const auto& f : ctx.failures) ctx.say("FAIL: {}", f);
   ctx.doc["failures"] = ctx.failures;
+  if (ctx.busy_fraction) ctx.doc["busy_fraction"] = *ctx.busy_fraction;
   if (opts.json)
     gpulab::print_json(ctx.doc);
   else
     fmt::print("{}", ctx.text);
+  std::fflush(stdout);
+  for (const auto& w : ctx.warnings) fmt::print(stderr, "{}\n", w);
   return ctx.failures.empty() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
 }
 
