@@ -5,8 +5,11 @@
 #include <gpulab/json.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <optional>
 
 #include "coalescing/report.hpp"
+#include "coalescing/stride_plot.hpp"
 
 namespace {
 constexpr const char* kProgram = "coalescing-bench";
@@ -40,14 +43,29 @@ int main(int argc, char** argv) {
   auto* model = app.add_subcommand("model", "Sectors per request, bank conflicts and predicted ratios (no GPU)");
   int model_n = 8192;
   model->add_option("--transpose-n", model_n, "Transpose matrix size for the ladder's model")->capture_default_str();
+  std::string plot_path, measured_path;
+  model->add_option("--plot", plot_path, "Also draw the stride cliff into this SVG file (gnuplot)");
+  model->add_option("--measured", measured_path, "With --plot: overlay a saved `coalescing-bench --json` run");
 
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
     if (*model) {
       check_transpose_n(model_n);
+      if (!measured_path.empty() && plot_path.empty()) throw gpulab::UsageError("--measured needs --plot FILE.svg");
       if (common.json)
         gpulab::print_json(coalescing::model_json(model_n));
       else
         fmt::print("{}", coalescing::render_model(model_n));
+      if (!plot_path.empty()) {
+        std::optional<gpulab::Json> measured;
+        if (!measured_path.empty()) {
+          std::ifstream in(measured_path);
+          if (!in) throw gpulab::UsageError(fmt::format("--measured: cannot read '{}'", measured_path));
+          measured = gpulab::Json::parse(in, nullptr, /*allow_exceptions=*/false);
+          if (measured->is_discarded())
+            throw gpulab::UsageError(fmt::format("--measured: '{}' is not JSON", measured_path));
+        }
+        gpulab::write_svg_plot(coalescing::stride_plot(measured ? &*measured : nullptr), plot_path);
+      }
       return gpulab::kExitOk;
     }
     if (o.buffer_mb < 1 || o.buffer_mb > 4096)

@@ -5,10 +5,12 @@
 #include <gpulab/json.hpp>
 
 #include <charconv>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
 #include "kernels/report.hpp"
+#include "kernels/roofline_plot.hpp"
 
 namespace {
 
@@ -66,6 +68,10 @@ int main(int argc, char** argv) {
   std::string gpu = "t4";
   model->add_option("--n", model_n, "Matrix size, a multiple of 128 in [128, 16384]")->capture_default_str();
   model->add_option("--gpu", gpu, "Datasheet roof: t4, a100, h100 or h200")->capture_default_str();
+  std::string plot_path, measured_path;
+  model->add_option("--plot", plot_path, "Also draw the roofline into this SVG file (gnuplot)");
+  model->add_option("--measured", measured_path,
+                    "With --plot: overlay the TFLOP/s of a saved `cuda-kernels --json` run");
 
   auto* launch = app.add_subcommand("launch", "Grid arithmetic for N elements or a WxH image (no GPU needed)");
   std::string size = "1920x1080", block = "16x16";
@@ -85,10 +91,22 @@ int main(int argc, char** argv) {
       check_n(model_n);
       const auto roof = kernels::datasheet_roof(gpu);
       if (!roof) throw gpulab::UsageError(fmt::format("--gpu '{}': expected t4, a100, h100 or h200", gpu));
+      if (!measured_path.empty() && plot_path.empty()) throw gpulab::UsageError("--measured needs --plot FILE.svg");
       if (common.json)
         gpulab::print_json(kernels::model_json(model_n, *roof));
       else
         fmt::print("{}", kernels::render_model(model_n, *roof));
+      if (!plot_path.empty()) {
+        std::optional<gpulab::Json> measured;
+        if (!measured_path.empty()) {
+          std::ifstream in(measured_path);
+          if (!in) throw gpulab::UsageError(fmt::format("--measured: cannot read '{}'", measured_path));
+          measured = gpulab::Json::parse(in, nullptr, /*allow_exceptions=*/false);
+          if (measured->is_discarded())
+            throw gpulab::UsageError(fmt::format("--measured: '{}' is not JSON", measured_path));
+        }
+        gpulab::write_svg_plot(kernels::roofline_plot(*roof, measured ? &*measured : nullptr), plot_path);
+      }
       return gpulab::kExitOk;
     }
     if (*launch) {

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <sys/wait.h>
 
@@ -50,4 +51,23 @@ TEST(CoalescingBenchProgram, ModelRunsWithoutAGpu) {
   const Result j = run("model --json");
   EXPECT_EQ(j.exit_code, 0);
   EXPECT_EQ(j.out.front(), '{');
+}
+
+TEST(CoalescingBenchProgram, ModelDrawsTheStrideCliff) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  const std::string svg = testing::TempDir() + "coalescing-stride.svg";
+  std::remove(svg.c_str());
+  const Result r = run("model --plot " + svg);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  FILE* f = std::fopen(svg.c_str(), "r");
+  ASSERT_NE(f, nullptr) << "no SVG written";
+  std::fclose(f);
+  const std::string junk = testing::TempDir() + "coalescing-junk.json";
+  if (FILE* j = std::fopen(junk.c_str(), "w")) {
+    std::fputs("{not json", j);
+    std::fclose(j);
+  }
+  const Result bad = run("model --plot " + svg + " --measured " + junk);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("is not JSON"), std::string::npos) << bad.out;
 }

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <sys/wait.h>
 
@@ -60,4 +61,22 @@ TEST(CudaKernelsProgram, JsonIsOneDocument) {
   const Result r = run("model --json");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.front(), '{');
+}
+
+TEST(CudaKernelsProgram, ModelDrawsTheRoofline) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  const std::string svg = testing::TempDir() + "kernels-roofline.svg";
+  std::remove(svg.c_str());
+  const Result r = run("model --gpu h200 --plot " + svg);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  FILE* f = std::fopen(svg.c_str(), "r");
+  ASSERT_NE(f, nullptr) << "no SVG written";
+  std::array<char, 5> head{};
+  EXPECT_EQ(std::fread(head.data(), 1, 4, f), 4u);
+  std::fclose(f);
+  EXPECT_EQ(std::string(head.data()), "<?xm");
+  const Result bad = run("model --plot " + svg + " --measured /nonexistent.json");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  const Result lonely = run("model --measured x.json");
+  EXPECT_EQ(lonely.exit_code, 2) << lonely.out;
 }
