@@ -1,0 +1,24 @@
+/* The toy licence-key check the layers protect, written twice: plainly, and
+ * control-flow flattened (layer 5). Keys look like GPULAB-1234-ABCD-XXXX,
+ * where XXXX is a checksum of the two groups before it. */
+#ifndef ANTITAMPER_KEY_CHECK_H
+#define ANTITAMPER_KEY_CHECK_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Readable reference: what the flattened version must compute. */
+int at_key_check_plain(const char* key, const char* prefix);
+
+/* The same decision as one dispatcher loop over scrambled state numbers:
+ * no if/else structure for a decompiler to recover, and no strcmp to hook. */
+int at_key_check_flat(const char* key, const char* prefix);
+
+/* The product's check: decrypts the prefix, runs the flattened check, wipes. */
+int at_license_key_ok(const char* key);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,132 @@
+// tamperlab as an attacker meets it: a patched copy, a tracer, a preloaded hook.
+#include <elf.h>
+#include <gtest/gtest.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+const std::string kBin = std::string(GPULAB_BIN_DIR) + "/tamperlab";
+
+std::string valid_key() {
+  std::uint32_t sum = 0x1D0F;
+  for (char c : std::string("1234ABCD")) sum = (sum * 31u + static_cast<unsigned char>(c)) % 65521u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "GPULAB-1234-ABCD-%04X", sum);
+  return buf;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+};
+
+Outcome run(const std::string& cmd) {
+  const std::string out = ::testing::TempDir() + "tamper-out.txt";
+  const int st = std::system((cmd + " >" + out + " 2>&1 </dev/null").c_str());
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(out)};
+}
+
+// File offset of `symbol` (a function in tamper_text), from the ELF symbol table.
+std::size_t file_offset_of(const std::string& img, const char* symbol) {
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(img.data());
+  const auto* sh = reinterpret_cast<const Elf64_Shdr*>(img.data() + eh->e_shoff);
+  for (int i = 0; i < eh->e_shnum; ++i) {
+    if (sh[i].sh_type != SHT_SYMTAB) continue;
+    const Elf64_Shdr& strtab = sh[sh[i].sh_link];
+    const auto* syms = reinterpret_cast<const Elf64_Sym*>(img.data() + sh[i].sh_offset);
+    for (std::size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); ++k) {
+      if (std::strcmp(img.data() + strtab.sh_offset + syms[k].st_name, symbol) != 0) continue;
+      const Elf64_Shdr& sec = sh[syms[k].st_shndx];
+      return sec.sh_offset + (syms[k].st_value - sec.sh_addr);
+    }
+  }
+  return 0;
+}
+
+TEST(Tamperlab, CleanRunPassesEveryLayer) {
+  const Outcome r = run(kBin + " --key " + valid_key());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("code integrity            PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("licence key accepted"), std::string::npos);
+  EXPECT_EQ(run(kBin + " --key GPULAB-1234-ABCD-0000").code, 1);
+  EXPECT_EQ(run(kBin + " --bogus").code, 2);
+  EXPECT_EQ(run(kBin).code, 2);
+}
+
+TEST(Tamperlab, OnePatchedByteIsDetected) {
+  std::string img = slurp(kBin);
+  const std::size_t at = file_offset_of(img, "at_key_check_flat");
+  ASSERT_GT(at, 0u) << "symbol table missing (stripped binary?)";
+  img[at + 8] = static_cast<char>(img[at + 8] ^ 0x01);
+  const std::string copy = ::testing::TempDir() + "tamperlab-patched";
+  std::ofstream(copy, std::ios::binary) << img;
+  std::filesystem::permissions(copy, std::filesystem::perms::owner_all);
+  const Outcome r = run(copy + " --key " + valid_key());
+  std::filesystem::remove(copy);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("code integrity            FAIL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not run: the code is not the code that was built"), std::string::npos);
+}
+
+TEST(Tamperlab, RunningUnderATracerIsDetected) {
+  const std::string out = ::testing::TempDir() + "tamper-traced.txt";
+  const std::string key = valid_key();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::FILE* f = std::fopen(out.c_str(), "w");
+    if (!f) _exit(126);
+    dup2(fileno(f), 1);
+    ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
+    execl(kBin.c_str(), "tamperlab", "--key", key.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // A minimal debugger: let every stop continue, passing real signals on.
+  int st = 0;
+  while (waitpid(child, &st, 0) == child && WIFSTOPPED(st)) {
+    const int sig = WSTOPSIG(st) == SIGTRAP ? 0 : WSTOPSIG(st);
+    ptrace(PTRACE_CONT, child, nullptr, reinterpret_cast<void*>(static_cast<long>(sig)));
+  }
+  ASSERT_TRUE(WIFEXITED(st));
+  const std::string text = slurp(out);
+  EXPECT_EQ(WEXITSTATUS(st), 1) << text;
+  EXPECT_NE(text.find("debugger: TracerPid       FAIL"), std::string::npos) << text;
+  EXPECT_NE(text.find("debugger: ptrace probe    FAIL"), std::string::npos) << text;
+}
+
+TEST(Tamperlab, PreloadedStrcmpHookIsDetected) {
+  const std::string hook = std::string(GPULAB_BIN_DIR) + "/libtamperlab-hook.so";
+  ASSERT_TRUE(std::filesystem::exists(hook));
+  // verify_asan_link_order=0: under the asan preset the hook would otherwise precede libasan.
+  const Outcome r = run("ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=" + hook + " " + kBin +
+                    " --key GPULAB-0000-0000-0000");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("strcmp from " + hook), std::string::npos) << r.out;
+  // The hook would make a strcmp-based check accept anything; the flattened one does not use strcmp.
+  EXPECT_NE(r.out.find("licence key rejected"), std::string::npos) << r.out;
+}
+
+TEST(Tamperlab, SecretStringsAreNotInTheBinary) {
+  const std::string img = slurp(kBin);
+  EXPECT_EQ(img.find("licence key rejected"), std::string::npos);
+  EXPECT_EQ(img.find("licence key accepted"), std::string::npos);
+  EXPECT_NE(img.find("code integrity"), std::string::npos);  // an ordinary string, for contrast
+}
+
+}  // namespace
