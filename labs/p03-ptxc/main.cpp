@@ -2,6 +2,7 @@
 // right by running it in a PTX interpreter against a reference evaluation.
 #include <fmt/format.h>
 
+#include <bit>
 #include <fstream>
 #include <gpulab/cli.hpp>
 #include <gpulab/json.hpp>
@@ -11,6 +12,7 @@
 #include "ptxc/ast.hpp"
 #include "ptxc/c_emitter.hpp"
 #include "ptxc/compiler.hpp"
+#include "ptxc/device_run.hpp"
 #include "ptxc/differential.hpp"
 #include "ptxc/ptx_module.hpp"
 #include "ptxc/suite.hpp"
@@ -116,8 +118,17 @@ int cmd_compile(const std::string& file, const std::string& out_path, const std:
 }
 
 // ptxc run FILE: compile, execute every (or one) kernel, compare with the reference.
-int cmd_run(const std::string& file, const std::string& kernel, const std::string& against, const RunFlags& f,
-            const gpulab::CommonOptions& common) {
+// Elements whose bits differ between two runs of the same kernel.
+std::size_t differing(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  std::size_t n = 0;
+  for (std::size_t p = 0; p < a.size() && p < b.size(); ++p)
+    for (std::size_t i = 0; i < a[p].size() && i < b[p].size(); ++i)
+      n += std::bit_cast<std::uint32_t>(a[p][i]) != std::bit_cast<std::uint32_t>(b[p][i]);
+  return n;
+}
+
+int cmd_run(const std::string& file, const std::string& kernel, const std::string& against, bool device,
+            const RunFlags& f, const gpulab::CommonOptions& common) {
   check_sizes(f);
   const auto c = compile_or_report(read_file(file), file, options_for(f.level, f.target, f.no_guard));
   const auto module = parse_own_ptx(c.ptx);
@@ -134,6 +145,7 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
   gpulab::Table table;
   table.column("kernel", gpulab::Table::Align::kLeft).column(fmt::format("-O{} insts", f.level));
   if (other) table.column("against insts").column("against vs ptxc", gpulab::Table::Align::kLeft);
+  if (device) table.column("GPU vs interpreter", gpulab::Table::Align::kLeft);
   table.column("threads").column("executed").column("max |err|").column("result", gpulab::Table::Align::kLeft);
   gpulab::Json results = gpulab::Json::array();
   std::vector<std::string> failures;
@@ -157,11 +169,7 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
         try {
           const auto mine = ptxc::run_ptx(entry, k.params, inputs, f.n, f.block);
           const auto theirs = ptxc::run_ptx(*oe, k.params, inputs, f.n, f.block);
-          std::size_t differ = 0;
-          for (std::size_t p = 0; p < k.params.size(); ++p)
-            for (std::size_t i = 0; i < mine.buffers[p].size(); ++i)
-              differ += std::bit_cast<std::uint32_t>(mine.buffers[p][i]) !=
-                        std::bit_cast<std::uint32_t>(theirs.buffers[p][i]);
+          const std::size_t differ = differing(mine.buffers, theirs.buffers);
           cmp = differ == 0 ? "bit-identical" : fmt::format("{} elements differ", differ);
           j["other_differing_elements"] = differ;
         } catch (const std::exception& e) {
@@ -174,6 +182,26 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
       } else {
         row.emplace_back("-");
       }
+      row.push_back(cmp);
+    }
+    if (device) {
+      // The same PTX text through the driver's JIT on a real GPU. The
+      // interpreter models .rn rounding exactly, so anything but 0 is a bug.
+      const auto inputs = ptxc::random_inputs(k.params, f.n, common.seed);
+      const auto gpu = ptxc::run_on_device(c.ptx, k.name, k.params, inputs, f.n, f.block);
+      std::string cmp = "interpreter faulted";
+      if (r.fault.empty()) {
+        const auto interp = ptxc::run_ptx(entry, k.params, inputs, f.n, f.block);
+        const std::size_t differ = differing(interp.buffers, gpu.buffers);
+        cmp = differ == 0 ? fmt::format("bit-identical on {}", gpu.device) : fmt::format("{} elements differ", differ);
+        if (differ != 0) {
+          all_pass = false;
+          failures.push_back(fmt::format("FAIL {}: {} elements differ between {} and the interpreter", k.name, differ,
+                                         gpu.device));
+        }
+        j["gpu_differing_elements"] = differ;
+      }
+      j["gpu"] = gpu.device;
       row.push_back(cmp);
     }
     row.push_back(r.fault.empty() ? fmt::format("{}", r.stats.threads) : "-");
@@ -286,6 +314,8 @@ int main(int argc, char** argv) {
   run->add_option("FILE", file, "Kernel source")->required();
   run->add_option("--kernel", kernel, "Only this kernel");
   run->add_option("--against", against, "Also run the same-named entries of this PTX file (e.g. nvcc's) on the same inputs");
+  bool device = false;
+  run->add_flag("--device", device, "Also run each kernel on the GPU (driver API JIT of the PTX) and compare bitwise");
   run->add_option("--n", flags.n, "Elements per buffer")->capture_default_str();
   run->add_option("--block", flags.block, "Threads per block")->capture_default_str();
   gpulab::add_seed_flag(*run, common);
@@ -301,7 +331,7 @@ int main(int argc, char** argv) {
 
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
     if (*compile) return cmd_compile(file, out_path, emit, flags);
-    if (*run) return cmd_run(file, kernel, against, flags, common);
+    if (*run) return cmd_run(file, kernel, against, device, flags, common);
     return cmd_suite(dump, flags, common);
   });
 }
