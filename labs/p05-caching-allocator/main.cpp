@@ -29,8 +29,8 @@ struct Flags {
   std::string plot_path;
   std::uint64_t capacity_mib = 81920;  // an 80 GiB H100
   bool coalesce = false;
-  FitPolicy fit = FitPolicy::kFirstFit;
-  CrossStreamPolicy cross = CrossStreamPolicy::kEventEdge;
+  std::string fit = "first";
+  std::string cross = "event";
   int steps = 4000;
   std::uint64_t idle_ticks = 3;
 };
@@ -38,8 +38,8 @@ struct Flags {
 AllocatorConfig config_of(const Flags& f) {
   AllocatorConfig c;
   c.coalesce = f.coalesce;
-  c.fit = f.fit;
-  c.cross_stream = f.cross;
+  c.fit = f.fit == "best" ? FitPolicy::kBestFit : FitPolicy::kFirstFit;
+  c.cross_stream = f.cross == "refuse" ? CrossStreamPolicy::kRefuse : CrossStreamPolicy::kEventEdge;
   return c;
 }
 
@@ -49,14 +49,12 @@ void add_allocator_flags(CLI::App& sub, Flags& f) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 28));
   sub.add_flag("--coalesce", f.coalesce, "Merge adjacent free blocks in the cache (extension 1)");
   sub.add_option("--fit", f.fit, "Choice inside a size-class bin: first or best")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, FitPolicy>{{"first", FitPolicy::kFirstFit},
-                                                                          {"best", FitPolicy::kBestFit}}))
-      ->default_str("first");
+      ->check(CLI::IsMember({"first", "best"}))
+      ->capture_default_str();
   sub.add_option("--cross-stream", f.cross,
                  "A cached block of another stream: 'event' reuses it behind an event edge, 'refuse' never does (PyTorch)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, CrossStreamPolicy>{
-          {"event", CrossStreamPolicy::kEventEdge}, {"refuse", CrossStreamPolicy::kRefuse}}))
-      ->default_str("event");
+      ->check(CLI::IsMember({"event", "refuse"}))
+      ->capture_default_str();
 }
 
 std::vector<TraceEvent> load_trace(const std::string& path) {

@@ -2,7 +2,7 @@
 // capture/replay and priority streams as subcommands.
 #include <fmt/format.h>
 
-#include <map>
+#include <string>
 
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
@@ -17,6 +17,7 @@ constexpr std::string_view kProgram = "stream-sched";
 
 struct Flags {
   gpulab::CommonOptions common;
+  std::string clock_name = "wall";
   Clock clock = Clock::kWall;
   int trials = 200;
   int chunks = 8;
@@ -143,9 +144,9 @@ int main(int argc, char** argv) {
       "run on the wall clock or in virtual time; the curriculum's four scenarios with PASS/FAIL."};
   app.fallthrough();
   gpulab::add_json_flag(app, f.common);
-  app.add_option("--clock", f.clock, "wall: worker threads and real sleeps; virtual: exact discrete-event simulation")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Clock>{{"wall", Clock::kWall}, {"virtual", Clock::kVirtual}}))
-      ->default_str("wall");
+  app.add_option("--clock", f.clock_name, "wall: worker threads and real sleeps; virtual: exact discrete-event simulation")
+      ->check(CLI::IsMember({"wall", "virtual"}))
+      ->capture_default_str();
   app.add_option("--trials", f.trials, "Stream-ordered free trials in scenario 3")->capture_default_str()->check(CLI::Range(1, 100000));
   gpulab::add_quick_flag(app, f.common, "Scenario 3 with 20 trials instead of --trials");
   gpulab::add_seed_flag(app, f.common);
@@ -159,6 +160,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   return gpulab::run_program(kProgram, app, argc, argv, [&] {
+    f.clock = f.clock_name == "virtual" ? Clock::kVirtual : Clock::kWall;
     if (graph->parsed()) return run_graph(f);
     if (priority->parsed()) return run_priority(f);
     return run_scenarios(f);

@@ -197,6 +197,11 @@ Graph Executor::end_capture() {
   for (EventId e = 0; e < capture_->counted.size(); ++e) {
     if (capture_->counted[e] > 0) g.records_.emplace_back(e, capture_->counted[e]);
   }
+  // Group by stream, keeping each stream's order: across streams only the
+  // events order work (and their values are already fixed relative to the
+  // capture), so a launch can queue each stream's nodes under one lock.
+  std::stable_sort(capture_->nodes.begin(), capture_->nodes.end(),
+                   [](const Node& a, const Node& b) { return a.stream < b.stream; });
   g.nodes_ = std::make_shared<const std::vector<Node>>(std::move(capture_->nodes));
   capture_.reset();
   return g;

@@ -40,7 +40,6 @@ void VirtualExecutor::start_op(StreamId id) {
   s.running = true;
   s.wants_engine = false;
   s.busy_until = now_ + node.op.duration_ms;
-  s.span = timeline_.size();
   timeline_.push_back(Span{id, node.op.name, now_, s.busy_until});
   if (node.op.fn) node.op.fn();
 }

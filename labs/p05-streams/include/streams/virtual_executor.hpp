@@ -46,7 +46,6 @@ class VirtualExecutor final : public Executor {
     bool wants_engine = false;    // head op is waiting for an engine slot
     std::uint64_t ticket = 0;
     double busy_until = 0;
-    std::size_t span = 0;
   };
   struct VEngine {
     int free_slots = 0;
