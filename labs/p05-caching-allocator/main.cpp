@@ -200,7 +200,24 @@ int run_metrics(const Flags& f) {
       live.erase(it);
     }
   }
-  fmt::print("{}", prometheus_text(alloc));
+  if (f.common.json) {
+    const AllocatorStats& s = alloc.stats();
+    gpulab::print_json(gpulab::Json{{"reserved_bytes", s.reserved_bytes},
+                                    {"allocated_bytes", s.allocated_bytes},
+                                    {"cached_bytes", s.cached_bytes()},
+                                    {"largest_cached_block_bytes", alloc.largest_cached_block()},
+                                    {"device_largest_hole_bytes", dev.largest_hole()},
+                                    {"allocations", s.allocs},
+                                    {"bin_hits", s.bin_hits},
+                                    {"splits", s.splits},
+                                    {"device_mallocs", s.device_mallocs},
+                                    {"device_frees", s.device_frees},
+                                    {"alloc_retries", s.alloc_retries},
+                                    {"ooms", s.ooms},
+                                    {"cross_stream_syncs", s.cross_stream_syncs}});
+  } else {
+    fmt::print("{}", prometheus_text(alloc));
+  }
   return gpulab::kExitOk;
 }
 
