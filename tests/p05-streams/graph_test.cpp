@@ -65,6 +65,22 @@ TEST(Graph, CaptureRefusesWhatCannotBeFrozen) {
   EXPECT_NE(rejected[3].error.find("outside the capture"), std::string::npos);
 }
 
+TEST(Graph, EventCreatedDuringCaptureWorks) {
+  VirtualExecutor ex;
+  const StreamId a = ex.create_stream();
+  const StreamId b = ex.create_stream();
+  ex.begin_capture();
+  const EventId e = ex.create_event();
+  ex.launch(a, Op{"produce", 3, {}});
+  ex.record(e, a);
+  ex.wait(b, e);
+  ex.launch(b, Op{"consume", 1, {}});
+  const Graph g = ex.end_capture();
+  ex.launch_graph(g);
+  ex.synchronize();
+  EXPECT_DOUBLE_EQ(ex.now_ms(), 4);
+}
+
 TEST(Graph, LegacyDefaultStreamCannotBeCaptured) {
   VirtualExecutor ex(DefaultStream::kLegacy);
   ex.begin_capture();

@@ -39,6 +39,7 @@ StreamId Executor::create_stream(StreamOptions options) {
 EventId Executor::create_event() {
   const auto id = static_cast<EventId>(events_.size());
   events_.push_back(0);
+  if (capture_) capture_->counted.push_back(0);  // an event created mid-capture
   backend_add_event(id);
   return id;
 }
