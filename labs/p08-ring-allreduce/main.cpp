@@ -10,9 +10,10 @@
 
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
-#include "gpulab/progress.hpp"
+#include "gpulab/table.hpp"
 #include "ring_allreduce/chunks.hpp"
 #include "ring_allreduce/experiments.hpp"
+#include "ring_allreduce/overlap.hpp"
 
 namespace {
 
@@ -33,6 +34,9 @@ struct Options {
   std::size_t sweep_max = 16u << 20;
   bool crossover = false;
   bool world_sweep = false;
+  bool overlap = false;
+  int buckets = 8;
+  double compute_ms = 5.0;
   int kill_rank = -1;
   int kill_step = -1;
   int timeout_ms = 0;
@@ -129,8 +133,8 @@ int run_headline(const Options& o, DType dtype, Json& doc) {
   return correct && fails.empty() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
 }
 
-int run_timing(const Options& o, DType dtype, const std::vector<std::size_t>& sizes, const std::vector<Algo>& algos,
-               int iters, Json& doc) {
+std::vector<ring::TimingRow> run_timing(const Options& o, DType dtype, const std::vector<std::size_t>& sizes,
+                                        const std::vector<Algo>& algos, int iters, Json& doc) {
   ring::TimingSpec spec{sizes, algos, dtype, iters, o.warmup};
   const auto ranks = ring::launch_local(launch_options(o, o.world), ring::timing_job(spec));
   const auto rows = ring::fold_timing(ranks, o.world);
@@ -159,7 +163,94 @@ int run_timing(const Options& o, DType dtype, const std::vector<std::size_t>& si
     fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAIL");
     fmt::print("# Avg bus bandwidth    : {:.3f} GB/s\n", rows.empty() ? 0.0 : busbw_sum / static_cast<double>(rows.size()));
   }
-  return wrong == 0 ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+  return rows;
+}
+
+bool all_right(const std::vector<ring::TimingRow>& rows) {
+  return std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.wrong == 0; });
+}
+
+// Extension 1: ring vs tree latency from 1 KB to 10 MB and where they cross.
+int run_crossover(const Options& o, DType dtype, Json& doc) {
+  const int iters = o.iters > 0 ? o.iters : (o.common.quick ? 3 : 10);
+  Json timing;
+  const auto rows = run_timing(o, dtype, ring::crossover_sizes(o.common.quick), {Algo::kRing, Algo::kTree}, iters, timing);
+  const auto c = ring::find_crossover(rows);
+  doc["crossover"] = {{"timing", timing["timing"]}, {"found", c.found}, {"tree_wins_up_to_bytes", c.tree_wins_up_to},
+                      {"ring_wins_from_bytes", c.ring_wins_from}};
+  if (!o.common.json) {
+    if (c.found)
+      fmt::print("crossover: the tree is faster up to {} B, the ring from {} B on (world {})\n", grouped(c.tree_wins_up_to),
+                 grouped(c.ring_wins_from), o.world);
+    else if (c.tree_wins_up_to == 0)
+      fmt::print("crossover: none measured; the ring was faster at every size (world {})\n", o.world);
+    else if (c.ring_wins_from == 0)
+      fmt::print("crossover: none measured; the ring never stayed ahead up to the largest size (world {})\n", o.world);
+    else
+      fmt::print("crossover: noisy; the tree won at {} B after the ring had led (world {})\n", grouped(c.tree_wins_up_to),
+                 o.world);
+  }
+  return all_right(rows) ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+}
+
+// Extension 2: gradient buckets all-reduced while backward compute runs.
+int run_overlap(const Options& o, DType dtype, Json& doc) {
+  const ring::OverlapSpec spec{o.size, o.buckets, o.compute_ms, o.common.quick ? 2 : 5, dtype};
+  const auto r = ring::fold_overlap(ring::launch_local(launch_options(o, o.world), ring::overlap_job(spec)));
+  doc["overlap"] = {{"world", o.world},         {"count", o.size},           {"buckets", o.buckets},
+                    {"compute_ms_per_bucket", o.compute_ms}, {"compute_ms", r.compute * 1e3},
+                    {"comm_ms", r.comm * 1e3},  {"sequential_ms", r.sequential * 1e3},
+                    {"overlapped_ms", r.overlapped * 1e3},   {"hidden_ms", r.hidden() * 1e3},
+                    {"hidden_fraction", r.hidden_fraction()}, {"wrong", r.wrong}};
+  if (!o.common.json) {
+    fmt::print("\nbucketed all-reduce overlapped with backward: world={}, {} {} in {} buckets, {:.1f} ms compute per bucket\n"
+               "(each schedule run {} times, fastest shown; slowest rank)\n",
+               o.world, o.size, dtype == DType::kF64 ? "doubles" : "floats", o.buckets, o.compute_ms, spec.reps);
+    gpulab::Table t;
+    t.column("schedule", gpulab::Table::Align::kLeft).column("time (ms)");
+    t.row({"backward compute alone", fmt::format("{:.1f}", r.compute * 1e3)});
+    t.row({fmt::format("{} bucket all-reduces alone", o.buckets), fmt::format("{:.1f}", r.comm * 1e3)});
+    t.row({"backward, then all-reduce", fmt::format("{:.1f}", r.sequential * 1e3)});
+    t.row({"overlapped (bucket k during k+1)", fmt::format("{:.1f}", r.overlapped * 1e3)});
+    fmt::print("{}", t.render());
+    fmt::print("hidden: {:.1f} ms of communication ran behind compute = {:.0f}% of the most that could hide\n",
+               r.hidden() * 1e3, 100 * r.hidden_fraction());
+    fmt::print("correctness: {} (every bucket's sum exact on every rank)\n", r.wrong == 0 ? "PASS" : "FAIL");
+  }
+  return r.wrong == 0 ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+}
+
+// Extension 4: bytes per rank at world 2, 4, 8, 16, measured.
+int run_world_sweep(const Options& o, DType dtype, Json& doc) {
+  const std::size_t elem = ring::dtype_size(dtype);
+  const double v = static_cast<double>(o.size * elem);
+  gpulab::Table t;
+  t.column("world").column("ring bytes/rank").column("ring / V").column("naive bytes/rank").column("naive / V")
+      .column("naive / ring").column("check", gpulab::Table::Align::kLeft);
+  Json jr = Json::array();
+  bool ok = true;
+  for (const int world : {2, 4, 8, 16}) {
+    const ring::HeadlineSpec spec{o.size, dtype, -1, -1};
+    const auto h = ring::fold_headline(ring::launch_local(launch_options(o, world), ring::headline_job(spec)));
+    bool exact = h.ring_correct && h.naive_correct;
+    for (int r = 0; r < world; ++r)
+      exact = exact && h.ring_bytes[static_cast<std::size_t>(r)] == ring::ring_bytes_sent(o.size, world, r, elem) &&
+              h.naive_bytes[static_cast<std::size_t>(r)] == ring::naive_bytes_sent(o.size, world, elem);
+    ok = ok && exact;
+    const double ring_b = static_cast<double>(h.ring_max());
+    const double naive_b = static_cast<double>(h.naive_max());
+    t.row({fmt::format("{}", world), grouped(h.ring_max()), fmt::format("{:.3f}", ring_b / v), grouped(h.naive_max()),
+           fmt::format("{:.1f}", naive_b / v), fmt::format("{:.1f}x", naive_b / ring_b), exact ? "PASS" : "FAIL"});
+    jr.push_back({{"world", world}, {"ring_bytes_per_rank", h.ring_max()}, {"naive_bytes_per_rank", h.naive_max()},
+                  {"ring_over_v", ring_b / v}, {"naive_over_v", naive_b / v}, {"exact", exact}});
+  }
+  doc["world_sweep"] = {{"count", o.size}, {"vector_bytes", o.size * elem}, {"rows", jr}};
+  if (!o.common.json) {
+    fmt::print("\nbandwidth-optimality: V = {} B per rank, measured at every world size\n", grouped(o.size * elem));
+    fmt::print("{}", t.render());
+    fmt::print("ring stays below 2V (2(N-1)/N); naive grows as (N-1)V. check = sums exact and every rank's bytes == formula\n");
+  }
+  return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
 }
 
 void validate(const Options& o) {
@@ -177,6 +268,8 @@ void validate(const Options& o) {
   if (o.kill_step >= steps)
     throw gpulab::UsageError(fmt::format("--kill-step {}: a ring all-reduce on {} ranks has steps 0..{}", o.kill_step,
                                          o.world, steps - 1));
+  if (o.buckets < 1 || o.buckets > 4096) throw gpulab::UsageError("--buckets must be 1..4096");
+  if (!(o.compute_ms >= 0) || o.compute_ms > 10'000) throw gpulab::UsageError("--compute-ms must be 0..10000");
   if (o.sweep_min == 0 || o.sweep_min > o.sweep_max || o.sweep_max > (std::size_t{1} << 30))
     throw gpulab::UsageError("--sweep-min/--sweep-max: need 0 < min <= max <= 1 GiB");
 }
@@ -204,6 +297,9 @@ int main(int argc, char** argv) {
   app.add_option("--sweep-max", o.sweep_max, "Largest message of --sweep, bytes")->capture_default_str();
   app.add_flag("--crossover", o.crossover, "Ring vs tree latency from 1 KB to 10 MB, and where they cross");
   app.add_flag("--world-sweep", o.world_sweep, "Measure bytes per rank at world 2, 4, 8, 16 (ring vs naive)");
+  app.add_flag("--overlap", o.overlap, "All-reduce gradient buckets while simulated backward compute runs");
+  app.add_option("--buckets", o.buckets, "--overlap: gradient buckets")->capture_default_str();
+  app.add_option("--compute-ms", o.compute_ms, "--overlap: backward compute per bucket, ms")->capture_default_str();
   app.add_option("--kill-rank", o.kill_rank, "Failure demo: this rank exits mid-collective");
   app.add_option("--kill-step", o.kill_step, "... at the start of this ring step (0 .. 2(N-1)-1)");
   app.add_option("--timeout-ms", o.timeout_ms, "Watchdog: fail when no byte moves for this long (0 = wait forever)")
@@ -224,13 +320,19 @@ int main(int argc, char** argv) {
     const DType dtype = o.dtype == "f64" ? DType::kF64 : DType::kF32;
     Json doc;
     int rc = run_headline(o, dtype, doc);
-    if (rc == gpulab::kExitOk && (o.iters > 0 || o.sweep)) {
+    if (rc == gpulab::kExitOk && (o.iters > 0 || o.sweep) && !o.crossover) {
       const int iters = o.iters > 0 ? o.iters : (o.common.quick ? 3 : 20);
       const auto sizes = o.sweep ? ring::doubling_sizes(o.sweep_min, o.sweep_max)
                                  : std::vector<std::size_t>{o.size * ring::dtype_size(dtype)};
       if (!o.common.json) fmt::print("\n");
-      rc = run_timing(o, dtype, sizes, algos, iters, doc);
+      rc = all_right(run_timing(o, dtype, sizes, algos, iters, doc)) ? gpulab::kExitOk : gpulab::kExitCheckFailed;
     }
+    if (rc == gpulab::kExitOk && o.crossover) {
+      if (!o.common.json) fmt::print("\n");
+      rc = run_crossover(o, dtype, doc);
+    }
+    if (rc == gpulab::kExitOk && o.overlap) rc = run_overlap(o, dtype, doc);
+    if (rc == gpulab::kExitOk && o.world_sweep) rc = run_world_sweep(o, dtype, doc);
     if (o.common.json) gpulab::print_json(doc);
     return rc;
   });

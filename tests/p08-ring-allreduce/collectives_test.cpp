@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ring_allreduce/chunks.hpp"
+#include "ring_allreduce/experiments.hpp"
 #include "ring_allreduce/launcher.hpp"
 
 namespace {
@@ -84,6 +85,27 @@ TEST(TreeAllreduce, ExactSumsForTreesOfEveryShape) {
     // Every non-root rank sends V up and receives V down: 2(N-1)V in total.
     EXPECT_EQ(sent, 2u * (world - 1) * 1'001 * 8);
   }
+}
+
+TEST(Crossover, FindsWhereTheRingStartsToWinForGood) {
+  std::vector<ring::TimingRow> rows;
+  const auto add = [&](std::size_t bytes, double ring_s, double tree_s) {
+    rows.push_back({Algo::kRing, bytes, bytes / 8, ring_s, 0, 0, 0});
+    rows.push_back({Algo::kTree, bytes, bytes / 8, tree_s, 0, 0, 0});
+  };
+  add(1'000, 3e-4, 1e-4);
+  add(10'000, 4e-4, 2e-4);
+  add(100'000, 1e-3, 2e-3);
+  add(1'000'000, 5e-3, 2e-2);
+  auto c = ring::find_crossover(rows);
+  EXPECT_TRUE(c.found);
+  EXPECT_EQ(c.tree_wins_up_to, 10'000u);
+  EXPECT_EQ(c.ring_wins_from, 100'000u);
+  rows.clear();
+  add(1'000, 1e-4, 2e-4);
+  c = ring::find_crossover(rows);
+  EXPECT_FALSE(c.found);
+  EXPECT_EQ(c.tree_wins_up_to, 0u);
 }
 
 TEST(Algo, ParseKnowsTheThreeNames) {

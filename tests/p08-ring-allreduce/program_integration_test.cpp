@@ -84,10 +84,46 @@ TEST(RingAllreduceProgram, KilledRankIsNamedByEverySurvivorWithinTheTimeout) {
   EXPECT_LT(r.seconds, 0.4 + 5.0) << "the program must not hang";
 }
 
+TEST(RingAllreduceProgram, WorldSweepShowsRingFlatAndNaiveGrowing) {
+  const auto r = run("--world 2 --size 1001 --world-sweep --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto rows = gpulab::Json::parse(r.out)["world_sweep"]["rows"];
+  ASSERT_EQ(rows.size(), 4u);
+  const int worlds[] = {2, 4, 8, 16};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const int n = worlds[i];
+    EXPECT_EQ(rows[i]["world"].get<int>(), n);
+    EXPECT_TRUE(rows[i]["exact"].get<bool>());
+    EXPECT_LT(rows[i]["ring_over_v"].get<double>(), 2.0);
+    EXPECT_NEAR(rows[i]["ring_over_v"].get<double>(), 2.0 * (n - 1) / n, 0.01);  // 1001 is not divisible by N
+    EXPECT_DOUBLE_EQ(rows[i]["naive_over_v"].get<double>(), n - 1.0);
+  }
+}
+
+TEST(RingAllreduceProgram, CrossoverTimesRingAndTreeAtEverySize) {
+  const auto r = run("--world 4 --crossover --quick --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto doc = gpulab::Json::parse(r.out)["crossover"];
+  const auto& rows = doc["timing"]["rows"];
+  ASSERT_EQ(rows.size(), 8u);  // 4 sizes x (ring, tree)
+  for (const auto& row : rows) EXPECT_EQ(row["wrong"].get<std::uint64_t>(), 0u);
+  EXPECT_TRUE(doc.contains("found"));
+}
+
+TEST(RingAllreduceProgram, OverlapRunsEveryScheduleAndKeepsSumsExact) {
+  const auto r = run("--world 3 --overlap --quick --size 30000 --buckets 4 --compute-ms 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto doc = gpulab::Json::parse(r.out)["overlap"];
+  EXPECT_EQ(doc["wrong"].get<std::uint64_t>(), 0u);
+  EXPECT_GE(doc["compute_ms"].get<double>(), 4 * 3.0);  // four sleeps of 3 ms cannot take less
+  EXPECT_GE(doc["sequential_ms"].get<double>(), doc["compute_ms"].get<double>() * 0.99);
+  EXPECT_GT(doc["overlapped_ms"].get<double>(), 0.0);
+}
+
 TEST(RingAllreduceProgram, BadArgumentsExit2WithOneLine) {
   for (const char* args : {"--world 1", "--world 0", "--size 0", "--algo butterfly", "--dtype f16", "--world x",
                            "--kill-rank 9 --kill-step 0 --world 4", "--kill-rank 1", "--kill-rank 1 --kill-step 6 --world 4",
-                           "--timeout-ms -5", "--no-such-flag"}) {
+                           "--timeout-ms -5", "--no-such-flag", "--overlap --buckets 0", "--sweep --sweep-min 0"}) {
     const auto r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("ring-allreduce: error: ", 0), 0u) << args << "\n" << r.out;

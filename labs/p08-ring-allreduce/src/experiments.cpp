@@ -145,6 +145,27 @@ std::vector<std::size_t> doubling_sizes(std::size_t min_bytes, std::size_t max_b
   return sizes;
 }
 
+std::vector<std::size_t> crossover_sizes(bool quick) {
+  if (quick) return {1'000, 10'000, 100'000, 1'000'000};
+  return {1'000, 3'000, 10'000, 30'000, 100'000, 300'000, 1'000'000, 3'000'000, 10'000'000};
+}
+
+Crossover find_crossover(const std::vector<TimingRow>& rows) {
+  std::vector<std::pair<std::size_t, bool>> ring_faster;  // (size, ring < tree), ascending size
+  for (const auto& r : rows) {
+    if (r.algo != Algo::kRing) continue;
+    for (const auto& t : rows)
+      if (t.algo == Algo::kTree && t.bytes == r.bytes) ring_faster.emplace_back(r.bytes, r.seconds < t.seconds);
+  }
+  std::sort(ring_faster.begin(), ring_faster.end());
+  Crossover c;
+  for (const auto& [bytes, ring_wins] : ring_faster)
+    if (!ring_wins) c.tree_wins_up_to = bytes;
+  for (auto it = ring_faster.rbegin(); it != ring_faster.rend() && it->second; ++it) c.ring_wins_from = it->first;
+  c.found = c.tree_wins_up_to != 0 && c.ring_wins_from != 0 && c.ring_wins_from > c.tree_wins_up_to;
+  return c;
+}
+
 std::string describe_failures(const std::vector<RankOutcome>& ranks) {
   std::string out;
   for (const auto& o : ranks) {

@@ -63,6 +63,17 @@ double busbw_factor(int world);
 // Sizes 1 KiB ... max, doubling.
 std::vector<std::size_t> doubling_sizes(std::size_t min_bytes, std::size_t max_bytes);
 
+// Ring vs tree: the message sizes of the latency crossover (1 KB ... 10 MB,
+// half-decade steps) and where the two curves cross.
+std::vector<std::size_t> crossover_sizes(bool quick);
+struct Crossover {
+  bool found = false;
+  std::size_t tree_wins_up_to = 0;  // largest size where the tree was faster (0: never)
+  std::size_t ring_wins_from = 0;   // smallest size from which the ring stays faster (0: never)
+};
+// `rows` holds ring and tree rows for the same sizes.
+Crossover find_crossover(const std::vector<TimingRow>& rows);
+
 // A one-line summary of every rank that did not finish, for the FAIL line.
 std::string describe_failures(const std::vector<RankOutcome>& ranks);
 
