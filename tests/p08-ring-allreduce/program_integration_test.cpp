@@ -116,8 +116,9 @@ TEST(RingAllreduceProgram, OverlapRunsEveryScheduleAndKeepsSumsExact) {
   const auto doc = gpulab::Json::parse(r.out)["overlap"];
   EXPECT_EQ(doc["wrong"].get<std::uint64_t>(), 0u);
   EXPECT_GE(doc["compute_ms"].get<double>(), 4 * 3.0);  // four sleeps of 3 ms cannot take less
-  EXPECT_GE(doc["sequential_ms"].get<double>(), doc["compute_ms"].get<double>() * 0.99);
-  EXPECT_GT(doc["overlapped_ms"].get<double>(), 0.0);
+  // Every schedule that includes the backward compute contains its four sleeps.
+  EXPECT_GE(doc["sequential_ms"].get<double>(), 4 * 3.0);
+  EXPECT_GE(doc["overlapped_ms"].get<double>(), 4 * 3.0);
 }
 
 TEST(RingAllreduceProgram, BadArgumentsExit2WithOneLine) {
