@@ -19,7 +19,8 @@ struct ProgramRun {
 ProgramRun run(const std::string& args) {
   // One file per test: ctest may run this suite\'s tests in parallel.
   const std::string err_file = ::testing::TempDir() + "batching-sim-" +
-                               ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".stderr";
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                               ".stderr";
   const std::string cmd = std::string(GPULAB_BIN_DIR) + "/batching-sim " + args + " 2>" + err_file;
   ProgramRun r{-1, "", ""};
   FILE* p = popen(cmd.c_str(), "r");
@@ -64,10 +65,10 @@ TEST(BatchingSimCli, SameSeedSameOutputOtherSeedOtherOutput) {
 }
 
 TEST(BatchingSimCli, BadFlagsExitTwoWithOneLine) {
-  for (const char* args : {"--rate 0", "--rate -1", "--max-batch 0", "--requests 0", "--slo-tpot-ms 0",
-                           "--depths 0,4", "--prompt-min 0", "--rate abc", "--bogus",
-                           "interference --chunk 0", "interference --model nope", "admission --tpot-headroom 2",
-                           "prefix-cache --pool-blocks 0"}) {
+  for (const char* args : {"--rate 0", "--rate -1", "--max-batch 0", "--requests 0",
+                           "--slo-tpot-ms 0", "--depths 0,4", "--prompt-min 0", "--rate abc",
+                           "--bogus", "interference --chunk 0", "interference --model nope",
+                           "admission --tpot-headroom 2", "prefix-cache --pool-blocks 0"}) {
     const ProgramRun r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("batching-sim: error: ", 0), 0u) << args << ": " << r.err;
@@ -87,7 +88,8 @@ TEST(BatchingSimCli, TraceReplayAndBadTraceLine) {
   EXPECT_EQ(doc["requests"], 3);
   EXPECT_EQ(doc["continuous"]["output_tokens"], 86);
 
-  const std::string bad = write_temp("batching-bad.csv", "arrival_ms,prompt_tokens,output_tokens\n0,10,10\n5,10,x\n");
+  const std::string bad =
+      write_temp("batching-bad.csv", "arrival_ms,prompt_tokens,output_tokens\n0,10,10\n5,10,x\n");
   const ProgramRun r = run("--trace " + bad);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.csv:3: bad output token count 'x'"), std::string::npos) << r.err;
@@ -96,7 +98,8 @@ TEST(BatchingSimCli, TraceReplayAndBadTraceLine) {
 
 TEST(BatchingSimCli, SubcommandsRunAndHelpExitsZero) {
   EXPECT_EQ(run("--help").exit_code, 0);
-  for (const char* sub : {"interference --requests 100", "prefix-cache --requests 100", "admission --requests 100"}) {
+  for (const char* sub :
+       {"interference --requests 100", "prefix-cache --requests 100", "admission --requests 100"}) {
     const ProgramRun r = run(std::string(sub) + " --json");
     EXPECT_EQ(r.exit_code, 0) << sub << ": " << r.err;
     const auto doc = nlohmann::json::parse(r.out, nullptr, false);

@@ -1,8 +1,9 @@
+#include "batching/trace.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "batching/trace.hpp"
 #include "batching/workload.hpp"
 #include "gpulab/cli.hpp"
 
@@ -46,7 +47,8 @@ TEST(Trace, AzureAcrossMidnightAndWithZone) {
 }
 
 TEST(Trace, PlainLayoutWithAndWithoutHeader) {
-  const auto a = parse("arrival_ms,prompt_tokens,output_tokens\n# comment\n\n100,64,10\n250.5,128,20\n");
+  const auto a =
+      parse("arrival_ms,prompt_tokens,output_tokens\n# comment\n\n100,64,10\n250.5,128,20\n");
   ASSERT_EQ(a.size(), 2u);
   EXPECT_DOUBLE_EQ(a[1].arrival_ms, 150.5);
   const auto b = parse("0,1,1\n5,2,3\n");
@@ -58,10 +60,13 @@ TEST(Trace, BadLinesNameTheirLine) {
             "t.csv:3: expected 3 comma-separated fields, got 2");
   EXPECT_EQ(error_of("0,64,10\n5,abc,10\n"),
             "t.csv:2: bad prompt token count 'abc' (want an integer in 1..10000000)");
-  EXPECT_EQ(error_of("0,64,0\n"), "t.csv:1: bad output token count '0' (want an integer in 1..10000000)");
-  EXPECT_EQ(error_of("10,64,10\n5,64,10\n"), "t.csv:2: arrival goes back in time (sort the trace by arrival)");
+  EXPECT_EQ(error_of("0,64,0\n"),
+            "t.csv:1: bad output token count '0' (want an integer in 1..10000000)");
+  EXPECT_EQ(error_of("10,64,10\n5,64,10\n"),
+            "t.csv:2: arrival goes back in time (sort the trace by arrival)");
   EXPECT_EQ(error_of("-3,64,10\n"), "t.csv:1: bad arrival_ms '-3' (want a number >= 0)");
-  EXPECT_NE(error_of("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-13-01 00:00:00,1,1\n").find("t.csv:2: bad timestamp"),
+  EXPECT_NE(error_of("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-13-01 00:00:00,1,1\n")
+                .find("t.csv:2: bad timestamp"),
             std::string::npos);
   EXPECT_NE(error_of("time,in,out\n1,2,3\n").find("t.csv:1: unknown header"), std::string::npos);
   EXPECT_EQ(error_of("# nothing\n"), "t.csv: the trace holds no requests");

@@ -64,7 +64,8 @@ TEST(BlockAllocator, FreePlusUsedIsAlwaysThePool) {
     EXPECT_EQ(pool.free_queue().size(), pool.free_blocks());
     // Sum of refcounts == references held by all block tables.
     int refs = 0, held = 0;
-    for (std::size_t b = 0; b < pool.num_blocks(); ++b) refs += pool.refcount(static_cast<BlockId>(b));
+    for (std::size_t b = 0; b < pool.num_blocks(); ++b)
+      refs += pool.refcount(static_cast<BlockId>(b));
     for (const auto& q : seqs) held += static_cast<int>(q.block_table().size());
     EXPECT_EQ(refs, held);
   }
@@ -152,8 +153,10 @@ TEST(Sequence, OverwriteForksOnlyTheWrittenBlock) {
   Sequence other = prompt.fork();
   ASSERT_EQ(other.write(1000, -1), Status::kOk);  // token 1000 lives in block 62
   for (std::size_t i = 0; i < prompt.block_table().size(); ++i) {
-    if (i == 62) EXPECT_NE(other.block_table()[i], prompt.block_table()[i]);
-    else EXPECT_EQ(other.block_table()[i], prompt.block_table()[i]);
+    if (i == 62)
+      EXPECT_NE(other.block_table()[i], prompt.block_table()[i]);
+    else
+      EXPECT_EQ(other.block_table()[i], prompt.block_table()[i]);
   }
   EXPECT_EQ(prompt.at(1000), 1000);
   EXPECT_EQ(other.at(1000), -1);

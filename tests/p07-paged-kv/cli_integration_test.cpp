@@ -19,7 +19,8 @@ struct ProgramRun {
 ProgramRun run(const std::string& args) {
   // One file per test: ctest may run this suite\'s tests in parallel.
   const std::string err_file = ::testing::TempDir() + "paged-kv-" +
-                               ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".stderr";
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                               ".stderr";
   const std::string cmd = std::string(GPULAB_BIN_DIR) + "/paged-kv " + args + " 2>" + err_file;
   ProgramRun r{-1, "", ""};
   FILE* p = popen(cmd.c_str(), "r");
@@ -37,12 +38,16 @@ ProgramRun run(const std::string& args) {
 TEST(PagedKvCli, DefaultPrintsTheCurriculumFigures) {
   const ProgramRun r = run("");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("naive contiguous (reserve max_len=2048)  :   32 sequences\n"), std::string::npos);
-  EXPECT_NE(r.out.find("paged (allocate-on-demand, actual=768)    :   85 sequences   (2.7x)\n"), std::string::npos);
-  EXPECT_NE(r.out.find("without sharing :  3350 blocks used\n"), std::string::npos);
-  EXPECT_NE(r.out.find("with sharing    :   214 blocks used   (15.7x less; shared prefix stored once)\n"),
+  EXPECT_NE(r.out.find("naive contiguous (reserve max_len=2048)  :   32 sequences\n"),
             std::string::npos);
-  EXPECT_NE(r.out.find("copy-on-write   : divergence forked block; refcounts correct\n"), std::string::npos);
+  EXPECT_NE(r.out.find("paged (allocate-on-demand, actual=768)    :   85 sequences   (2.7x)\n"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("without sharing :  3350 blocks used\n"), std::string::npos);
+  EXPECT_NE(
+      r.out.find("with sharing    :   214 blocks used   (15.7x less; shared prefix stored once)\n"),
+      std::string::npos);
+  EXPECT_NE(r.out.find("copy-on-write   : divergence forked block; refcounts correct\n"),
+            std::string::npos);
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos);
 }
 
@@ -53,20 +58,36 @@ TEST(PagedKvCli, KvMathJson) {
   EXPECT_EQ(doc["kv_bytes_per_token"], 131072);
   EXPECT_EQ(doc["kv_bytes_per_sequence"], 1073741824);
   EXPECT_EQ(doc["sequences_fit"], 22);
-  const auto custom = nlohmann::json::parse(
-      run("kv-math --layers 32 --kv-heads 8 --head-dim 128 --dtype fp8 --context 8192 --hbm-gb 40 --weights-gb 16 --json")
-          .out);
+  const auto custom =
+      nlohmann::json::parse(run("kv-math --layers 32 --kv-heads 8 --head-dim 128 --dtype fp8 "
+                                "--context 8192 --hbm-gb 40 --weights-gb 16 --json")
+                                .out);
   EXPECT_EQ(custom["kv_bytes_per_token"], 65536);
   EXPECT_EQ(custom["sequences_fit"], 44);
 }
 
 TEST(PagedKvCli, BadInputExitsTwoWithOneLine) {
-  for (const char* args : {"--block-size 0", "--pool-blocks 0", "--actual-len 4096", "--cow-prefix 32",
-                           "kv-math --model gpt-9", "kv-math --context 0", "kv-math --dtype fp4",
-                           "kv-math --layers 32", "kv-math --hbm-gb -1", "prefix-cache --pools 0",
-                           "prefix-cache --block-size 0", "--pool-blocks abc", "--nope",
-                           "evict --pool-blocks 10", "evict --pcie-gbs 0", "evict --model nope", "beam --width 0",
-                           "beam --block-size 0", "block-sweep --sizes 0", "block-sweep --sequences 0", "evict --requests 5"}) {
+  for (const char* args : {"--block-size 0",
+                           "--pool-blocks 0",
+                           "--actual-len 4096",
+                           "--cow-prefix 32",
+                           "kv-math --model gpt-9",
+                           "kv-math --context 0",
+                           "kv-math --dtype fp4",
+                           "kv-math --layers 32",
+                           "kv-math --hbm-gb -1",
+                           "prefix-cache --pools 0",
+                           "prefix-cache --block-size 0",
+                           "--pool-blocks abc",
+                           "--nope",
+                           "evict --pool-blocks 10",
+                           "evict --pcie-gbs 0",
+                           "evict --model nope",
+                           "beam --width 0",
+                           "beam --block-size 0",
+                           "block-sweep --sizes 0",
+                           "block-sweep --sequences 0",
+                           "evict --requests 5"}) {
     const ProgramRun r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("paged-kv: error: ", 0), 0u) << args << ": " << r.err;
@@ -83,7 +104,8 @@ TEST(PagedKvCli, ExtensionsPassTheirChecks) {
 }
 
 TEST(PagedKvCli, SameSeedSameOutput) {
-  const ProgramRun a = run("prefix-cache --requests 300 --seed 3"), b = run("prefix-cache --requests 300 --seed 3");
+  const ProgramRun a = run("prefix-cache --requests 300 --seed 3"),
+                   b = run("prefix-cache --requests 300 --seed 3");
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
   EXPECT_NE(a.out, run("prefix-cache --requests 300 --seed 4").out);

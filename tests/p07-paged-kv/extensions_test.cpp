@@ -22,7 +22,8 @@ TEST(Eviction, BothPoliciesPreemptAndRecoverIntactContents) {
   EXPECT_EQ(rc.preemptions, sw.preemptions);               // same schedule, different recovery
   // Costs follow the stated model.
   EXPECT_DOUBLE_EQ(rc.recovery_ms, static_cast<double>(rc.tokens_recomputed) * 0.02);
-  EXPECT_NEAR(sw.recovery_ms, static_cast<double>(2 * sw.blocks_swapped_out) * 16 * 131072 / 64e9 * 1000, 1e-9);
+  EXPECT_NEAR(sw.recovery_ms,
+              static_cast<double>(2 * sw.blocks_swapped_out) * 16 * 131072 / 64e9 * 1000, 1e-9);
 }
 
 TEST(Eviction, NoPressureNoPreemption) {
@@ -98,7 +99,8 @@ TEST(BlockSizeSweep, SmallerBlocksWasteLessButNeedLongerTables) {
     EXPECT_LT(rows[i].table_entries_mean, rows[i - 1].table_entries_mean);
     EXPECT_LE(rows[i].sequences_fit, rows[i - 1].sequences_fit);
   }
-  for (const auto& r : rows) EXPECT_LT(r.waste_tokens_mean, static_cast<double>(r.block_size));  // < one block
+  for (const auto& r : rows)
+    EXPECT_LT(r.waste_tokens_mean, static_cast<double>(r.block_size));  // < one block
 }
 
 TEST(BlockSizeSweep, NoWasteWhenEveryLengthIsAMultiple) {

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "paged_kv/kv_math.hpp"
+
+#include <gtest/gtest.h>
 
 namespace paged_kv {
 namespace {
@@ -12,8 +12,9 @@ TEST(KvMath, Llama3_8bIs128KiBPerTokenAnd1GiBPer8K) {
   EXPECT_EQ(c.bytes_per_sequence, 1073741824u);
   EXPECT_EQ(c.bytes_per_block, 2097152u);
   EXPECT_EQ(c.sequences_fit, 22u);  // (40 - 16) GB / 1.074 GB
-  EXPECT_EQ(kv_capacity(m, 8192, 16, 40, 2).sequences_fit, 20u);   // the text's "~20" needs a 2 GB reserve
-  EXPECT_EQ(kv_capacity(m, 8192, 16, 80, 0).sequences_fit, 59u);   // an 80 GB H100
+  EXPECT_EQ(kv_capacity(m, 8192, 16, 40, 2).sequences_fit,
+            20u);  // the text's "~20" needs a 2 GB reserve
+  EXPECT_EQ(kv_capacity(m, 8192, 16, 80, 0).sequences_fit, 59u);  // an 80 GB H100
 }
 
 TEST(KvMath, WithoutGqaIsFourTimesAndFp8Halves) {

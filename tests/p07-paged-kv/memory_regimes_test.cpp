@@ -1,11 +1,13 @@
-#include <gtest/gtest.h>
-
 #include "paged_kv/memory_regimes.hpp"
+
+#include <gtest/gtest.h>
 
 namespace paged_kv {
 namespace {
 
-TEST(MemoryRegimes, NaiveContiguousFits32) { EXPECT_EQ(fit_contiguous(4096, 16, 2048), 32u); }
+TEST(MemoryRegimes, NaiveContiguousFits32) {
+  EXPECT_EQ(fit_contiguous(4096, 16, 2048), 32u);
+}
 
 TEST(MemoryRegimes, PagedFits85) {
   EXPECT_EQ(fit_paged(4096, 16, 768), 85u);
@@ -36,7 +38,9 @@ TEST(MemoryRegimes, CowTracePassesAndShowsTheFork) {
   EXPECT_EQ(t.steps[1].refcounts, (std::vector<std::pair<int, int>>{{0, 2}, {1, 1}, {2, 1}}));
 }
 
-TEST(MemoryRegimes, CowNeedsAPartialBlock) { EXPECT_THROW(cow_divergence(16, 32), std::invalid_argument); }
+TEST(MemoryRegimes, CowNeedsAPartialBlock) {
+  EXPECT_THROW(cow_divergence(16, 32), std::invalid_argument);
+}
 
 }  // namespace
 }  // namespace paged_kv

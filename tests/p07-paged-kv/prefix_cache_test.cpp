@@ -1,8 +1,9 @@
+#include "paged_kv/prefix_cache.hpp"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
 
-#include "paged_kv/prefix_cache.hpp"
 #include "paged_kv/prefix_workload.hpp"
 
 namespace paged_kv {
@@ -20,7 +21,8 @@ TEST(ChainedHash, DependsOnTheWholePrefix) {
   b[0] = -5;  // only the first block differs
   const auto ha = chained_block_hashes(a, 16), hb = chained_block_hashes(b, 16);
   ASSERT_EQ(ha.size(), 4u);
-  for (std::size_t i = 0; i < 4; ++i) EXPECT_NE(ha[i], hb[i]);  // same later tokens, different chain
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_NE(ha[i], hb[i]);  // same later tokens, different chain
   EXPECT_EQ(chained_block_hashes(std::span(a).first(40), 16).size(), 2u);  // full blocks only
 }
 
@@ -58,7 +60,7 @@ TEST(PrefixCache, FreedBlocksStayCachedUntilEvicted) {
   BlockAllocator pool(8, 16);
   PrefixCache cache(pool);
   const auto prompt = iota_tokens(65, 0);  // 4 full blocks + 1 token
-  { Admission a = cache.admit(prompt); }  // request finishes: blocks freed but cached
+  { Admission a = cache.admit(prompt); }   // request finishes: blocks freed but cached
   EXPECT_EQ(pool.free_blocks(), 8u);
   EXPECT_EQ(cache.cached_blocks(), 4u);
   Admission again = cache.admit(prompt);
@@ -79,7 +81,7 @@ TEST(PrefixCache, LruEvictsTheColdestPromptFirst) {
   const auto p1 = iota_tokens(33, 0), p2 = iota_tokens(33, 1000);  // 2 full blocks + 1 token each
   { Admission a = cache.admit(p1); }
   { Admission b = cache.admit(p2); }
-  { Admission a = cache.admit(p1); }  // p1 is now the most recently used
+  { Admission a = cache.admit(p1); }                     // p1 is now the most recently used
   { Admission c = cache.admit(iota_tokens(33, 5000)); }  // needs 3 blocks: evicts from p2 first
   EXPECT_EQ(cache.admit(p1).cached_tokens, 32u);
 }

@@ -16,11 +16,12 @@ struct Slot {
 
 }  // namespace
 
-std::vector<Outcome> simulate_continuous(std::span<const Request> reqs, const ContinuousOptions& opt,
-                                         const CostModel& cost) {
+std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
+                                         const ContinuousOptions& opt, const CostModel& cost) {
   if (opt.max_batch == 0) throw std::invalid_argument("max_batch must be at least 1");
   for (std::size_t i = 1; i < reqs.size(); ++i)
-    if (reqs[i].arrival_ms < reqs[i - 1].arrival_ms) throw std::invalid_argument("requests must be sorted by arrival");
+    if (reqs[i].arrival_ms < reqs[i - 1].arrival_ms)
+      throw std::invalid_argument("requests must be sorted by arrival");
   std::vector<Outcome> out(reqs.size());
   const double iter = cost.iteration_ms(opt.max_batch);
   std::deque<std::size_t> queue;
@@ -31,8 +32,10 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs, const Co
 
   auto emit = [&](Slot& s, double now) {
     Outcome& o = out[s.index];
-    if (s.generated == 0) o.first_token_ms = now;
-    else o.worst_gap_ms = std::max(o.worst_gap_ms, now - s.last_token_ms);
+    if (s.generated == 0)
+      o.first_token_ms = now;
+    else
+      o.worst_gap_ms = std::max(o.worst_gap_ms, now - s.last_token_ms);
     s.last_token_ms = now;
     ++s.generated;
   };
@@ -55,7 +58,8 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs, const Co
     while (running.size() + admitted.size() < opt.max_batch && !queue.empty()) {
       const std::size_t i = queue.front();
       const Request& r = reqs[i];
-      if (opt.shed_late && t - r.arrival_ms + cost.prefill_ms(r.prompt_tokens) >= opt.shed_ttft_ms) {
+      if (opt.shed_late &&
+          t - r.arrival_ms + cost.prefill_ms(r.prompt_tokens) >= opt.shed_ttft_ms) {
         queue.pop_front();  // it cannot meet its TTFT any more: serving it only delays others
         ++done;
         continue;
@@ -76,7 +80,8 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs, const Co
       admitted.push_back({i, r.prompt_tokens - cached, 0, 0});
     }
 
-    const bool any_decoding = std::any_of(running.begin(), running.end(), [](const Slot& s) { return s.prefill_left == 0; });
+    const bool any_decoding = std::any_of(running.begin(), running.end(),
+                                          [](const Slot& s) { return s.prefill_left == 0; });
     if (opt.prefill_chunk == 0) {
       // Separate prefill step: it stalls the decodes already in the batch.
       if (!admitted.empty()) {

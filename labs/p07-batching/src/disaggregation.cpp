@@ -8,7 +8,8 @@
 namespace batching {
 
 double handoff_ms(const DisaggOptions& o, std::uint32_t prompt_tokens) {
-  return static_cast<double>(o.kv_bytes_per_token) * prompt_tokens / (o.link_gb_per_s * 1e9) * 1000.0;
+  return static_cast<double>(o.kv_bytes_per_token) * prompt_tokens / (o.link_gb_per_s * 1e9) *
+         1000.0;
 }
 
 std::vector<Outcome> simulate_disaggregated(std::span<const Request> reqs, const DisaggOptions& opt,
@@ -34,14 +35,16 @@ std::vector<Outcome> simulate_disaggregated(std::span<const Request> reqs, const
     // Hand free slots to arrived requests: their prefill and hand-off are scheduled now.
     while (slots.size() < opt.max_batch && next < reqs.size() && reqs[next].arrival_ms <= t) {
       const Request& r = reqs[next];
-      const double end = std::max(prefill_free, t) + cost.prefill_ms(r.prompt_tokens);  // t >= arrival
+      const double end =
+          std::max(prefill_free, t) + cost.prefill_ms(r.prompt_tokens);  // t >= arrival
       prefill_free = end;
       out[next].first_token_ms = end;  // streamed from the prefill GPU
       link_free = std::max(end, link_free) + handoff_ms(opt, r.prompt_tokens);
       slots.push_back({next, link_free, 1, end});
       ++next;
     }
-    const bool decoding = std::any_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.ready <= t; });
+    const bool decoding =
+        std::any_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.ready <= t; });
     if (decoding) {
       const double began = t;
       t += iter;
@@ -63,7 +66,8 @@ std::vector<Outcome> simulate_disaggregated(std::span<const Request> reqs, const
       // Nothing to decode yet: jump to the next hand-off or (with a free slot) the next arrival.
       double wake = std::numeric_limits<double>::infinity();
       for (const Slot& s : slots) wake = std::min(wake, s.ready);
-      if (slots.size() < opt.max_batch && next < reqs.size()) wake = std::min(wake, reqs[next].arrival_ms);
+      if (slots.size() < opt.max_batch && next < reqs.size())
+        wake = std::min(wake, reqs[next].arrival_ms);
       if (std::isfinite(wake)) t = std::max(t, wake);
     }
   }

@@ -21,8 +21,8 @@ PagedPrefixKv::PagedPrefixKv(std::size_t pool_blocks, std::size_t block_size, bo
 PagedPrefixKv::~PagedPrefixKv() = default;
 
 bool PagedPrefixKv::can_ever_fit(const Request& r) const {
-  return paged_kv::blocks_for(std::size_t{r.prompt_tokens} + r.output_tokens, impl_->pool.block_size()) <=
-         impl_->pool.num_blocks();
+  return paged_kv::blocks_for(std::size_t{r.prompt_tokens} + r.output_tokens,
+                              impl_->pool.block_size()) <= impl_->pool.num_blocks();
 }
 
 std::optional<std::uint32_t> PagedPrefixKv::admit(std::size_t index, const Request& r) {
@@ -30,14 +30,16 @@ std::optional<std::uint32_t> PagedPrefixKv::admit(std::size_t index, const Reque
   // another request holds takes none), so the admission below cannot fail
   // halfway, and a refused request never touches the cache's statistics.
   if (impl_->pool.free_blocks() <
-      paged_kv::blocks_for(std::size_t{r.prompt_tokens} + r.output_tokens, impl_->pool.block_size()))
+      paged_kv::blocks_for(std::size_t{r.prompt_tokens} + r.output_tokens,
+                           impl_->pool.block_size()))
     return std::nullopt;
   auto& p = impl_->prompt;
   p.clear();
   // System prompt k is the same token string in every request that uses it;
   // everything else is unique to the request.
   for (std::uint32_t t = 0; t < r.system_tokens; ++t)
-    p.push_back(static_cast<paged_kv::Token>(r.system_prompt * 1'000'000 + static_cast<std::int32_t>(t)));
+    p.push_back(
+        static_cast<paged_kv::Token>(r.system_prompt * 1'000'000 + static_cast<std::int32_t>(t)));
   for (std::uint32_t t = r.system_tokens; t < r.prompt_tokens; ++t)
     p.push_back(-static_cast<paged_kv::Token>((index % 100'000) * 20'000 + t % 20'000) - 1);
 
@@ -59,7 +61,9 @@ std::optional<std::uint32_t> PagedPrefixKv::admit(std::size_t index, const Reque
   return cached;
 }
 
-void PagedPrefixKv::finish(std::size_t index) { impl_->live.erase(index); }
+void PagedPrefixKv::finish(std::size_t index) {
+  impl_->live.erase(index);
+}
 
 PrefixKvStats PagedPrefixKv::stats() const {
   const auto& s = impl_->cache.stats();

@@ -47,7 +47,9 @@ Metrics summarize(std::span<const Request> reqs, std::span<const Outcome> outs, 
     m.throughput_tok_s = static_cast<double>(m.output_tokens) / m.makespan_ms * 1000.0;
     m.goodput_tok_s = static_cast<double>(good_tokens) / m.makespan_ms * 1000.0;
   }
-  auto pct = [](const std::vector<double>& xs, double p) { return xs.empty() ? 0.0 : gpulab::percentile(xs, p); };
+  auto pct = [](const std::vector<double>& xs, double p) {
+    return xs.empty() ? 0.0 : gpulab::percentile(xs, p);
+  };
   m.ttft_p50 = pct(ttft, 50);
   m.ttft_p99 = pct(ttft, 99);
   m.tpot_p50 = pct(tpot, 50);

@@ -5,7 +5,8 @@
 
 namespace batching {
 
-std::vector<Outcome> simulate_static(std::span<const Request> reqs, std::size_t max_batch, const CostModel& cost) {
+std::vector<Outcome> simulate_static(std::span<const Request> reqs, std::size_t max_batch,
+                                     const CostModel& cost) {
   if (max_batch == 0) throw std::invalid_argument("max_batch must be at least 1");
   std::vector<Outcome> out(reqs.size());
   const double iter = cost.iteration_ms(max_batch);

@@ -14,7 +14,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -57,9 +58,11 @@ bool parse_timestamp(std::string_view s, double& ms) {
     return r.ec == std::errc() && r.ptr == s.data() + pos + len;
   };
   unsigned y, mo, d, h, mi, sec;
-  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':')
+  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
+      s[13] != ':' || s[16] != ':')
     return false;
-  if (!num(0, 4, y) || !num(5, 2, mo) || !num(8, 2, d) || !num(11, 2, h) || !num(14, 2, mi) || !num(17, 2, sec))
+  if (!num(0, 4, y) || !num(5, 2, mo) || !num(8, 2, d) || !num(11, 2, h) || !num(14, 2, mi) ||
+      !num(17, 2, sec))
     return false;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return false;
   std::size_t pos = 19;
@@ -88,8 +91,8 @@ bool parse_timestamp(std::string_view s, double& ms) {
       return false;
     }
   }
-  const double secs = static_cast<double>(days_from_civil(y, mo, d)) * 86400.0 + h * 3600.0 + mi * 60.0 + sec + frac -
-                      offset_min * 60.0;
+  const double secs = static_cast<double>(days_from_civil(y, mo, d)) * 86400.0 + h * 3600.0 +
+                      mi * 60.0 + sec + frac - offset_min * 60.0;
   ms = secs * 1000.0;
   return true;
 }
@@ -111,24 +114,28 @@ std::vector<Request> parse_trace(std::istream& in, const std::string& name) {
     if (text.empty() || text.front() == '#') continue;
     const auto f = split(text);
     if (layout == Layout::kUnknown) {
-      if (f.size() == 3 && f[0] == "TIMESTAMP" && f[1] == "ContextTokens" && f[2] == "GeneratedTokens") {
+      if (f.size() == 3 && f[0] == "TIMESTAMP" && f[1] == "ContextTokens" &&
+          f[2] == "GeneratedTokens") {
         layout = Layout::kAzure;
         continue;
       }
-      if (f.size() == 3 && f[0] == "arrival_ms" && f[1] == "prompt_tokens" && f[2] == "output_tokens") {
+      if (f.size() == 3 && f[0] == "arrival_ms" && f[1] == "prompt_tokens" &&
+          f[2] == "output_tokens") {
         layout = Layout::kPlain;
         continue;
       }
       double probe;
       if (f.empty() || !parse_double(f[0], probe))
-        fail("unknown header: expected 'TIMESTAMP,ContextTokens,GeneratedTokens' (Azure) or "
-             "'arrival_ms,prompt_tokens,output_tokens'");
+        fail(
+            "unknown header: expected 'TIMESTAMP,ContextTokens,GeneratedTokens' (Azure) or "
+            "'arrival_ms,prompt_tokens,output_tokens'");
       layout = Layout::kPlain;
     }
     if (f.size() != 3) fail(fmt::format("expected 3 comma-separated fields, got {}", f.size()));
     double at = 0;
     if (layout == Layout::kAzure) {
-      if (!parse_timestamp(f[0], at)) fail(fmt::format("bad timestamp '{}' (want YYYY-MM-DD HH:MM:SS.fff)", f[0]));
+      if (!parse_timestamp(f[0], at))
+        fail(fmt::format("bad timestamp '{}' (want YYYY-MM-DD HH:MM:SS.fff)", f[0]));
     } else if (!parse_double(f[0], at) || at < 0) {
       fail(fmt::format("bad arrival_ms '{}' (want a number >= 0)", f[0]));
     }
@@ -137,8 +144,10 @@ std::vector<Request> parse_trace(std::istream& in, const std::string& name) {
       fail(fmt::format("bad prompt token count '{}' (want an integer in 1..10000000)", f[1]));
     if (!parse_u32(f[2], r.output_tokens) || r.output_tokens == 0 || r.output_tokens > 10'000'000)
       fail(fmt::format("bad output token count '{}' (want an integer in 1..10000000)", f[2]));
-    if (out.empty()) first = at;
-    else if (at < previous) fail("arrival goes back in time (sort the trace by arrival)");
+    if (out.empty())
+      first = at;
+    else if (at < previous)
+      fail("arrival goes back in time (sort the trace by arrival)");
     previous = at;
     r.arrival_ms = at - first;
     out.push_back(r);

@@ -15,7 +15,8 @@ std::uint32_t draw(gpulab::Rng& rng, std::uint32_t lo, std::uint32_t hi) {
 }
 
 void check_range(const char* what, std::uint32_t lo, std::uint32_t hi) {
-  if (lo == 0 || lo > hi) throw gpulab::UsageError(fmt::format("{}: need 1 <= min <= max (got {}..{})", what, lo, hi));
+  if (lo == 0 || lo > hi)
+    throw gpulab::UsageError(fmt::format("{}: need 1 <= min <= max (got {}..{})", what, lo, hi));
   if (hi > 10'000'000) throw gpulab::UsageError(fmt::format("{}: at most 10,000,000 tokens", what));
 }
 
@@ -24,10 +25,12 @@ void check_range(const char* what, std::uint32_t lo, std::uint32_t hi) {
 void validate(const WorkloadSpec& w) {
   if (w.requests == 0) throw gpulab::UsageError("--requests must be at least 1");
   if (w.requests > 100'000'000) throw gpulab::UsageError("--requests must be at most 100,000,000");
-  if (!(w.rate_per_s > 0) || !std::isfinite(w.rate_per_s)) throw gpulab::UsageError("--rate must be > 0 requests/s");
+  if (!(w.rate_per_s > 0) || !std::isfinite(w.rate_per_s))
+    throw gpulab::UsageError("--rate must be > 0 requests/s");
   check_range("prompt length", w.prompt_min, w.prompt_max);
   check_range("output length", w.output_min, w.output_max);
-  if (!(w.long_fraction >= 0 && w.long_fraction <= 1) || !(w.shared_fraction >= 0 && w.shared_fraction <= 1))
+  if (!(w.long_fraction >= 0 && w.long_fraction <= 1) ||
+      !(w.shared_fraction >= 0 && w.shared_fraction <= 1))
     throw gpulab::UsageError("fractions must lie in [0, 1]");
   if (w.long_fraction > 0) check_range("long prompt length", w.long_min, w.long_max);
   if (w.shared_fraction > 0 && (w.system_prompts == 0 || w.system_tokens == 0))
@@ -48,7 +51,8 @@ std::vector<Request> generate(const WorkloadSpec& w, std::uint64_t seed) {
     Request r;
     r.arrival_ms = t;
     const bool is_long = w.long_fraction > 0 && rng.bernoulli(w.long_fraction);
-    r.prompt_tokens = is_long ? draw(rng, w.long_min, w.long_max) : draw(rng, w.prompt_min, w.prompt_max);
+    r.prompt_tokens =
+        is_long ? draw(rng, w.long_min, w.long_max) : draw(rng, w.prompt_min, w.prompt_max);
     r.output_tokens = draw(rng, w.output_min, w.output_max);
     if (w.shared_fraction > 0 && rng.bernoulli(w.shared_fraction)) {
       r.system_prompt = static_cast<std::int32_t>(rng.weighted_index(popularity));

@@ -8,22 +8,27 @@
 namespace paged_kv {
 
 std::vector<std::size_t> sample_lengths(std::size_t n, std::uint64_t seed, std::size_t prompt_min,
-                                        std::size_t prompt_max, std::size_t output_min, std::size_t output_max) {
+                                        std::size_t prompt_max, std::size_t output_min,
+                                        std::size_t output_max) {
   gpulab::Rng rng(seed);
   std::vector<std::size_t> out(n);
   for (auto& len : out)
-    len = static_cast<std::size_t>(rng.uniform_int(static_cast<std::int64_t>(prompt_min), static_cast<std::int64_t>(prompt_max)) +
-                                   rng.uniform_int(static_cast<std::int64_t>(output_min), static_cast<std::int64_t>(output_max)));
+    len = static_cast<std::size_t>(rng.uniform_int(static_cast<std::int64_t>(prompt_min),
+                                                   static_cast<std::int64_t>(prompt_max)) +
+                                   rng.uniform_int(static_cast<std::int64_t>(output_min),
+                                                   static_cast<std::int64_t>(output_max)));
   return out;
 }
 
-std::vector<BlockSizeRow> block_size_sweep(std::span<const std::size_t> lengths, std::span<const std::size_t> sizes,
+std::vector<BlockSizeRow> block_size_sweep(std::span<const std::size_t> lengths,
+                                           std::span<const std::size_t> sizes,
                                            std::size_t pool_tokens) {
   if (lengths.empty()) throw std::invalid_argument("the sweep needs at least one sequence length");
   std::vector<BlockSizeRow> rows;
   for (const std::size_t bs : sizes) {
     if (bs == 0) throw std::invalid_argument("block sizes must be at least 1 token");
-    if (pool_tokens / bs == 0) throw std::invalid_argument("the pool must hold at least one block of each size");
+    if (pool_tokens / bs == 0)
+      throw std::invalid_argument("the pool must hold at least one block of each size");
     BlockSizeRow row;
     row.block_size = bs;
     // Fragmentation and table length: each sequence alone in a pool large enough for it.
@@ -49,7 +54,8 @@ std::vector<BlockSizeRow> block_size_sweep(std::span<const std::size_t> lengths,
     for (const auto len : lengths) {
       Sequence s(pool);
       bool fits = true;
-      for (std::size_t t = 0; t < len && fits; ++t) fits = s.append(static_cast<Token>(t)) == Status::kOk;
+      for (std::size_t t = 0; t < len && fits; ++t)
+        fits = s.append(static_cast<Token>(t)) == Status::kOk;
       if (!fits) break;
       held.push_back(std::move(s));
     }

@@ -11,7 +11,9 @@
 namespace paged_kv {
 namespace {
 
-Token token_of(std::size_t seq, std::size_t pos) { return static_cast<Token>(seq * 100'000 + pos); }
+Token token_of(std::size_t seq, std::size_t pos) {
+  return static_cast<Token>(seq * 100'000 + pos);
+}
 
 struct Live {
   std::size_t id;
@@ -24,7 +26,8 @@ struct Live {
 
 }  // namespace
 
-PressureRun run_under_pressure(const PressureSpec& spec, Recovery policy, const RecoveryCost& cost) {
+PressureRun run_under_pressure(const PressureSpec& spec, Recovery policy,
+                               const RecoveryCost& cost) {
   if (spec.sequences == 0 || spec.prompt == 0 || spec.block_size == 0 || spec.pool_blocks == 0)
     throw std::invalid_argument("sequences, prompt, block size and pool must all be at least 1");
   const std::size_t total = spec.prompt + spec.generate;
@@ -73,7 +76,8 @@ PressureRun run_under_pressure(const PressureSpec& spec, Recovery policy, const 
   auto resume = [&](std::size_t i) -> bool {
     Live& s = seqs[i];
     const std::size_t tokens = s.started ? s.length : spec.prompt;
-    if (gpu.free_blocks() < blocks_for(tokens, spec.block_size) + 1) return false;  // +1: room to grow
+    if (gpu.free_blocks() < blocks_for(tokens, spec.block_size) + 1)
+      return false;  // +1: room to grow
     s.gpu.emplace(gpu);
     if (!s.host.empty()) {
       std::vector<BlockId> blocks;
@@ -88,7 +92,8 @@ PressureRun run_under_pressure(const PressureSpec& spec, Recovery policy, const 
       s.gpu.emplace(gpu, std::move(blocks), s.length);
       run.contents_ok = run.contents_ok && verify(s);
     } else {
-      if (s.started) run.tokens_recomputed += s.length;  // a fresh prompt's prefill is not a recovery cost
+      if (s.started)
+        run.tokens_recomputed += s.length;  // a fresh prompt's prefill is not a recovery cost
       s.length = tokens;
       for (std::size_t p = 0; p < tokens; ++p) s.gpu->append(token_of(s.id, p));
       run.contents_ok = run.contents_ok && verify(s);
@@ -128,8 +133,8 @@ PressureRun run_under_pressure(const PressureSpec& spec, Recovery policy, const 
   }
   const double block_bytes = static_cast<double>(cost.kv_bytes_per_token * spec.block_size);
   run.recovery_ms = static_cast<double>(run.tokens_recomputed) * cost.prefill_ms_per_token +
-                    static_cast<double>(run.blocks_swapped_out + run.blocks_swapped_in) * block_bytes /
-                        (cost.pcie_gb_per_s * 1e9) * 1000.0;
+                    static_cast<double>(run.blocks_swapped_out + run.blocks_swapped_in) *
+                        block_bytes / (cost.pcie_gb_per_s * 1e9) * 1000.0;
   return run;
 }
 

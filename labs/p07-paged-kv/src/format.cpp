@@ -22,7 +22,8 @@ std::string binary_bytes(std::uint64_t bytes) {
     v /= 1024.0;
     ++u;
   }
-  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.{}f} {}", v, v < 10 ? 2 : 1, units[u]);
+  return u == 0 ? fmt::format("{} B", bytes)
+                : fmt::format("{:.{}f} {}", v, v < 10 ? 2 : 1, units[u]);
 }
 
 }  // namespace paged_kv

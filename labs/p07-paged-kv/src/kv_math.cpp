@@ -18,22 +18,30 @@ std::optional<DType> parse_dtype(std::string_view name) {
 
 std::string_view dtype_name(DType d) {
   switch (d) {
-    case DType::kFp32: return "fp32";
-    case DType::kFp16: return "fp16";
-    case DType::kBf16: return "bf16";
-    case DType::kFp8: return "fp8";
-    case DType::kInt8: return "int8";
+    case DType::kFp32:
+      return "fp32";
+    case DType::kFp16:
+      return "fp16";
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp8:
+      return "fp8";
+    case DType::kInt8:
+      return "int8";
   }
   return "?";
 }
 
 std::uint64_t dtype_bytes(DType d) {
   switch (d) {
-    case DType::kFp32: return 4;
+    case DType::kFp32:
+      return 4;
     case DType::kFp16:
-    case DType::kBf16: return 2;
+    case DType::kBf16:
+      return 2;
     case DType::kFp8:
-    case DType::kInt8: return 1;
+    case DType::kInt8:
+      return 1;
   }
   return 0;
 }
@@ -69,9 +77,11 @@ std::uint64_t kv_bytes_per_token(const ModelShape& m) {
 KvCapacity kv_capacity(const ModelShape& m, std::uint64_t context_tokens, std::uint64_t block_size,
                        double hbm_gb, double reserve_gb) {
   if (context_tokens == 0) throw std::invalid_argument("context must be at least 1 token");
-  if (context_tokens > 100'000'000) throw std::invalid_argument("context must be at most 100,000,000 tokens");
+  if (context_tokens > 100'000'000)
+    throw std::invalid_argument("context must be at most 100,000,000 tokens");
   if (block_size == 0) throw std::invalid_argument("block size must be at least 1 token");
-  if (!(hbm_gb > 0) || !std::isfinite(hbm_gb)) throw std::invalid_argument("HBM must be a positive number of GB");
+  if (!(hbm_gb > 0) || !std::isfinite(hbm_gb))
+    throw std::invalid_argument("HBM must be a positive number of GB");
   if (!(m.weights_gb >= 0) || !std::isfinite(m.weights_gb))
     throw std::invalid_argument("weights must be a non-negative number of GB");
   if (!(reserve_gb >= 0) || !std::isfinite(reserve_gb))
@@ -84,7 +94,8 @@ KvCapacity kv_capacity(const ModelShape& m, std::uint64_t context_tokens, std::u
   const double budget_bytes = c.kv_budget_gb * 1e9;
   c.sequences_fit = budget_bytes <= 0
                         ? 0
-                        : static_cast<std::uint64_t>(std::floor(budget_bytes / static_cast<double>(c.bytes_per_sequence)));
+                        : static_cast<std::uint64_t>(
+                              std::floor(budget_bytes / static_cast<double>(c.bytes_per_sequence)));
   return c;
 }
 

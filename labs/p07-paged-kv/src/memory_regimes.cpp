@@ -51,7 +51,8 @@ std::size_t fit_paged(std::size_t pool_blocks, std::size_t block_size, std::size
   for (std::size_t r = 0;; ++r) {
     Sequence s(pool);
     for (std::size_t t = 0; t < actual_len; ++t)
-      if (s.append(token_of(r, t)) != Status::kOk) return admitted.size();  // s frees its partial blocks
+      if (s.append(token_of(r, t)) != Status::kOk)
+        return admitted.size();  // s frees its partial blocks
     admitted.push_back(std::move(s));
   }
 }
@@ -88,7 +89,8 @@ SharingResult prefix_sharing(std::size_t pool_blocks, std::size_t block_size, st
 }
 
 bool CowTrace::all_pass() const {
-  return !checks.empty() && std::all_of(checks.begin(), checks.end(), [](const CowCheck& c) { return c.pass; });
+  return !checks.empty() &&
+         std::all_of(checks.begin(), checks.end(), [](const CowCheck& c) { return c.pass; });
 }
 
 CowTrace cow_divergence(std::size_t block_size, std::size_t prefix_len) {
@@ -101,7 +103,9 @@ CowTrace cow_divergence(std::size_t block_size, std::size_t prefix_len) {
     trace.steps.push_back({std::move(what), a ? table_of(*a) : std::vector<int>{}, table_of(b),
                            live_refcounts(pool), pool.used_blocks()});
   };
-  auto check = [&](std::string what, bool pass) { trace.checks.push_back({std::move(what), pass}); };
+  auto check = [&](std::string what, bool pass) {
+    trace.checks.push_back({std::move(what), pass});
+  };
 
   Sequence a(pool);
   for (std::size_t t = 0; t < prefix_len; ++t) a.append(token_of(1, t));
@@ -118,9 +122,11 @@ CowTrace cow_divergence(std::size_t block_size, std::size_t prefix_len) {
   step("B appends a token (write into shared partial block)", &a, b);
   const int last_shared = shared.back();
   const int fresh = b.block_table().back();
-  check("B's append forked exactly one block", appended && b.cow_copies() == 1 && fresh != last_shared);
+  check("B's append forked exactly one block",
+        appended && b.cow_copies() == 1 && fresh != last_shared);
   check("full shared blocks stay shared (refcount 2)",
-        std::all_of(shared.begin(), shared.end() - 1, [&](int id) { return pool.refcount(id) == 2; }));
+        std::all_of(shared.begin(), shared.end() - 1,
+                    [&](int id) { return pool.refcount(id) == 2; }));
   check("old partial block refcount 2 -> 1, new block refcount 1",
         pool.refcount(last_shared) == 1 && pool.refcount(fresh) == 1);
   check("A's tokens unchanged by B's write", a.tokens() == a_before);
@@ -131,9 +137,11 @@ CowTrace cow_divergence(std::size_t block_size, std::size_t prefix_len) {
   a.release();
   step("A freed", nullptr, b);
   check("A's private block reclaimed (refcount 0, back on the free list)",
-        pool.refcount(last_shared) == 0 && pool.free_blocks() + pool.used_blocks() == pool.num_blocks());
+        pool.refcount(last_shared) == 0 &&
+            pool.free_blocks() + pool.used_blocks() == pool.num_blocks());
   check("blocks B still uses keep refcount 1",
-        std::all_of(b.block_table().begin(), b.block_table().end(), [&](int id) { return pool.refcount(id) == 1; }));
+        std::all_of(b.block_table().begin(), b.block_table().end(),
+                    [&](int id) { return pool.refcount(id) == 1; }));
   return trace;
 }
 

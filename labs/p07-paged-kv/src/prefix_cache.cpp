@@ -17,7 +17,8 @@ std::vector<BlockHash> chained_block_hashes(std::span<const Token> tokens, std::
   out.reserve(full);
   BlockHash parent = kRootHash;
   for (std::size_t b = 0; b < full; ++b) {
-    parent = XXH3_64bits_withSeed(tokens.data() + b * block_size, block_size * sizeof(Token), parent);
+    parent =
+        XXH3_64bits_withSeed(tokens.data() + b * block_size, block_size * sizeof(Token), parent);
     out.push_back(parent);
   }
   return out;
@@ -50,12 +51,15 @@ Admission PrefixCache::admit(std::span<const Token> prompt) {
     if (it == by_hash_.end()) break;
     // A 64-bit hash can collide; comparing the tokens makes a collision a miss, never wrong KV.
     const auto slots = pool_->slots(it->second);
-    if (!std::equal(slots.begin(), slots.end(), prompt.begin() + static_cast<std::ptrdiff_t>(b * bs))) {
+    if (!std::equal(slots.begin(), slots.end(),
+                    prompt.begin() + static_cast<std::ptrdiff_t>(b * bs))) {
       ++stats_.collisions;
       break;
     }
-    if (pool_->refcount(it->second) == 0) pool_->revive(it->second);
-    else pool_->share(it->second);
+    if (pool_->refcount(it->second) == 0)
+      pool_->revive(it->second);
+    else
+      pool_->share(it->second);
     hit.push_back(it->second);
     ++stats_.hits;
   }
@@ -72,7 +76,8 @@ Admission PrefixCache::admit(std::span<const Token> prompt) {
 }
 
 void PrefixCache::register_blocks(const Sequence& seq, std::span<const Token> tokens) {
-  const auto hashes = chained_block_hashes(tokens.first(std::min(tokens.size(), seq.length())), pool_->block_size());
+  const auto hashes = chained_block_hashes(tokens.first(std::min(tokens.size(), seq.length())),
+                                           pool_->block_size());
   const auto table = seq.block_table();
   for (std::size_t b = 0; b < hashes.size(); ++b) {
     const BlockId id = table[b];

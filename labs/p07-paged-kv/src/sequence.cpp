@@ -11,7 +11,8 @@ namespace paged_kv {
 Sequence::Sequence(BlockAllocator& pool, std::vector<BlockId> blocks, std::size_t length)
     : pool_(&pool), table_(std::move(blocks)), length_(length) {
   if (blocks_for(length, pool.block_size()) != table_.size())
-    throw std::invalid_argument(fmt::format("{} blocks cannot hold exactly {} tokens", table_.size(), length));
+    throw std::invalid_argument(
+        fmt::format("{} blocks cannot hold exactly {} tokens", table_.size(), length));
 }
 
 Sequence::Sequence(Sequence&& other) noexcept
@@ -66,7 +67,8 @@ Status Sequence::append(std::span<const Token> tokens) {
 
 Status Sequence::write(std::size_t pos, Token token) {
   if (pos >= length_)
-    throw std::out_of_range(fmt::format("write at {} past the end of a {}-token sequence", pos, length_));
+    throw std::out_of_range(
+        fmt::format("write at {} past the end of a {}-token sequence", pos, length_));
   const auto [index, offset] = locate(pos, pool_->block_size());
   const std::size_t filled = std::min(pool_->block_size(), length_ - index * pool_->block_size());
   if (make_writable(index, filled) != Status::kOk) return Status::kPoolExhausted;
@@ -76,7 +78,8 @@ Status Sequence::write(std::size_t pos, Token token) {
 
 Token Sequence::at(std::size_t pos) const {
   if (pos >= length_)
-    throw std::out_of_range(fmt::format("read at {} past the end of a {}-token sequence", pos, length_));
+    throw std::out_of_range(
+        fmt::format("read at {} past the end of a {}-token sequence", pos, length_));
   const auto [index, offset] = locate(pos, pool_->block_size());
   return pool_->slots(table_[index])[offset];
 }

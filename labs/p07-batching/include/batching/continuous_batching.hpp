@@ -28,7 +28,7 @@ struct ContinuousOptions {
   KvModel* kv = nullptr;  // nullptr: unlimited KV memory, no prefix reuse
 };
 
-std::vector<Outcome> simulate_continuous(std::span<const Request> reqs, const ContinuousOptions& opt,
-                                         const CostModel& cost);
+std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
+                                         const ContinuousOptions& opt, const CostModel& cost);
 
 }  // namespace batching

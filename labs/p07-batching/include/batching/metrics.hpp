@@ -18,15 +18,15 @@ struct Slo {
 struct Metrics {
   std::size_t requests = 0;
   std::size_t completed = 0;
-  std::size_t shed = 0;       // not served (admission control)
-  std::size_t slo_met = 0;    // completed and met both SLOs
-  double makespan_ms = 0;     // first arrival to last finish
+  std::size_t shed = 0;     // not served (admission control)
+  std::size_t slo_met = 0;  // completed and met both SLOs
+  double makespan_ms = 0;   // first arrival to last finish
   double throughput_tok_s = 0;
   double goodput_tok_s = 0;
   double ttft_p50 = 0, ttft_p99 = 0;
   double tpot_p50 = 0, tpot_p99 = 0;
   double e2e_p50 = 0, e2e_p99 = 0;
-  double worst_gap_p99 = 0;   // p99 over requests of their longest inter-token gap
+  double worst_gap_p99 = 0;  // p99 over requests of their longest inter-token gap
   std::uint64_t output_tokens = 0;
   std::uint64_t prompt_tokens = 0;
   std::uint64_t cached_tokens = 0;

@@ -12,6 +12,7 @@
 
 namespace batching {
 
-std::vector<Outcome> simulate_static(std::span<const Request> reqs, std::size_t max_batch, const CostModel& cost);
+std::vector<Outcome> simulate_static(std::span<const Request> reqs, std::size_t max_batch,
+                                     const CostModel& cost);
 
 }  // namespace batching

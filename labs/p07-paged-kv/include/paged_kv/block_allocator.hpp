@@ -45,7 +45,9 @@ class BlockAllocator {
   // popped for reuse, the listener hears about it first (cache eviction).
   void mark_cached(BlockId id, bool cached = true);
   [[nodiscard]] bool is_cached(BlockId id) const;
-  void set_evict_listener(std::function<void(BlockId)> listener) { on_evict_ = std::move(listener); }
+  void set_evict_listener(std::function<void(BlockId)> listener) {
+    on_evict_ = std::move(listener);
+  }
 
   [[nodiscard]] int refcount(BlockId id) const;
   [[nodiscard]] std::size_t num_blocks() const { return refcount_.size(); }

@@ -14,8 +14,8 @@ namespace paged_kv {
 enum class Recovery { kRecompute, kSwap };
 
 struct RecoveryCost {
-  double prefill_ms_per_token = 0.02;     // what recomputing one token costs
-  double pcie_gb_per_s = 64;              // host <-> device, each way (PCIe 5.0 x16)
+  double prefill_ms_per_token = 0.02;         // what recomputing one token costs
+  double pcie_gb_per_s = 64;                  // host <-> device, each way (PCIe 5.0 x16)
   std::uint64_t kv_bytes_per_token = 131072;  // Llama-3-8B, bf16
   // One token's KV out and back again, in ms.
   [[nodiscard]] double swap_round_trip_ms_per_token() const {
@@ -34,14 +34,14 @@ struct PressureSpec {
 
 struct PressureRun {
   Recovery policy = Recovery::kRecompute;
-  std::size_t steps = 0;               // decode steps until every sequence finished
+  std::size_t steps = 0;  // decode steps until every sequence finished
   std::size_t preemptions = 0;
-  std::size_t swap_fallbacks = 0;      // host pool full: recomputed instead
+  std::size_t swap_fallbacks = 0;  // host pool full: recomputed instead
   std::uint64_t blocks_swapped_out = 0;
   std::uint64_t blocks_swapped_in = 0;
   std::uint64_t tokens_recomputed = 0;
-  double recovery_ms = 0;              // cost model applied to the counts above
-  bool contents_ok = true;             // every resumed sequence held exactly its tokens
+  double recovery_ms = 0;   // cost model applied to the counts above
+  bool contents_ok = true;  // every resumed sequence held exactly its tokens
 };
 
 // Throws std::invalid_argument when the spec cannot run (a single sequence

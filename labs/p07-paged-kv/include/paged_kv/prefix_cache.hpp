@@ -23,11 +23,13 @@ using BlockHash = std::uint64_t;
                                                           std::size_t block_size);
 
 struct PrefixCacheStats {
-  std::uint64_t lookups = 0;    // full prompt blocks looked up
-  std::uint64_t hits = 0;       // of those, found cached and adopted
-  std::uint64_t evictions = 0;  // cached blocks reused for other data
-  std::uint64_t collisions = 0; // hash matched but tokens did not (treated as a miss)
-  [[nodiscard]] double hit_rate() const { return lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0; }
+  std::uint64_t lookups = 0;     // full prompt blocks looked up
+  std::uint64_t hits = 0;        // of those, found cached and adopted
+  std::uint64_t evictions = 0;   // cached blocks reused for other data
+  std::uint64_t collisions = 0;  // hash matched but tokens did not (treated as a miss)
+  [[nodiscard]] double hit_rate() const {
+    return lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0;
+  }
 };
 
 struct Admission {
@@ -62,7 +64,7 @@ class PrefixCache {
 
   BlockAllocator* pool_;
   std::unordered_map<BlockHash, BlockId> by_hash_;
-  std::vector<BlockHash> hash_of_;   // per block, valid while the block is cached
+  std::vector<BlockHash> hash_of_;  // per block, valid while the block is cached
   PrefixCacheStats stats_;
 };
 
