@@ -125,6 +125,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArgs{"latency --steps 0", "--steps"},
                       BadArgs{"latency --max 200G", "memory"},
                       BadArgs{"stride --cpu 100000", "--cpu 100000"},
-                      BadArgs{"--ai=-1 roofline --spec", "--ai"}));
+                      BadArgs{"--ai=-1 roofline --spec", "--ai"},
+                      BadArgs{"roofline --spec --ai nan", "--ai"},
+                      BadArgs{"stride --max-stride 0", "--max-stride"},
+                      BadArgs{"latency --loads 99999999999999", "--loads"}));
 
 }  // namespace

@@ -484,12 +484,12 @@ void validate(const Options& o) {
   if (mem && o.array_bytes * 3 > mem / 2)
     throw UsageError(fmt::format("--array {}: three such arrays need more than half of memory", format_size(o.array_bytes)));
   if (o.steps < 1 || o.steps > 16) throw UsageError("--steps must be between 1 and 16 points per doubling");
-  if (o.loads < 1) throw UsageError("--loads must be at least 1");
+  if (o.loads < 1 || o.loads > 10'000'000'000ULL) throw UsageError("--loads must be between 1 and 1e10");
   if (o.reps < 1) throw UsageError("--reps must be at least 1");
   if (o.ntimes < 2) throw UsageError("--ntimes must be at least 2 (STREAM drops the first)");
   if (o.threads < 0) throw UsageError("--threads must be at least 1");
   if (o.peak_iterations < 1) throw UsageError("--peak-iterations must be at least 1");
-  if (o.max_stride < 1) throw UsageError("--max-stride must be at least 1");
+  if (o.max_stride < 1 || o.max_stride > 65536) throw UsageError("--max-stride must be between 1 and 65536");
   if (o.blocks.empty()) throw UsageError("--blocks needs at least one block size");
   for (int b : o.blocks)
     if (b < 1 || o.matmul_n % b != 0)
@@ -497,11 +497,13 @@ void validate(const Options& o) {
   if (o.matmul_n < 1 || o.matmul_n > 8192) throw UsageError("--matmul-n must be between 1 and 8192");
   if (o.peak_tflops.has_value() != o.bandwidth_tbs.has_value())
     throw UsageError("--peak-tflops and --bandwidth-tbs go together");
-  if ((o.peak_tflops && *o.peak_tflops <= 0) || (o.bandwidth_tbs && *o.bandwidth_tbs <= 0))
+  // Written as !(x > 0) so that NaN is rejected too.
+  if ((o.peak_tflops && !(*o.peak_tflops > 0)) || (o.bandwidth_tbs && !(*o.bandwidth_tbs > 0)))
     throw UsageError("--peak-tflops and --bandwidth-tbs must be positive");
-  if (o.ai <= 0) throw UsageError("--ai must be positive");
-  if (o.params_b <= 0 || o.bytes_per_param <= 0) throw UsageError("--params-b and --bytes-per-param must be positive");
-  if (o.clock_ghz < 0) throw UsageError("--clock-ghz must be positive");
+  if (!(o.ai > 0) || !std::isfinite(o.ai)) throw UsageError("--ai must be a positive number");
+  if (!(o.params_b > 0) || !(o.bytes_per_param > 0) || !std::isfinite(o.params_b) || !std::isfinite(o.bytes_per_param))
+    throw UsageError("--params-b and --bytes-per-param must be positive numbers");
+  if (!(o.clock_ghz >= 0) || o.clock_ghz > 100) throw UsageError("--clock-ghz must be a clock in GHz");
   const bool spec_only = o.spec || o.peak_tflops || o.decode;
   if (spec_only && o.part != "roofline" && o.part != "all")
     throw UsageError("--spec, --peak-tflops and --decode belong to the roofline part");
