@@ -56,6 +56,14 @@ step kernels-ptxas "$bin/cuda-kernels" ptxas
 step coalescing "$bin/coalescing-bench"
 step coalescing-json "$bin/coalescing-bench" --json
 
+# Pictures from the measured runs, against the closest datasheet roof.
+case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
+  *H200*) roof=h200 ;; *H100*) roof=h100 ;; *A100*) roof=a100 ;; *T4*) roof=t4 ;; *) roof=h200 ;;
+esac
+step plot-roofline "$bin/cuda-kernels" model --n 4096 --gpu "$roof" --plot "$out/roofline.svg" \
+  --measured "$out/kernels-4096-json.txt"
+step plot-stride "$bin/coalescing-bench" model --plot "$out/stride.svg" --measured "$out/coalescing-json.txt"
+
 if command -v compute-sanitizer >/dev/null; then
   cs=(compute-sanitizer --error-exitcode 9)
   step sanitizer-kernels "${cs[@]}" "$bin/cuda-kernels" --n 256 --vec-n 100003 --reps 1 --warmup 0
@@ -75,11 +83,11 @@ if command -v ncu >/dev/null; then
   metrics+=,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
   metrics+=,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
   metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
-  step ncu-transpose ncu --kernel-name regex:'transpose|copy_2d' --set basic --metrics "$metrics" \
+  step ncu-transpose ncu --kernel-name regex:'transpose|copy_2d' --set basic --section WarpStateStats --metrics "$metrics" \
     --log-file "$out/ncu-transpose.log" "$bin/coalescing-bench" --only transpose --transpose-n 4096 --reps 1 --warmup 0
   step ncu-transpose-csv ncu --kernel-name regex:'transpose|copy_2d' --metrics "$metrics" --csv \
     --log-file "$out/ncu-transpose.csv" "$bin/coalescing-bench" --only transpose --transpose-n 4096 --reps 1 --warmup 0
-  step ncu-matmul ncu --kernel-name regex:matmul --set basic --metrics "$metrics" \
+  step ncu-matmul ncu --kernel-name regex:matmul --set basic --section WarpStateStats --metrics "$metrics" \
     --log-file "$out/ncu-matmul.log" "$bin/cuda-kernels" --n 1024 --reps 1 --warmup 0 --kernels naive,tiled,micro8x8
 else
   say "ncu not on PATH: profiler steps skipped" | tee "$out/ncu-skipped.txt"

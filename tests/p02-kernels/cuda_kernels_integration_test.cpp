@@ -33,6 +33,12 @@ TEST(CudaKernelsProgram, WithoutAGpuSkipsWithTheReason) {
   if (r.exit_code == 0) GTEST_SKIP() << "a GPU is present: the skip path is not reachable here";
   EXPECT_EQ(r.exit_code, 77) << r.out;
   EXPECT_NE(r.out.find("cuda-kernels: SKIPPED: no CUDA device ("), std::string::npos) << r.out;
+  // Which back end answered: the CUDA one asks the runtime; the build without nvcc says so.
+#ifdef KERNELS_HAVE_CUDA
+  EXPECT_NE(r.out.find("cudaGetDeviceCount"), std::string::npos) << r.out;
+#else
+  EXPECT_NE(r.out.find("this build has no CUDA compiler"), std::string::npos) << r.out;
+#endif
 }
 
 TEST(CudaKernelsProgram, BadInputIsAOneLineUsageError) {

@@ -4,7 +4,7 @@
 #include <gpulab/cli.hpp>
 
 #include <algorithm>
-#include <cmath>
+#include <vector>
 
 namespace kernels {
 
@@ -18,7 +18,10 @@ gpulab::PlotSpec roofline_plot(const Roof& roof, const gpulab::Json* measured) {
   spec.log_y = true;
 
   gpulab::PlotSeries line{"roof: min(peak, AI x bandwidth)", {}, {}, false};
-  for (double ai = 1.0 / 16; ai <= 256.0; ai *= std::sqrt(2.0)) {
+  std::vector<double> xs{roof.fp32_tflops * 1e3 / roof.bandwidth_gbs};  // the ridge point, exactly
+  for (double ai = 1.0 / 16; ai <= 256.0; ai *= 2.0) xs.push_back(ai);
+  std::sort(xs.begin(), xs.end());
+  for (double ai : xs) {
     line.x.push_back(ai);
     line.y.push_back(std::min(roof.fp32_tflops, ai * roof.bandwidth_gbs / 1e3));
   }
