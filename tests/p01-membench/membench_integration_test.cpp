@@ -16,9 +16,9 @@ struct Run {
   std::string err;  // stderr
 };
 
-Run membench(const std::string& args) {
+Run membench(const std::string& args, const std::string& env = "") {
   const std::string err_file = ::testing::TempDir() + "membench-stderr.txt";
-  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/membench " + args + " 2>" + err_file;
+  const std::string cmd = env + " " + std::string(GPULAB_BIN_DIR) + "/membench " + args + " 2>" + err_file;
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -95,6 +95,22 @@ TEST(Membench, SequentialChaseIsLabelledAsSuch) {
   EXPECT_TRUE(has(r.out, "SEQUENTIAL (identity) cycle"));
 }
 
+TEST(Membench, PlotWritesBothPicturesOrSaysWhyNot) {
+  const std::string dir = ::testing::TempDir() + "membench-plots";
+  const auto r = membench("roofline --quick --blocks 8 --matmul-n 64 --array 1M --plot " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "plot: wrote " + dir + "/roofline.svg") || has(r.out, "roofline.svg not written: --plot needs gnuplot"))
+      << r.out;
+}
+
+TEST(Membench, WithoutGnuplotTheRunGoesOnAndSaysSo) {
+  const std::string dir = ::testing::TempDir() + "membench-noplot";
+  const auto r = membench("latency --min 4K --max 8K --loads 1000 --plot " + dir, "env PATH=/nonexistent");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "== latency (pointer chase) =="));
+  EXPECT_TRUE(has(r.out, "latency.svg not written: --plot needs gnuplot")) << r.out;
+}
+
 struct BadArgs {
   const char* args;
   const char* message;
@@ -128,6 +144,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArgs{"--ai=-1 roofline --spec", "--ai"},
                       BadArgs{"roofline --spec --ai nan", "--ai"},
                       BadArgs{"stride --max-stride 0", "--max-stride"},
-                      BadArgs{"latency --loads 99999999999999", "--loads"}));
+                      BadArgs{"latency --loads 99999999999999", "--loads"},
+                      BadArgs{"latency --plot /proc/version", "cannot create"}));
 
 }  // namespace
