@@ -1,0 +1,369 @@
+#include "device_plugin/device_state.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "gpulab/cli.hpp"
+
+namespace device_plugin {
+namespace {
+
+constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+
+bool parse_int(std::string_view s, int& out) {
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && p == s.data() + s.size() && !s.empty();
+}
+
+[[noreturn]] void fail(ErrorCode c, const std::string& what) { throw DeviceError(c, what); }
+
+}  // namespace
+
+std::string_view mode_name(Mode m) {
+  switch (m) {
+    case Mode::kWhole: return "whole";
+    case Mode::kTimeslice: return "timeslice";
+    case Mode::kMig: return "mig";
+  }
+  return "?";
+}
+
+Mode parse_mode(std::string_view name) {
+  for (Mode m : {Mode::kWhole, Mode::kTimeslice, Mode::kMig}) {
+    if (mode_name(m) == name) return m;
+  }
+  throw gpulab::UsageError(fmt::format("unknown mode '{}' (use whole, timeslice or mig)", name));
+}
+
+std::pair<std::string, int> split_replica_id(std::string_view id) {
+  const auto sep = id.rfind("::");
+  if (sep == std::string_view::npos) return {std::string(id), -1};
+  int r = -1;
+  if (!parse_int(id.substr(sep + 2), r)) r = -2;  // present but not a number
+  return {std::string(id.substr(0, sep)), r};
+}
+
+DeviceState::DeviceState(NodeConfig cfg, Mode mode) : cfg_(std::move(cfg)), mode_(mode) {
+  if (cfg_.gpus.empty()) throw gpulab::UsageError("the node has no GPUs");
+  mig_.resize(cfg_.gpus.size());
+}
+
+std::string DeviceState::resource_of_profile(std::string_view profile) const {
+  if (cfg_.mig.strategy == "single") return std::string(kGpuResource);
+  return fmt::format("nvidia.com/mig-{}", profile);
+}
+
+std::vector<std::string> DeviceState::resources() const {
+  if (mode_ != Mode::kMig) return {std::string(kGpuResource)};
+  std::vector<std::string> out;
+  const auto& names = cfg_.mig.dynamic ? cfg_.mig.profiles : cfg_.mig.layout;
+  for (const auto& p : names) {
+    std::string r = resource_of_profile(p);
+    if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+bool DeviceState::is_resource(std::string_view resource) const {
+  const auto rs = resources();
+  return std::find(rs.begin(), rs.end(), resource) != rs.end();
+}
+
+std::vector<Device> DeviceState::list(std::string_view resource) const {
+  std::lock_guard lock(mu_);
+  return list_locked(resource);
+}
+
+std::vector<Device> DeviceState::list_locked(std::string_view resource) const {
+  std::vector<Device> out;
+  if (!is_resource(resource)) return out;
+  for (const GpuInfo& g : cfg_.gpus) {
+    const bool healthy = !unhealthy_.contains(g.index);
+    auto add = [&](std::string id) { out.push_back({std::move(id), healthy, g.index, g.numa_node}); };
+    switch (mode_) {
+      case Mode::kWhole: add(g.uuid); break;
+      case Mode::kTimeslice:
+        for (int r = 0; r < cfg_.replicas; ++r) add(fmt::format("{}::{}", g.uuid, r));
+        break;
+      case Mode::kMig:
+        if (!cfg_.mig.dynamic) {
+          MigGpu layout;
+          for (const auto& name : cfg_.mig.layout) {
+            const MigProfile* p = find_profile(name);
+            layout.place_anywhere(*p);
+            if (resource_of_profile(name) == resource)
+              add(fmt::format("MIG-{}-{}", g.index, layout.instances().back().start));
+          }
+        } else {
+          const MigGpu& gpu = mig_[static_cast<std::size_t>(g.index)];
+          for (const auto& name : cfg_.mig.profiles) {
+            if (resource_of_profile(name) != resource) continue;
+            const MigProfile& p = *find_profile(name);
+            // Instances already created for pods, then as many more as still fit.
+            std::vector<int> starts;
+            for (const MigInstance& i : gpu.instances()) {
+              if (i.profile == &p) starts.push_back(i.start);
+            }
+            for (int s : gpu.packing(p)) starts.push_back(s);
+            std::sort(starts.begin(), starts.end());
+            for (int s : starts) add(fmt::format("MIG-{}-{}-{}", g.index, name, s));
+          }
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+DeviceState::Parsed DeviceState::parse_id(std::string_view resource, const std::string& id) const {
+  if (!is_resource(resource)) fail(ErrorCode::kNotFound, fmt::format("this plugin does not serve resource '{}'", resource));
+  auto unknown = [&]() -> Parsed {
+    fail(ErrorCode::kNotFound, fmt::format("unknown device '{}' for resource {}", id, resource));
+  };
+  auto gpu_by_uuid = [&](const std::string& uuid) {
+    for (const GpuInfo& g : cfg_.gpus) {
+      if (g.uuid == uuid) return g.index;
+    }
+    return -1;
+  };
+  Parsed p;
+  switch (mode_) {
+    case Mode::kWhole:
+      p.gpu = gpu_by_uuid(id);
+      if (p.gpu < 0) return unknown();
+      return p;
+    case Mode::kTimeslice: {
+      const auto [uuid, replica] = split_replica_id(id);
+      p.gpu = gpu_by_uuid(uuid);
+      if (p.gpu < 0) return unknown();
+      if (replica == -1)
+        fail(ErrorCode::kInvalidArgument,
+             fmt::format("'{}' is a GPU, not a replica: time-sliced IDs are {}::<0-{}>", id, uuid, cfg_.replicas - 1));
+      if (replica < 0 || replica >= cfg_.replicas)
+        fail(ErrorCode::kInvalidArgument, fmt::format("'{}' asks for replica {} but {} has {} replicas (0-{})", id,
+                                                      id.substr(id.rfind("::") + 2), uuid, cfg_.replicas,
+                                                      cfg_.replicas - 1));
+      p.replica = replica;
+      return p;
+    }
+    case Mode::kMig: {
+      // MIG-<gpu>-<start> (static layout) or MIG-<gpu>-<profile>-<start> (dynamic).
+      if (!id.starts_with("MIG-")) return unknown();
+      std::vector<std::string_view> parts;
+      std::string_view rest = std::string_view(id).substr(4);
+      for (std::size_t pos; (pos = rest.find('-')) != std::string_view::npos; rest.remove_prefix(pos + 1))
+        parts.push_back(rest.substr(0, pos));
+      parts.push_back(rest);
+      const std::size_t want = cfg_.mig.dynamic ? 3 : 2;
+      if (parts.size() != want || !parse_int(parts.front(), p.gpu) || !parse_int(parts.back(), p.start))
+        return unknown();
+      if (p.gpu < 0 || p.gpu >= static_cast<int>(cfg_.gpus.size())) return unknown();
+      if (cfg_.mig.dynamic) {
+        p.profile = find_profile(parts[1]);
+        if (p.profile == nullptr ||
+            std::find(cfg_.mig.profiles.begin(), cfg_.mig.profiles.end(), parts[1]) == cfg_.mig.profiles.end())
+          return unknown();
+        if (std::find(p.profile->starts.begin(), p.profile->starts.end(), p.start) == p.profile->starts.end())
+          return unknown();
+      } else {
+        MigGpu layout;
+        for (const auto& name : cfg_.mig.layout) {
+          layout.place_anywhere(*find_profile(name));
+          if (layout.instances().back().start == p.start) p.profile = find_profile(name);
+        }
+        if (p.profile == nullptr) return unknown();
+      }
+      if (resource_of_profile(p.profile->name) != resource) return unknown();
+      return p;
+    }
+  }
+  return unknown();
+}
+
+std::vector<ContainerAllocation> DeviceState::allocate(std::string_view resource,
+                                                       const std::vector<std::vector<std::string>>& containers) {
+  std::lock_guard lock(mu_);
+  if (containers.empty()) fail(ErrorCode::kInvalidArgument, "AllocateRequest has no container requests");
+  // Validate everything first: a pod gets all its devices or none.
+  std::vector<MigGpu> trial = mig_;
+  std::set<std::string> taking;
+  std::vector<std::vector<Parsed>> parsed;
+  for (const auto& ids : containers) {
+    if (ids.empty()) fail(ErrorCode::kInvalidArgument, "a container request lists no devices");
+    auto& row = parsed.emplace_back();
+    for (const std::string& id : ids) {
+      const Parsed p = parse_id(resource, id);
+      if (const auto bad = unhealthy_.find(p.gpu); bad != unhealthy_.end())
+        fail(ErrorCode::kFailedPrecondition, fmt::format("device '{}' is unhealthy ({} had Xid {})", id,
+                                                         cfg_.gpus[static_cast<std::size_t>(p.gpu)].uuid, bad->second));
+      if (allocated_.contains(id)) fail(ErrorCode::kAlreadyExists, fmt::format("device '{}' is already allocated", id));
+      if (!taking.insert(id).second)
+        fail(ErrorCode::kInvalidArgument, fmt::format("device '{}' is requested twice", id));
+      if (cfg_.mig.dynamic && mode_ == Mode::kMig &&
+          !trial[static_cast<std::size_t>(p.gpu)].place(*p.profile, p.start))
+        fail(ErrorCode::kFailedPrecondition,
+             fmt::format("device '{}' no longer fits: its slices on GPU {} are taken by another MIG instance", id, p.gpu));
+      row.push_back(p);
+    }
+  }
+  std::vector<ContainerAllocation> out;
+  for (std::size_t c = 0; c < containers.size(); ++c) {
+    ContainerAllocation a;
+    std::vector<std::string> visible;
+    std::vector<int> gpus;
+    for (std::size_t k = 0; k < containers[c].size(); ++k) {
+      const Parsed& p = parsed[c][k];
+      const GpuInfo& g = cfg_.gpus[static_cast<std::size_t>(p.gpu)];
+      // Time-slice replicas resolve to their physical GPU: that is all the container can see.
+      std::string name = mode_ == Mode::kMig ? fmt::format("MIG-{}/{}/0", g.uuid, p.start) : g.uuid;
+      if (std::find(visible.begin(), visible.end(), name) == visible.end()) visible.push_back(std::move(name));
+      if (std::find(gpus.begin(), gpus.end(), p.gpu) == gpus.end()) gpus.push_back(p.gpu);
+      // NVIDIA's "volume-mounts" device-list strategy: one /dev/null mount per device ID.
+      a.mounts.push_back({fmt::format("/var/run/nvidia-container-devices/{}", containers[c][k]), "/dev/null", true});
+    }
+    std::string env;
+    for (const auto& v : visible) env += (env.empty() ? "" : ",") + v;
+    a.envs["NVIDIA_VISIBLE_DEVICES"] = env;
+    bool nvidia_nodes = false;
+    for (int gi : gpus) {
+      const GpuInfo& g = cfg_.gpus[static_cast<std::size_t>(gi)];
+      a.devices.push_back({g.device_node, g.device_node, "rw"});
+      nvidia_nodes = nvidia_nodes || g.device_node.starts_with("/dev/nvidia");
+    }
+    if (nvidia_nodes) {
+      // The control nodes every CUDA process opens (Phase 04): without them the GPU is unreachable.
+      for (const char* n : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}) a.devices.push_back({n, n, "rw"});
+    }
+    out.push_back(std::move(a));
+  }
+  allocated_.insert(taking.begin(), taking.end());
+  if (cfg_.mig.dynamic && mode_ == Mode::kMig) {
+    mig_ = std::move(trial);
+    bump();  // the other profiles' capacity just changed
+  }
+  return out;
+}
+
+std::vector<std::string> DeviceState::preferred(std::string_view resource, const std::vector<std::string>& available,
+                                                const std::vector<std::string>& must_include, int size) const {
+  std::lock_guard lock(mu_);
+  if (size < 1) fail(ErrorCode::kInvalidArgument, "allocation_size must be >= 1");
+  if (static_cast<std::size_t>(size) > available.size())
+    fail(ErrorCode::kInvalidArgument, fmt::format("allocation_size {} exceeds the {} available devices", size, available.size()));
+  if (must_include.size() > static_cast<std::size_t>(size))
+    fail(ErrorCode::kInvalidArgument, "more must-include devices than allocation_size");
+  std::map<std::string, int> gpu_of;
+  for (const auto& id : available) gpu_of[id] = parse_id(resource, id).gpu;
+  auto peers = [&](int a, int b) {
+    for (const auto& [x, y] : cfg_.nvlink_pairs) {
+      if ((x == a && y == b) || (x == b && y == a)) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> chosen;
+  for (const auto& id : must_include) {
+    if (!gpu_of.contains(id)) fail(ErrorCode::kInvalidArgument, fmt::format("must-include device '{}' is not available", id));
+    if (std::find(chosen.begin(), chosen.end(), id) == chosen.end()) chosen.push_back(id);
+  }
+  while (chosen.size() < static_cast<std::size_t>(size)) {
+    std::string best;
+    int best_score = -1000;
+    for (const auto& [id, gpu] : gpu_of) {
+      if (std::find(chosen.begin(), chosen.end(), id) != chosen.end()) continue;
+      int score = 0;
+      bool same_gpu = false;
+      for (const auto& c : chosen) {
+        if (peers(gpu, gpu_of[c])) score += 4;        // joins a chosen GPU over NVLink
+        if (gpu == gpu_of[c]) same_gpu = true;
+      }
+      if (same_gpu) score -= 2;                       // replicas: spread over GPUs first
+      const bool last = chosen.size() + 1 == static_cast<std::size_t>(size);
+      for (const auto& [other, og] : gpu_of) {
+        if (og != gpu && peers(gpu, og) && std::find(chosen.begin(), chosen.end(), other) == chosen.end()) {
+          // Its NVLink peer is free: good if the pair can form inside this request,
+          // bad if it is the last pick (it would break a pair a later pod could use).
+          score += last ? -1 : 1;
+          break;
+        }
+      }
+      // Ties: lowest GPU, then lowest ID (gpu_of iterates IDs in order).
+      if (score > best_score || (score == best_score && gpu < gpu_of[best])) {
+        best = id;
+        best_score = score;
+      }
+    }
+    chosen.push_back(best);
+  }
+  return chosen;
+}
+
+bool DeviceState::release(const std::string& id) {
+  std::lock_guard lock(mu_);
+  if (allocated_.erase(id) == 0) return false;
+  if (mode_ == Mode::kMig && cfg_.mig.dynamic) {
+    // Destroy the instance so its slices go back to every profile.
+    for (const std::string& r : resources()) {
+      try {
+        const Parsed p = parse_id(r, id);
+        mig_[static_cast<std::size_t>(p.gpu)].remove(p.start);
+        break;
+      } catch (const DeviceError&) {
+      }
+    }
+    bump();
+  }
+  return true;
+}
+
+bool DeviceState::mark_unhealthy(int gpu, int xid) {
+  std::lock_guard lock(mu_);
+  if (gpu < 0 || gpu >= static_cast<int>(cfg_.gpus.size())) return false;
+  if (unhealthy_.insert_or_assign(gpu, xid).second) bump();
+  return true;
+}
+
+bool DeviceState::mark_healthy(int gpu) {
+  std::lock_guard lock(mu_);
+  if (gpu < 0 || gpu >= static_cast<int>(cfg_.gpus.size())) return false;
+  if (unhealthy_.erase(gpu) > 0) bump();
+  return true;
+}
+
+void DeviceState::bump() {
+  ++generation_;
+  changed_.notify_all();
+}
+
+std::uint64_t DeviceState::generation() const {
+  std::lock_guard lock(mu_);
+  return generation_;
+}
+
+bool DeviceState::wait_for_change(std::uint64_t seen, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return changed_.wait_for(lock, timeout, [&] { return generation_ != seen; });
+}
+
+std::string DeviceState::isolation() const {
+  switch (mode_) {
+    case Mode::kWhole: return "STRONG (dedicated physical devices)";
+    case Mode::kTimeslice: return "NONE (replicas share memory + faults — WARMUP Ch. 4)";
+    case Mode::kMig: return "STRONG (hardware-partitioned instance)";
+  }
+  return "";
+}
+
+std::map<std::string, std::string> DeviceState::feature_labels() const {
+  std::map<std::string, std::string> l;
+  l["nvidia.com/gpu.product"] = cfg_.product;
+  l["nvidia.com/gpu.memory"] = std::to_string(cfg_.memory_gb * 1024);  // MiB, as gpu-feature-discovery writes it
+  l["nvidia.com/gpu.count"] = std::to_string(cfg_.gpus.size());
+  l["nvidia.com/gpu.replicas"] = std::to_string(mode_ == Mode::kTimeslice ? cfg_.replicas : 1);
+  l["nvidia.com/gpu.sharing-strategy"] = mode_ == Mode::kTimeslice ? "time-slicing" : "none";
+  l["nvidia.com/mig.strategy"] = mode_ == Mode::kMig ? cfg_.mig.strategy : "none";
+  return l;
+}
+
+}  // namespace device_plugin

@@ -1,0 +1,266 @@
+// The plugin and the mock kubelet over real gRPC on Unix sockets in a
+// temporary directory: registration, ListAndWatch, Allocate per mode, the
+// refusals as gRPC status codes, kubelet restarts and clean shutdown.
+#include <gtest/gtest.h>
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "api.grpc.pb.h"
+#include "device_plugin/mock_kubelet.hpp"
+#include "device_plugin/plugin_server.hpp"
+#include "device_plugin/walkthrough.hpp"
+
+namespace dp = device_plugin;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool exists(const std::string& p) { return std::filesystem::exists(p); }
+
+struct Rig {
+  dp::TempDir dir;
+  dp::MockKubelet kubelet{dir.path()};
+  dp::DeviceState state;
+  dp::PluginRunner plugin{state, dir.path()};
+  explicit Rig(dp::Mode mode, dp::NodeConfig node = dp::default_node()) : state(std::move(node), mode) {
+    kubelet.start();
+    plugin.start();
+  }
+  ~Rig() {
+    plugin.stop();
+    kubelet.stop();
+  }
+};
+
+// A child process, killed if a test leaves it running.
+struct Child {
+  pid_t pid = -1;
+  explicit Child(std::vector<std::string> args) {
+    pid = fork();
+    if (pid == 0) {
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  // Exit status, or -1 if it did not exit within the timeout.
+  int wait_exit(std::chrono::milliseconds timeout) {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return -1;
+  }
+  ~Child() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+const std::string kPlugin = std::string(GPULAB_BIN_DIR) + "/gpu-device-plugin";
+
+}  // namespace
+
+TEST(Grpc, RegistersWithVersionResourceAndEndpoint) {
+  Rig rig(dp::Mode::kWhole);
+  ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/gpu", 4, 10s));
+  const auto regs = rig.kubelet.registrations();
+  ASSERT_EQ(regs.size(), 1u);
+  EXPECT_EQ(regs[0].version, "v1beta1");
+  EXPECT_EQ(regs[0].resource, "nvidia.com/gpu");
+  EXPECT_EQ(regs[0].endpoint, "nvidia-gpu.sock");
+  EXPECT_TRUE(regs[0].result.ok());
+  EXPECT_TRUE(exists(rig.dir.path() + "/nvidia-gpu.sock"));
+}
+
+TEST(Grpc, EachModeAdvertisesAndAllocatesOverTheWire) {
+  {
+    Rig rig(dp::Mode::kTimeslice);
+    ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/gpu", 16, 10s));
+    const auto a = rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-2::1"});
+    ASSERT_TRUE(a.ok()) << a.message;
+    EXPECT_EQ(a.containers.at(0).envs.at("NVIDIA_VISIBLE_DEVICES"), "GPU-2");
+    EXPECT_EQ(a.containers.at(0).devices.at(0).host_path, "/dev/nvidia2");
+  }
+  {
+    Rig rig(dp::Mode::kMig);
+    ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/mig-1g.10gb", 28, 10s));
+    const auto a = rig.kubelet.allocate_ids("nvidia.com/mig-1g.10gb", {"MIG-1-5"});
+    ASSERT_TRUE(a.ok()) << a.message;
+    EXPECT_EQ(a.containers.at(0).envs.at("NVIDIA_VISIBLE_DEVICES"), "MIG-GPU-1/5/0");
+  }
+}
+
+TEST(Grpc, TwoReplicasOfGpu0YieldTheSameNvidiaVisibleDevices) {
+  Rig rig(dp::Mode::kTimeslice);
+  ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/gpu", 16, 10s));
+  const auto a = rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-0::0"});
+  const auto b = rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-0::3"});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a.containers[0].envs.at("NVIDIA_VISIBLE_DEVICES"), b.containers[0].envs.at("NVIDIA_VISIBLE_DEVICES"));
+}
+
+TEST(Grpc, RefusalsArriveAsStatusCodes) {
+  Rig rig(dp::Mode::kTimeslice);
+  ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/gpu", 16, 10s));
+  EXPECT_EQ(rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-0::4"}).code_name, "INVALID_ARGUMENT");
+  EXPECT_EQ(rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-7::0"}).code_name, "NOT_FOUND");
+  ASSERT_TRUE(rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-1::0"}).ok());
+  EXPECT_EQ(rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-1::0"}).code_name, "ALREADY_EXISTS");
+  rig.state.mark_unhealthy(3, 79);
+  ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/gpu", 12, 10s));  // ListAndWatch re-sent
+  const auto sick = rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-3::0"});
+  EXPECT_EQ(sick.code_name, "FAILED_PRECONDITION");
+  EXPECT_EQ(sick.message, "device 'GPU-3::0' is unhealthy (GPU-3 had Xid 79)");
+}
+
+TEST(Grpc, KubeletAllocationUsesThePreferredNvlinkPair) {
+  Rig rig(dp::Mode::kWhole);
+  ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/gpu", 4, 10s));
+  ASSERT_TRUE(rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-1"}).ok());
+  // Free: GPU-0, GPU-2, GPU-3. The pair beats the lone GPU-0.
+  const auto a = rig.kubelet.allocate("nvidia.com/gpu", 2);
+  ASSERT_TRUE(a.ok()) << a.message;
+  EXPECT_EQ(a.ids, (std::vector<std::string>{"GPU-2", "GPU-3"}));
+}
+
+TEST(Grpc, KubeletRejectsWrongVersionBadNameAndDuplicateResource) {
+  dp::TempDir dir;
+  dp::MockKubelet kubelet(dir.path());
+  kubelet.start();
+  auto stub = v1beta1::Registration::NewStub(
+      grpc::CreateChannel("unix://" + dir.path() + "/kubelet.sock", grpc::InsecureChannelCredentials()));
+  auto reg = [&](const std::string& version, const std::string& resource, const std::string& endpoint) {
+    v1beta1::RegisterRequest req;
+    req.set_version(version);
+    req.set_resource_name(resource);
+    req.set_endpoint(endpoint);
+    v1beta1::Empty resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 5s);
+    return stub->Register(&ctx, req, &resp);
+  };
+  EXPECT_EQ(reg("v1alpha", "nvidia.com/gpu", "a.sock").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(reg("v1beta1", "gpu", "a.sock").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(reg("v1beta1", "nvidia.com/gpu", "../a.sock").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // A live plugin holds nvidia.com/gpu; a second endpoint claiming it is refused.
+  dp::DeviceState state(dp::default_node(), dp::Mode::kWhole);
+  dp::PluginRunner plugin(state, dir.path());
+  plugin.start();
+  ASSERT_TRUE(kubelet.wait_for_capacity("nvidia.com/gpu", 4, 10s));
+  const auto dup = reg("v1beta1", "nvidia.com/gpu", "other.sock");
+  EXPECT_EQ(dup.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_EQ(dup.error_message(), "resource nvidia.com/gpu is already registered by nvidia-gpu.sock");
+  plugin.stop();
+  kubelet.stop();
+}
+
+TEST(Grpc, PluginReRegistersWhenTheKubeletRestarts) {
+  dp::TempDir dir;
+  dp::DeviceState state(dp::default_node(), dp::Mode::kWhole);
+  dp::PluginRunner plugin(state, dir.path());
+  plugin.start();  // before any kubelet: it waits for kubelet.sock
+  {
+    dp::MockKubelet first(dir.path());
+    first.start();
+    ASSERT_TRUE(first.wait_for_capacity("nvidia.com/gpu", 4, 10s));
+    first.stop();  // kubelet.sock disappears
+  }
+  EXPECT_FALSE(exists(dir.path() + "/kubelet.sock"));
+  dp::MockKubelet second(dir.path());
+  second.start();
+  ASSERT_TRUE(second.wait_for_capacity("nvidia.com/gpu", 4, 10s));
+  EXPECT_EQ(second.registrations().size(), 1u);
+  EXPECT_EQ(plugin.registrations(), 2);
+  plugin.stop();
+  second.stop();
+}
+
+TEST(Process, SigtermShutsDownCleanlyAndRemovesTheSocket) {
+  dp::TempDir dir;
+  dp::MockKubelet kubelet(dir.path());
+  kubelet.start();
+  const std::string features = dir.path() + "/features";
+  Child plugin({kPlugin, "--mode", "timeslice", "--socket-dir", dir.path(), "--feature-file", features});
+  ASSERT_TRUE(kubelet.wait_for_capacity("nvidia.com/gpu", 16, 10s));
+  EXPECT_TRUE(exists(dir.path() + "/nvidia-gpu.sock"));
+  std::ifstream f(features);
+  std::string first;
+  std::getline(f, first);
+  EXPECT_EQ(first, "nvidia.com/gpu.count=4");
+  kill(plugin.pid, SIGTERM);
+  EXPECT_EQ(plugin.wait_exit(10s), 0);
+  EXPECT_FALSE(exists(dir.path() + "/nvidia-gpu.sock"));
+  // The stream ended: the kubelet no longer counts the devices.
+  EXPECT_TRUE(kubelet.wait_for_capacity("nvidia.com/gpu", 0, 10s));
+  kubelet.stop();
+}
+
+TEST(Process, ControlFileXidMakesTheRunningPluginReadvertise) {
+  dp::TempDir dir;
+  dp::MockKubelet kubelet(dir.path());
+  kubelet.start();
+  const std::string control = dir.path() + "/control";
+  std::ofstream(control) << "";
+  Child plugin({kPlugin, "--mode", "whole", "--socket-dir", dir.path(), "--control-file", control});
+  ASSERT_TRUE(kubelet.wait_for_capacity("nvidia.com/gpu", 4, 10s));
+  std::ofstream(control, std::ios::app) << "xid 2 79\n";
+  ASSERT_TRUE(kubelet.wait_for_capacity("nvidia.com/gpu", 3, 10s));
+  EXPECT_EQ(kubelet.allocate_ids("nvidia.com/gpu", {"GPU-2"}).code_name, "FAILED_PRECONDITION");
+  kill(plugin.pid, SIGTERM);
+  EXPECT_EQ(plugin.wait_exit(10s), 0);
+  kubelet.stop();
+}
+
+TEST(Process, MalformedConfigExits2WithTheReason) {
+  dp::TempDir dir;
+  const std::string cfg = dir.path() + "/bad.json";
+  std::ofstream(cfg) << R"({"gpus": 4, "timeslice": {"replicas": -2}})";
+  const std::string cmd = kPlugin + " --mode timeslice --socket-dir " + dir.path() + " --config " + cfg + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[512] = {};
+  const std::string out = fgets(buf, sizeof buf, p) != nullptr ? buf : "";
+  const int status = pclose(p);
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_EQ(out, "gpu-device-plugin: error: " + cfg + ": 'timeslice.replicas' must be between 1 and 64\n");
+}
+
+TEST(Walkthrough, PrintsTheCurriculumBlock) {
+  const dp::DemoReport r = dp::walkthrough();
+  EXPECT_TRUE(r.passed);
+  EXPECT_EQ(r.text,
+            "mode=whole       resource=nvidia.com/gpu        advertised units=4   (4 physical GPUs)\n"
+            "  allocate [GPU-0 GPU-1] -> env NVIDIA_VISIBLE_DEVICES=GPU-0,GPU-1\n"
+            "                            devices /dev/nvidia0 /dev/nvidia1\n"
+            "  isolation: STRONG (dedicated physical devices)\n"
+            "\n"
+            "mode=timeslice   resource=nvidia.com/gpu        advertised units=16  (4 GPUs x 4 replicas)\n"
+            "  allocate [GPU-0::3] -> env NVIDIA_VISIBLE_DEVICES=GPU-0  (replica 3 shares GPU-0!)\n"
+            "  isolation: NONE (replicas share memory + faults — WARMUP Ch. 4)\n"
+            "\n"
+            "mode=mig         resource=nvidia.com/mig-1g.10gb advertised units=28  (4 GPUs x 7 instances)\n"
+            "  allocate [MIG-0-2] -> env NVIDIA_VISIBLE_DEVICES=MIG-GPU-0/2/0\n"
+            "  isolation: STRONG (hardware-partitioned instance)\n");
+}
+
+TEST(Walkthrough, ExtensionChecksAllHold) {
+  const dp::DemoReport r = dp::extensions();
+  EXPECT_TRUE(r.passed) << r.text;
+}
