@@ -100,17 +100,20 @@ int run_main(Shared& s, const MainOptions& o) {
       o.trace.empty() ? generate(s.workload, s.common.seed) : load_trace(o.trace);
 
   ContinuousOptions copt;
-  copt.max_batch = s.max_batch;
-  const Metrics stat = summarize(reqs, simulate_static(reqs, s.max_batch, s.cost), s.slo);
-  const Metrics cont = summarize(reqs, simulate_continuous(reqs, copt, s.cost), s.slo);
-
+  Metrics stat, cont;
   std::vector<Metrics> sweep;
   {
-    gpulab::Progress progress("goodput sweep", o.depths.size());
+    // Progress on stderr, only on a terminal, cleared before the tables print.
+    gpulab::Progress progress("simulating", 2 + o.depths.size());
+    copt.max_batch = s.max_batch;
+    stat = summarize(reqs, simulate_static(reqs, s.max_batch, s.cost), s.slo);
+    progress.update(1);
+    cont = summarize(reqs, simulate_continuous(reqs, copt, s.cost), s.slo);
+    progress.update(2);
     for (const std::size_t d : o.depths) {
       copt.max_batch = d;
       sweep.push_back(summarize(reqs, simulate_continuous(reqs, copt, s.cost), s.slo));
-      progress.update(sweep.size());
+      progress.update(2 + sweep.size());
     }
   }
   std::size_t best = 0;
