@@ -229,6 +229,27 @@ TEST(Process, ControlFileXidMakesTheRunningPluginReadvertise) {
   kubelet.stop();
 }
 
+// A kubelet that refuses every registration, as one would for an unsupported version.
+class RefusingKubelet final : public v1beta1::Registration::Service {
+  grpc::Status Register(grpc::ServerContext*, const v1beta1::RegisterRequest* req, v1beta1::Empty*) override {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "version " + req->version() + " is not supported"};
+  }
+};
+
+TEST(Process, ARefusedRegistrationEndsThePluginWithExit1) {
+  dp::TempDir dir;
+  RefusingKubelet service;
+  grpc::ServerBuilder b;
+  b.AddListeningPort("unix://" + dir.path() + "/kubelet.sock", grpc::InsecureServerCredentials());
+  b.RegisterService(&service);
+  auto server = b.BuildAndStart();
+  ASSERT_TRUE(server);
+  Child plugin({kPlugin, "--mode", "whole", "--socket-dir", dir.path()});
+  EXPECT_EQ(plugin.wait_exit(10s), 1);
+  EXPECT_FALSE(exists(dir.path() + "/nvidia-gpu.sock"));
+  server->Shutdown();
+}
+
 TEST(Process, MalformedConfigExits2WithTheReason) {
   dp::TempDir dir;
   const std::string cfg = dir.path() + "/bad.json";
