@@ -24,7 +24,8 @@ std::string read_file(const std::string& path, std::size_t limit) {
   std::ostringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
-  if (text.size() > limit) throw gpulab::UsageError(fmt::format("'{}' is larger than {} bytes", path, limit));
+  if (text.size() > limit)
+    throw gpulab::UsageError(fmt::format("'{}' is larger than {} bytes", path, limit));
   return text;
 }
 
@@ -42,12 +43,15 @@ int cmd_check(const std::string& artifacts, const gpulab::CommonOptions& common)
     fails += f.status == ptx_dissect::Finding::Status::kFail;
     skips += f.status == ptx_dissect::Finding::Status::kSkip;
     table.row({f.kernel, f.check, f.found, std::string(ptx_dissect::status_name(f.status))});
-    rows.push_back({{"kernel", f.kernel}, {"check", f.check}, {"found", f.found},
+    rows.push_back({{"kernel", f.kernel},
+                    {"check", f.check},
+                    {"found", f.found},
                     {"result", ptx_dissect::status_name(f.status)}});
   }
   const auto passed = static_cast<int>(findings.size()) - fails - skips;
   if (common.json) {
-    gpulab::print_json({{"findings", rows}, {"passed", passed}, {"failed", fails}, {"skipped", skips}});
+    gpulab::print_json(
+        {{"findings", rows}, {"passed", passed}, {"failed", fails}, {"skipped", skips}});
   } else {
     fmt::print("{}", table.render());
     fmt::print("{} checks: {} PASS, {} FAIL, {} SKIP\n", findings.size(), passed, fails, skips);
@@ -62,18 +66,22 @@ int cmd_load_table(const std::string& fatbin_path, const gpulab::CommonOptions& 
     const std::string bytes = read_file(fatbin_path, 256u << 20);
     std::vector<ptx_dissect::FatbinEntry> entries;
     try {
-      entries = ptx_dissect::parse_fatbin(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+      entries = ptx_dissect::parse_fatbin(
+          std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
     } catch (const std::runtime_error& e) {
       throw gpulab::UsageError(fmt::format("{}: {}", fatbin_path, e.what()));
     }
     manifest = {};
     for (const auto& e : entries)
-      (e.kind == ptx_dissect::FatbinEntry::Kind::kElf ? manifest.sass : manifest.ptx).push_back(e.arch);
+      (e.kind == ptx_dissect::FatbinEntry::Kind::kElf ? manifest.sass : manifest.ptx)
+          .push_back(e.arch);
     source = fatbin_path;
   }
   std::string contents;
-  for (const int a : manifest.sass) contents += fmt::format("{}sm_{} SASS", contents.empty() ? "" : ", ", a);
-  for (const int a : manifest.ptx) contents += fmt::format("{}compute_{} PTX", contents.empty() ? "" : ", ", a);
+  for (const int a : manifest.sass)
+    contents += fmt::format("{}sm_{} SASS", contents.empty() ? "" : ", ", a);
+  for (const int a : manifest.ptx)
+    contents += fmt::format("{}compute_{} PTX", contents.empty() ? "" : ", ", a);
   gpulab::Table table;
   table.column("GPU", gpulab::Table::Align::kLeft)
       .column("arch", gpulab::Table::Align::kLeft)
@@ -84,12 +92,19 @@ int cmd_load_table(const std::string& fatbin_path, const gpulab::CommonOptions& 
     const auto d = ptx_dissect::decide_load(manifest, gpu.arch);
     std::string action;
     switch (d.action) {
-      case ptx_dissect::LoadDecision::Action::kRunSass: action = fmt::format("run sm_{} SASS", d.image_arch); break;
-      case ptx_dissect::LoadDecision::Action::kJitPtx: action = fmt::format("JIT compute_{} PTX", d.image_arch); break;
-      case ptx_dissect::LoadDecision::Action::kFail: action = "load fails"; break;
+      case ptx_dissect::LoadDecision::Action::kRunSass:
+        action = fmt::format("run sm_{} SASS", d.image_arch);
+        break;
+      case ptx_dissect::LoadDecision::Action::kJitPtx:
+        action = fmt::format("JIT compute_{} PTX", d.image_arch);
+        break;
+      case ptx_dissect::LoadDecision::Action::kFail:
+        action = "load fails";
+        break;
     }
     table.row({gpu.name, fmt::format("sm_{}", gpu.arch), action, d.explanation});
-    rows.push_back({{"gpu", gpu.name}, {"arch", gpu.arch}, {"action", action}, {"why", d.explanation}});
+    rows.push_back(
+        {{"gpu", gpu.name}, {"arch", gpu.arch}, {"action", action}, {"why", d.explanation}});
   }
   if (common.json) {
     gpulab::print_json({{"fatbin", source}, {"contents", contents}, {"decisions", rows}});
@@ -103,28 +118,34 @@ int cmd_load_table(const std::string& fatbin_path, const gpulab::CommonOptions& 
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "ptx-dissect: checks what nvcc did to four kernels (PTX idioms, FMA, if-conversion, unrolling, spills,\n"
-      "the fatbin) and which image the driver loads on each GPU. With no subcommand: the findings sheet."};
+      "ptx-dissect: checks what nvcc did to four kernels (PTX idioms, FMA, if-conversion, "
+      "unrolling, spills,\n"
+      "the fatbin) and which image the driver loads on each GPU. With no subcommand: the findings "
+      "sheet."};
   app.require_subcommand(0, 1);
   gpulab::CommonOptions common;
   gpulab::add_json_flag(app, common);
   std::string artifacts = PTX_DISSECT_ARTIFACTS;
-  app.add_option("--artifacts", artifacts, "Directory with the nvcc outputs the build made")->capture_default_str();
+  app.add_option("--artifacts", artifacts, "Directory with the nvcc outputs the build made")
+      ->capture_default_str();
 
   std::string fatbin;
   auto* load = app.add_subcommand("load-table", "Which cubin or PTX each GPU runs from a fatbin");
-  load->add_option("--fatbin", fatbin, "Read the contents from this fatbin (default: the curriculum's matrix)");
+  load->add_option("--fatbin", fatbin,
+                   "Read the contents from this fatbin (default: the curriculum's matrix)");
   gpulab::add_json_flag(*load, common);
 
   std::string ptx_file;
-  auto* annotate = app.add_subcommand("annotate", "Print a PTX file with a one-line explanation per line");
+  auto* annotate =
+      app.add_subcommand("annotate", "Print a PTX file with a one-line explanation per line");
   annotate->add_option("FILE", ptx_file, "A .ptx file")->required();
 
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
     if (*load) return cmd_load_table(fatbin, common);
     if (*annotate) {
       const std::string text = read_file(ptx_file, 16u << 20);
-      if (text.find('\0') != std::string::npos) throw gpulab::UsageError(fmt::format("'{}' is not a text file", ptx_file));
+      if (text.find('\0') != std::string::npos)
+        throw gpulab::UsageError(fmt::format("'{}' is not a text file", ptx_file));
       fmt::print("{}", ptx_dissect::annotate(text));
       return gpulab::kExitOk;
     }

@@ -28,17 +28,20 @@ std::string read_file(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
-  if (text.size() > kMaxSourceBytes) throw gpulab::UsageError(fmt::format("'{}' is larger than 1 MiB", path));
+  if (text.size() > kMaxSourceBytes)
+    throw gpulab::UsageError(fmt::format("'{}' is larger than 1 MiB", path));
   return text;
 }
 
 // Front-end errors: the compiler-style report on stderr, then the one-line summary.
-ptxc::Compilation compile_or_report(const std::string& source, const std::string& file, const ptxc::CompileOptions& o) {
+ptxc::Compilation compile_or_report(const std::string& source, const std::string& file,
+                                    const ptxc::CompileOptions& o) {
   try {
     return ptxc::compile(source, file, o);
   } catch (const ptxc::CompileError& e) {
     fmt::print(stderr, "{}", e.what());
-    throw gpulab::UsageError(fmt::format("{} error{} in {}", e.error_count, e.error_count == 1 ? "" : "s", file));
+    throw gpulab::UsageError(
+        fmt::format("{} error{} in {}", e.error_count, e.error_count == 1 ? "" : "s", file));
   }
 }
 
@@ -56,7 +59,8 @@ ptxc::CompileOptions options_for(int level, const std::string& target, bool no_g
 
 const ptxc::ptx::Entry& entry_of(const ptxc::ptx::Module& m, const std::string& name) {
   const auto* e = m.find(name);
-  if (e == nullptr) throw gpulab::RunError(fmt::format("internal: no entry '{}' in the emitted PTX", name));
+  if (e == nullptr)
+    throw gpulab::RunError(fmt::format("internal: no entry '{}' in the emitted PTX", name));
   return *e;
 }
 
@@ -68,11 +72,13 @@ ptxc::ptx::Module parse_own_ptx(const std::string& text) {
   }
 }
 
-std::string verdict(const ptxc::DiffResult& r) { return r.pass ? "PASS" : "FAIL"; }
+std::string verdict(const ptxc::DiffResult& r) {
+  return r.pass ? "PASS" : "FAIL";
+}
 std::string why(const ptxc::DiffResult& r) {
   if (!r.fault.empty()) return r.fault;
-  return fmt::format("{} of {} elements differ, first {}", r.comparison.mismatches, r.comparison.compared,
-                     r.comparison.first_mismatch);
+  return fmt::format("{} of {} elements differ, first {}", r.comparison.mismatches,
+                     r.comparison.compared, r.comparison.first_mismatch);
 }
 
 struct RunFlags {
@@ -85,26 +91,31 @@ struct RunFlags {
 
 void check_sizes(const RunFlags& f) {
   if (f.n < 1 || f.n > 10'000'000) throw gpulab::UsageError("--n must be between 1 and 10000000");
-  if (f.block < 1 || f.block > 1024) throw gpulab::UsageError("--block must be between 1 and 1024 (the CUDA limit)");
+  if (f.block < 1 || f.block > 1024)
+    throw gpulab::UsageError("--block must be between 1 and 1024 (the CUDA limit)");
 }
 
 // ptxc compile FILE
-int cmd_compile(const std::string& file, const std::string& out_path, const std::string& emit, const RunFlags& f) {
+int cmd_compile(const std::string& file, const std::string& out_path, const std::string& emit,
+                const RunFlags& f) {
   const std::string source = read_file(file);
   std::string text;
   if (emit == "tokens") {
     try {
       for (const auto& t : ptxc::tokenize(source, file))
-        text += fmt::format("{}:{}\t{}\t{}\n", t.loc.line, t.loc.col, ptxc::token_name(t.kind), t.text);
+        text +=
+            fmt::format("{}:{}\t{}\t{}\n", t.loc.line, t.loc.col, ptxc::token_name(t.kind), t.text);
     } catch (const ptxc::CompileError& e) {
       fmt::print(stderr, "{}", e.what());
-      throw gpulab::UsageError(fmt::format("{} error{} in {}", e.error_count, e.error_count == 1 ? "" : "s", file));
+      throw gpulab::UsageError(
+          fmt::format("{} error{} in {}", e.error_count, e.error_count == 1 ? "" : "s", file));
     }
   } else {
     const auto c = compile_or_report(source, file, options_for(f.level, f.target, f.no_guard));
     if (emit == "ast") text = ptxc::dump_ast(c.program);
     if (emit == "ir")
-      for (const auto& fn : c.functions) text += fmt::format("kernel {}:\n{}", fn.name, ptxc::dump_ir(fn));
+      for (const auto& fn : c.functions)
+        text += fmt::format("kernel {}:\n{}", fn.name, ptxc::dump_ir(fn));
     if (emit == "ptx") text = c.ptx;
     if (emit == "c") text = ptxc::emit_c(c.functions);
   }
@@ -119,7 +130,8 @@ int cmd_compile(const std::string& file, const std::string& out_path, const std:
 
 // ptxc run FILE: compile, execute every (or one) kernel, compare with the reference.
 // Elements whose bits differ between two runs of the same kernel.
-std::size_t differing(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+std::size_t differing(const std::vector<std::vector<float>>& a,
+                      const std::vector<std::vector<float>>& b) {
   std::size_t n = 0;
   for (std::size_t p = 0; p < a.size() && p < b.size(); ++p)
     for (std::size_t i = 0; i < a[p].size() && i < b[p].size(); ++i)
@@ -127,10 +139,11 @@ std::size_t differing(const std::vector<std::vector<float>>& a, const std::vecto
   return n;
 }
 
-int cmd_run(const std::string& file, const std::string& kernel, const std::string& against, bool device,
-            const RunFlags& f, const gpulab::CommonOptions& common) {
+int cmd_run(const std::string& file, const std::string& kernel, const std::string& against,
+            bool device, const RunFlags& f, const gpulab::CommonOptions& common) {
   check_sizes(f);
-  const auto c = compile_or_report(read_file(file), file, options_for(f.level, f.target, f.no_guard));
+  const auto c =
+      compile_or_report(read_file(file), file, options_for(f.level, f.target, f.no_guard));
   const auto module = parse_own_ptx(c.ptx);
   std::optional<ptxc::ptx::Module> other;
   if (!against.empty()) {
@@ -146,7 +159,10 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
   table.column("kernel", gpulab::Table::Align::kLeft).column(fmt::format("-O{} insts", f.level));
   if (other) table.column("against insts").column("against vs ptxc", gpulab::Table::Align::kLeft);
   if (device) table.column("GPU vs interpreter", gpulab::Table::Align::kLeft);
-  table.column("threads").column("executed").column("max |err|").column("result", gpulab::Table::Align::kLeft);
+  table.column("threads")
+      .column("executed")
+      .column("max |err|")
+      .column("result", gpulab::Table::Align::kLeft);
   gpulab::Json results = gpulab::Json::array();
   std::vector<std::string> failures;
   const ptxc::DiffOptions opts{.n = f.n, .block = f.block, .seed = common.seed, .tol = {}};
@@ -193,11 +209,13 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
       if (r.fault.empty()) {
         const auto interp = ptxc::run_ptx(entry, k.params, inputs, f.n, f.block);
         const std::size_t differ = differing(interp.buffers, gpu.buffers);
-        cmp = differ == 0 ? fmt::format("bit-identical on {}", gpu.device) : fmt::format("{} elements differ", differ);
+        cmp = differ == 0 ? fmt::format("bit-identical on {}", gpu.device)
+                          : fmt::format("{} elements differ", differ);
         if (differ != 0) {
           all_pass = false;
-          failures.push_back(fmt::format("FAIL {}: {} elements differ between {} and the interpreter", k.name, differ,
-                                         gpu.device));
+          failures.push_back(
+              fmt::format("FAIL {}: {} elements differ between {} and the interpreter", k.name,
+                          differ, gpu.device));
         }
         j["gpu_differing_elements"] = differ;
       }
@@ -218,8 +236,13 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
   }
   if (!found) throw gpulab::UsageError(fmt::format("no kernel named '{}' in {}", kernel, file));
   if (common.json) {
-    gpulab::print_json({{"file", file}, {"n", f.n}, {"block", f.block}, {"seed", common.seed},
-                        {"opt_level", f.level}, {"kernels", results}, {"pass", all_pass}});
+    gpulab::print_json({{"file", file},
+                        {"n", f.n},
+                        {"block", f.block},
+                        {"seed", common.seed},
+                        {"opt_level", f.level},
+                        {"kernels", results},
+                        {"pass", all_pass}});
   } else {
     fmt::print("{}", table.render());
     for (const auto& line : failures) fmt::print("{}\n", line);
@@ -261,8 +284,8 @@ int cmd_suite(bool dump, const RunFlags& f, const gpulab::CommonOptions& common)
     const auto n1 = ptxc::ptx::instruction_count(e1);
     table.row({k.name, fmt::format("{}", n0), fmt::format("{}", n1),
                fmt::format("{}", static_cast<long long>(n0) - static_cast<long long>(n1)),
-               r1.fault.empty() ? fmt::format("{:.1e}", r1.comparison.max_abs_error) : "-", verdict(r0),
-               verdict(r1)});
+               r1.fault.empty() ? fmt::format("{:.1e}", r1.comparison.max_abs_error) : "-",
+               verdict(r0), verdict(r1)});
     results.push_back({{"kernel", k.name},
                        {"instructions_O0", n0},
                        {"instructions_O1", n1},
@@ -272,11 +295,16 @@ int cmd_suite(bool dump, const RunFlags& f, const gpulab::CommonOptions& common)
   }
   const bool ok = passed == static_cast<int>(kernels.size());
   if (common.json) {
-    gpulab::print_json({{"n", f.n}, {"block", f.block}, {"seed", common.seed}, {"kernels", results}, {"pass", ok}});
+    gpulab::print_json({{"n", f.n},
+                        {"block", f.block},
+                        {"seed", common.seed},
+                        {"kernels", results},
+                        {"pass", ok}});
   } else {
     fmt::print("{}", table.render());
-    fmt::print("{}/{} kernels agree with the reference at -O0 and -O1 (n={}, block={}, seed={}): {}\n", passed,
-               kernels.size(), f.n, f.block, common.seed, ok ? "PASS" : "FAIL");
+    fmt::print(
+        "{}/{} kernels agree with the reference at -O0 and -O1 (n={}, block={}, seed={}): {}\n",
+        passed, kernels.size(), f.n, f.block, common.seed, ok ? "PASS" : "FAIL");
     for (const auto& line : failures) fmt::print("{}\n", line);
   }
   return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
@@ -286,8 +314,10 @@ int cmd_suite(bool dump, const RunFlags& f, const gpulab::CommonOptions& common)
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "ptxc: compiles elementwise kernels (kernel k(a: f32, x: f32*) { x[i] = a * x[i]; }) to PTX and checks\n"
-      "the PTX in a PTX interpreter against a reference. With no subcommand: runs the built-in suite."};
+      "ptxc: compiles elementwise kernels (kernel k(a: f32, x: f32*) { x[i] = a * x[i]; }) to PTX "
+      "and checks\n"
+      "the PTX in a PTX interpreter against a reference. With no subcommand: runs the built-in "
+      "suite."};
   app.require_subcommand(0, 1);
   gpulab::CommonOptions common;
   gpulab::add_json_flag(app, common);
@@ -295,13 +325,15 @@ int main(int argc, char** argv) {
   RunFlags flags;
   bool dump = false;
   app.add_flag("--dump", dump, "Suite: also print every kernel's -O1 PTX");
-  app.add_option("--n", flags.n, "Suite: elements per buffer (not a block multiple on purpose)")->capture_default_str();
+  app.add_option("--n", flags.n, "Suite: elements per buffer (not a block multiple on purpose)")
+      ->capture_default_str();
   app.add_option("--block", flags.block, "Suite: threads per block")->capture_default_str();
 
   std::string file;
   std::string out_path;
   std::string emit = "ptx";
-  auto* compile = app.add_subcommand("compile", "Compile FILE and print (or write) one stage's output");
+  auto* compile =
+      app.add_subcommand("compile", "Compile FILE and print (or write) one stage's output");
   compile->add_option("FILE", file, "Kernel source")->required();
   compile->add_option("-o", out_path, "Output file (default: stdout)");
   compile->add_option("--emit", emit, "What to print")
@@ -310,12 +342,16 @@ int main(int argc, char** argv) {
 
   std::string kernel;
   std::string against;
-  auto* run = app.add_subcommand("run", "Compile FILE, run every kernel in the interpreter, compare with the reference");
+  auto* run = app.add_subcommand(
+      "run", "Compile FILE, run every kernel in the interpreter, compare with the reference");
   run->add_option("FILE", file, "Kernel source")->required();
   run->add_option("--kernel", kernel, "Only this kernel");
-  run->add_option("--against", against, "Also run the same-named entries of this PTX file (e.g. nvcc's) on the same inputs");
+  run->add_option(
+      "--against", against,
+      "Also run the same-named entries of this PTX file (e.g. nvcc's) on the same inputs");
   bool device = false;
-  run->add_flag("--device", device, "Also run each kernel on the GPU (driver API JIT of the PTX) and compare bitwise");
+  run->add_flag("--device", device,
+                "Also run each kernel on the GPU (driver API JIT of the PTX) and compare bitwise");
   run->add_option("--n", flags.n, "Elements per buffer")->capture_default_str();
   run->add_option("--block", flags.block, "Threads per block")->capture_default_str();
   gpulab::add_seed_flag(*run, common);
@@ -326,7 +362,8 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({0, 1}))
         ->capture_default_str();
     sub->add_option("--target", flags.target, "PTX .target (sets .version)")->capture_default_str();
-    sub->add_flag("--no-guard", flags.no_guard, "Omit the tail guard (the pitfall: out-of-bounds threads)");
+    sub->add_flag("--no-guard", flags.no_guard,
+                  "Omit the tail guard (the pitfall: out-of-bounds threads)");
   }
 
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {

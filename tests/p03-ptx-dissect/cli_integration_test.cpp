@@ -39,8 +39,9 @@ TEST(PtxDissectCli, LoadTableShowsTheThreeCurriculumOutcomes) {
 TEST(PtxDissectCli, BadInputExitsTwoWithOneLine) {
   const std::string garbage = testing::TempDir() + "garbage.fatbin";
   std::ofstream(garbage) << "not a fatbin at all";
-  for (const std::string& args : std::vector<std::string>{"annotate /no/such.ptx", "load-table --fatbin /no/such",
-                                                          "load-table --fatbin " + garbage, "--bogus"}) {
+  for (const std::string& args :
+       std::vector<std::string>{"annotate /no/such.ptx", "load-table --fatbin /no/such",
+                                "load-table --fatbin " + garbage, "--bogus"}) {
     const auto r = run(args);
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("ptx-dissect: error: ", 0), 0U) << args << "\n" << r.out;

@@ -1,18 +1,20 @@
+#include "ptx_dissect/fatbin.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "ptx_dissect/fatbin.hpp"
-
 namespace {
 
 void put(std::vector<std::uint8_t>& b, std::size_t off, std::uint64_t v, int bytes) {
-  for (int k = 0; k < bytes; ++k) b[off + static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(v >> (8 * k));
+  for (int k = 0; k < bytes; ++k)
+    b[off + static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(v >> (8 * k));
 }
 
 // A fatbin laid out as nvcc 13 writes it: header, then entries of a 64-byte
 // header and a payload.
-std::vector<std::uint8_t> make_fatbin(const std::vector<std::pair<int, int>>& entries /* kind, arch */) {
+std::vector<std::uint8_t> make_fatbin(
+    const std::vector<std::pair<int, int>>& entries /* kind, arch */) {
   std::vector<std::uint8_t> b(16, 0);
   for (const auto& [kind, arch] : entries) {
     const std::size_t e = b.size();
@@ -21,7 +23,11 @@ std::vector<std::uint8_t> make_fatbin(const std::vector<std::pair<int, int>>& en
     put(b, e + 4, 64, 4);
     put(b, e + 8, 16, 8);
     put(b, e + 28, static_cast<std::uint64_t>(arch), 4);
-    std::memcpy(b.data() + e + 64, kind == 2 ? "\x7f" "ELF" : "//\n.", 4);
+    std::memcpy(b.data() + e + 64,
+                kind == 2 ? "\x7f"
+                            "ELF"
+                          : "//\n.",
+                4);
   }
   put(b, 0, 0xBA55ED50, 4);
   put(b, 4, 1, 2);

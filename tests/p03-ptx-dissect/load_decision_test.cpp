@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "ptx_dissect/load_decision.hpp"
+
+#include <gtest/gtest.h>
 
 using ptx_dissect::decide_load;
 using Action = ptx_dissect::LoadDecision::Action;

@@ -27,7 +27,8 @@ const std::filesystem::path kArtifacts = PTX_DISSECT_ARTIFACTS;
 TEST(PtxText, FindsTheEntryBodyAndGuards) {
   const auto body = ptx_dissect::entry_body(read(kLab / "kernels/saxpy-nvcc13-sm80.ptx"), "saxpy");
   ASSERT_TRUE(body.has_value());
-  EXPECT_EQ(body->front().text.rfind(".reg .pred", 0), 0U);  // declarations come first, without an opcode
+  EXPECT_EQ(body->front().text.rfind(".reg .pred", 0),
+            0U);  // declarations come first, without an opcode
   EXPECT_EQ(body->front().opcode, "");
   EXPECT_EQ((*body)[4].opcode, "ld.param.f32");
   bool guarded_bra = false;
@@ -40,28 +41,33 @@ TEST(PtxChecks, SixIdiomsOnTheCommittedSaxpy) {
   const std::string ptx = read(kLab / "kernels/saxpy-nvcc13-sm80.ptx");
   const auto findings = ptx_dissect::check_ptx(ptx, "");
   for (std::size_t k = 0; k < 6; ++k)
-    EXPECT_EQ(findings[k].status, ptx_dissect::Finding::Status::kPass) << findings[k].check << ": " << findings[k].found;
+    EXPECT_EQ(findings[k].status, ptx_dissect::Finding::Status::kPass)
+        << findings[k].check << ": " << findings[k].found;
   // Without -fmad=false PTX (empty here) the contraction check must fail, not pass vacuously.
   EXPECT_EQ(findings[6].status, ptx_dissect::Finding::Status::kFail);
 }
 
 TEST(PtxChecks, AKernelWithoutTheIdiomsFails) {
   const std::string ptx = ".visible .entry saxpy(\n.param .u64 p\n)\n{\nret;\n}\n";
-  for (const auto& f : ptx_dissect::check_ptx(ptx, ptx)) EXPECT_EQ(f.status, ptx_dissect::Finding::Status::kFail) << f.check;
+  for (const auto& f : ptx_dissect::check_ptx(ptx, ptx))
+    EXPECT_EQ(f.status, ptx_dissect::Finding::Status::kFail) << f.check;
 }
 
 TEST(PtxChecks, BuildArtifactsPassEveryNonSassCheck) {
-  if (!std::filesystem::exists(kArtifacts / "kernels.ptx")) GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
+  if (!std::filesystem::exists(kArtifacts / "kernels.ptx"))
+    GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
   for (const auto& f : ptx_dissect::run_all_checks(kArtifacts))
-    EXPECT_NE(f.status, ptx_dissect::Finding::Status::kFail) << f.kernel << " " << f.check << ": " << f.found;
+    EXPECT_NE(f.status, ptx_dissect::Finding::Status::kFail)
+        << f.kernel << " " << f.check << ": " << f.found;
 }
 
 TEST(Annotate, ExplainsEveryRubricIdiom) {
   const std::string out = ptx_dissect::annotate(read(kLab / "kernels/saxpy-nvcc13-sm80.ptx"));
-  for (const char* phrase : {"read a kernel argument from .param space", "generic pointer -> .global address",
-                             "blockIdx.x", "i = blockIdx.x * blockDim.x + threadIdx.x", "the tail test i >= n",
-                             "threads past the end skip the body", "byte offset = i * sizeof(float)",
-                             "nvcc contracted a mul and an add"})
+  for (const char* phrase :
+       {"read a kernel argument from .param space", "generic pointer -> .global address",
+        "blockIdx.x", "i = blockIdx.x * blockDim.x + threadIdx.x", "the tail test i >= n",
+        "threads past the end skip the body", "byte offset = i * sizeof(float)",
+        "nvcc contracted a mul and an add"})
     EXPECT_NE(out.find(phrase), std::string::npos) << phrase;
   EXPECT_EQ(ptx_dissect::explain_line(""), "");
   EXPECT_EQ(ptx_dissect::explain_line("$L__BB0_2:"), "label: a branch target");

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "ptx_dissect/ptxas_report.hpp"
+
+#include <gtest/gtest.h>
 
 // Real ptxas 13.0 output for kernels/kernels.cu with -maxrregcount=16.
 constexpr const char* kReport = R"(ptxas info    : 0 bytes gmem

@@ -17,9 +17,11 @@
 #include "test_util.hpp"
 
 TEST(CBackend, SharesTheMiddleEndButNotTheIndexModel) {
-  const auto c = ptxc_test::compile_at("kernel scale2(a: f32*, b: f32*, c: f32*) { c[i] = a[i] * 2.0 + b[i]; }", 1);
+  const auto c = ptxc_test::compile_at(
+      "kernel scale2(a: f32*, b: f32*, c: f32*) { c[i] = a[i] * 2.0 + b[i]; }", 1);
   const std::string src = ptxc::emit_c(c.functions);
-  EXPECT_NE(src.find("for (int i = 0; i < n; ++i)"), std::string::npos) << src;  // a loop, not a grid
+  EXPECT_NE(src.find("for (int i = 0; i < n; ++i)"), std::string::npos)
+      << src;                                                              // a loop, not a grid
   EXPECT_NE(src.find("fmaf(v3, 0x1p+1f, v7)"), std::string::npos) << src;  // the same contraction
   EXPECT_NE(src.find("void ptxc_entry_scale2(void **args, int n)"), std::string::npos);
 }
@@ -32,7 +34,8 @@ TEST(CBackend, CompiledCMatchesTheInterpreterBitForBit) {
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
   std::ofstream(dir + "/suite.c") << ptxc::emit_c(c.functions);
-  const std::string cmd = cc + " -O2 -ffp-contract=off -fPIC -shared -o " + dir + "/suite.so " + dir + "/suite.c -lm";
+  const std::string cmd =
+      cc + " -O2 -ffp-contract=off -fPIC -shared -o " + dir + "/suite.so " + dir + "/suite.c -lm";
   const int rc = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd;
   void* lib = dlopen((dir + "/suite.so").c_str(), RTLD_NOW);
@@ -61,7 +64,8 @@ TEST(CBackend, CompiledCMatchesTheInterpreterBitForBit) {
     fn(args.data(), n);
     for (std::size_t p = 0; p < k.params.size(); ++p)
       for (std::size_t i = 0; i < host.buffers[p].size(); ++i)
-        ASSERT_EQ(std::bit_cast<std::uint32_t>(host.buffers[p][i]), std::bit_cast<std::uint32_t>(interp.buffers[p][i]))
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(host.buffers[p][i]),
+                  std::bit_cast<std::uint32_t>(interp.buffers[p][i]))
             << k.name << " " << k.params[p].name << "[" << i << "]";
   }
   dlclose(lib);

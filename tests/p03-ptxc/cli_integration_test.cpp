@@ -42,7 +42,8 @@ const std::string kLab = GPULAB_LAB_DIR;
 TEST(PtxcCli, SuitePassesAndPrintsTheTable) {
   const auto r = run("");
   EXPECT_EQ(r.rc, 0) << r.out;
-  EXPECT_NE(r.out.find("10/10 kernels agree with the reference at -O0 and -O1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("10/10 kernels agree with the reference at -O0 and -O1"), std::string::npos)
+      << r.out;
 }
 
 TEST(PtxcCli, CompileErrorsLookLikeACompilersAndExitTwo) {
@@ -57,11 +58,12 @@ TEST(PtxcCli, CompileErrorsLookLikeACompilersAndExitTwo) {
 }
 
 TEST(PtxcCli, BadInputIsAOneLineErrorWithExitTwo) {
-  for (const std::string& args : std::vector<std::string>
-       {"compile /no/such/file.k", "run " + kLab + "/kernels/elementwise.ptxc --n 0",
-        "run " + kLab + "/kernels/elementwise.ptxc --block 5000", "compile " + kLab + "/kernels/elementwise.ptxc --target sm_42",
-        "compile " + kLab + "/kernels/elementwise.ptxc --emit bytes", "run " + kLab + "/kernels/elementwise.ptxc --kernel nope",
-        "--no-such-flag"}) {
+  for (const std::string& args : std::vector<std::string>{
+           "compile /no/such/file.k", "run " + kLab + "/kernels/elementwise.ptxc --n 0",
+           "run " + kLab + "/kernels/elementwise.ptxc --block 5000",
+           "compile " + kLab + "/kernels/elementwise.ptxc --target sm_42",
+           "compile " + kLab + "/kernels/elementwise.ptxc --emit bytes",
+           "run " + kLab + "/kernels/elementwise.ptxc --kernel nope", "--no-such-flag"}) {
     const auto r = run(args);
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("ptxc: error: ", 0), 0U) << args << "\n" << r.out;
@@ -78,11 +80,14 @@ TEST(PtxcCli, BinaryGarbageIsRejectedNotCrashedOn) {
 TEST(PtxcCli, RemovingTheGuardFailsTheDifferentialTestWithTheFaultingThread) {
   const auto r = run("run " + kLab + "/kernels/elementwise.ptxc --kernel vadd --no-guard");
   EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_NE(r.out.find("FAIL vadd: thread 1000 (block 7, thread 104): out-of-bounds"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL vadd: thread 1000 (block 7, thread 104): out-of-bounds"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(PtxcCli, RunAgainstNvccPtxIsBitIdentical) {
-  const auto r = run("run " + kLab + "/kernels/elementwise.ptxc --against " + kLab + "/kernels/nvcc13-sm80-O3.ptx");
+  const auto r = run("run " + kLab + "/kernels/elementwise.ptxc --against " + kLab +
+                     "/kernels/nvcc13-sm80-O3.ptx");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_EQ(r.out.find("differ"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bit-identical"), std::string::npos) << r.out;

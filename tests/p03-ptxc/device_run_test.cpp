@@ -1,11 +1,12 @@
 // ptxc's PTX on a real GPU (driver API) against the interpreter, bit for bit.
 // Skips with the reason on machines without a driver or a GPU.
+#include "ptxc/device_run.hpp"
+
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <gpulab/cli.hpp>
 
-#include "ptxc/device_run.hpp"
 #include "ptxc/suite.hpp"
 #include "test_util.hpp"
 
@@ -23,7 +24,8 @@ TEST(DeviceRun, SuiteOnTheGpuMatchesTheInterpreterBitForBit) {
     const auto interp = ptxc::run_ptx(*m.find(k.name), k.params, inputs, 1000, 128);
     for (std::size_t p = 0; p < k.params.size(); ++p)
       for (std::size_t i = 0; i < interp.buffers[p].size(); ++i)
-        ASSERT_EQ(std::bit_cast<std::uint32_t>(gpu.buffers[p][i]), std::bit_cast<std::uint32_t>(interp.buffers[p][i]))
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(gpu.buffers[p][i]),
+                  std::bit_cast<std::uint32_t>(interp.buffers[p][i]))
             << k.name << " " << k.params[p].name << "[" << i << "] on " << gpu.device;
   }
 }

@@ -1,8 +1,9 @@
 // The differential test as a user meets it: the suite passes, the guard
 // matters, and a wrong compiler would be caught.
+#include "ptxc/differential.hpp"
+
 #include <gtest/gtest.h>
 
-#include "ptxc/differential.hpp"
 #include "ptxc/suite.hpp"
 #include "test_util.hpp"
 
@@ -10,7 +11,8 @@ namespace {
 
 ptxc::DiffResult diff(const ptxc::Compilation& c, std::size_t k, ptxc::DiffOptions opts = {}) {
   const auto m = ptxc::ptx::parse_ptx(c.ptx);
-  return ptxc::run_differential(c.program.kernels.at(k), *m.find(c.program.kernels.at(k).name), opts);
+  return ptxc::run_differential(c.program.kernels.at(k), *m.find(c.program.kernels.at(k).name),
+                                opts);
 }
 
 }  // namespace
@@ -28,7 +30,8 @@ TEST(Differential, EveryBuiltinKernelAgreesWithTheReferenceAtBothLevels) {
 }
 
 TEST(Differential, TheGuardCatchesATailThatIsNotABlockMultiple) {
-  const auto c = ptxc_test::compile_at("kernel vadd(a: f32*, b: f32*, c: f32*) { c[i] = a[i] + b[i]; }", 1);
+  const auto c =
+      ptxc_test::compile_at("kernel vadd(a: f32*, b: f32*, c: f32*) { c[i] = a[i] + b[i]; }", 1);
   for (int n : {1, 127, 129, 1000}) {
     const auto r = diff(c, 0, {.n = n, .block = 128, .seed = 3, .tol = {}});
     EXPECT_TRUE(r.pass) << n << ": " << r.fault;
@@ -40,10 +43,13 @@ TEST(Differential, TheGuardCatchesATailThatIsNotABlockMultiple) {
 TEST(Differential, WithoutTheGuardTheTailThreadFaultsAndTheTestFails) {
   auto o = ptxc::CompileOptions::at_level(1);
   o.emit.guard = false;
-  const auto c = ptxc::compile("kernel vadd(a: f32*, b: f32*, c: f32*) { c[i] = a[i] + b[i]; }", "t.k", o);
+  const auto c =
+      ptxc::compile("kernel vadd(a: f32*, b: f32*, c: f32*) { c[i] = a[i] + b[i]; }", "t.k", o);
   const auto r = diff(c, 0, {.n = 1000, .block = 128, .seed = 1, .tol = {}});
   EXPECT_FALSE(r.pass);
-  EXPECT_NE(r.fault.find("thread 1000 (block 7, thread 104): out-of-bounds load"), std::string::npos) << r.fault;
+  EXPECT_NE(r.fault.find("thread 1000 (block 7, thread 104): out-of-bounds load"),
+            std::string::npos)
+      << r.fault;
   // With n a block multiple nothing is out of bounds: why the lab insists on n=1000.
   EXPECT_TRUE(diff(c, 0, {.n = 1024, .block = 128, .seed = 1, .tol = {}}).pass);
 }
@@ -51,7 +57,8 @@ TEST(Differential, WithoutTheGuardTheTailThreadFaultsAndTheTestFails) {
 TEST(Differential, AWrongResultIsReportedElementByElement) {
   // Compile a different kernel under the same name: the comparison must notice.
   const auto right = ptxc_test::compile_at("kernel k(a: f32*, b: f32*) { b[i] = a[i] + 1; }", 1);
-  const auto wrong = ptxc_test::compile_at("kernel k(a: f32*, b: f32*) { b[i] = a[i] + 1.001; }", 1);
+  const auto wrong =
+      ptxc_test::compile_at("kernel k(a: f32*, b: f32*) { b[i] = a[i] + 1.001; }", 1);
   const auto m = ptxc::ptx::parse_ptx(wrong.ptx);
   const auto r = ptxc::run_differential(right.program.kernels[0], m.entries[0], {});
   EXPECT_FALSE(r.pass);
@@ -62,8 +69,10 @@ TEST(Differential, AWrongResultIsReportedElementByElement) {
 TEST(Differential, InputBuffersMustNotChange) {
   // A kernel that writes a (but the reference says b) is caught through a.
   const auto ref = ptxc_test::compile_at("kernel k(a: f32*, b: f32*) { b[i] = a[i]; }", 1);
-  const auto bad = ptxc_test::compile_at("kernel k(a: f32*, b: f32*) { b[i] = a[i]; a[i] = 0; }", 1);
-  const auto r = ptxc::run_differential(ref.program.kernels[0], ptxc::ptx::parse_ptx(bad.ptx).entries[0], {});
+  const auto bad =
+      ptxc_test::compile_at("kernel k(a: f32*, b: f32*) { b[i] = a[i]; a[i] = 0; }", 1);
+  const auto r =
+      ptxc::run_differential(ref.program.kernels[0], ptxc::ptx::parse_ptx(bad.ptx).entries[0], {});
   EXPECT_FALSE(r.pass);
   EXPECT_EQ(r.comparison.first_mismatch.rfind("a[0]", 0), 0U);
 }

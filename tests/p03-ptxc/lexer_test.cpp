@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "ptxc/lexer.hpp"
+
+#include <gtest/gtest.h>
 
 using ptxc::Tok;
 
@@ -18,9 +18,9 @@ std::vector<ptxc::Token> lex_ok(std::string_view src) {
 TEST(Lexer, CurriculumExampleTokenStream) {
   // The chapter-2 example: c[i] = a[i] * 2.0
   const auto t = lex_ok("c[i] = a[i] * 2.0");
-  const std::vector<Tok> want = {Tok::kIdent, Tok::kLBracket, Tok::kIdent,    Tok::kRBracket, Tok::kAssign,
-                                 Tok::kIdent, Tok::kLBracket, Tok::kIdent,    Tok::kRBracket, Tok::kStar,
-                                 Tok::kNumber, Tok::kEof};
+  const std::vector<Tok> want = {Tok::kIdent,    Tok::kLBracket, Tok::kIdent,    Tok::kRBracket,
+                                 Tok::kAssign,   Tok::kIdent,    Tok::kLBracket, Tok::kIdent,
+                                 Tok::kRBracket, Tok::kStar,     Tok::kNumber,   Tok::kEof};
   ASSERT_EQ(t.size(), want.size());
   for (std::size_t k = 0; k < want.size(); ++k) EXPECT_EQ(t[k].kind, want[k]) << k;
   EXPECT_EQ(t[10].text, "2.0");
@@ -45,5 +45,6 @@ TEST(Lexer, ReportsEveryBadCharacterWithLineAndColumn) {
   EXPECT_EQ(d.errors()[0].loc.col, 3);
   EXPECT_EQ(d.errors()[1].loc.line, 2);
   EXPECT_EQ(t.back().kind, Tok::kEof);  // lexing went on after the errors
-  EXPECT_NE(d.render().find("t.k:1:3: error: unexpected character '$'\n  a $ b\n    ^\n"), std::string::npos);
+  EXPECT_NE(d.render().find("t.k:1:3: error: unexpected character '$'\n  a $ b\n    ^\n"),
+            std::string::npos);
 }

@@ -1,9 +1,10 @@
 // Each pass alone, on IR lowered from a small kernel, then the effect a user
 // sees: fewer PTX instructions.
+#include "ptxc/passes.hpp"
+
 #include <gtest/gtest.h>
 
 #include "ptxc/parser.hpp"
-#include "ptxc/passes.hpp"
 #include "ptxc/sema.hpp"
 #include "test_util.hpp"
 
@@ -75,7 +76,8 @@ TEST(Fold, ReducesTheEmittedInstructionCount) {
 
 TEST(Cse, MergesDuplicateLoadsAddsAndAddresses) {
   // Extension 3: (a[i]+b[i]) * (a[i]+b[i]) loads and adds twice without CSE.
-  auto fn = lowered("kernel k(a: f32*, b: f32*, c: f32*) { c[i] = (a[i] + b[i]) * (a[i] + b[i]); }");
+  auto fn =
+      lowered("kernel k(a: f32*, b: f32*, c: f32*) { c[i] = (a[i] + b[i]) * (a[i] + b[i]); }");
   EXPECT_EQ(count_op(fn, ptxc::Op::kLoad), 4U);
   EXPECT_EQ(count_op(fn, ptxc::Op::kAdd), 2U);
   EXPECT_GT(ptxc::eliminate_common_subexpressions(fn), 0);
@@ -87,7 +89,8 @@ TEST(Cse, MergesDuplicateLoadsAddsAndAddresses) {
 }
 
 TEST(Cse, TreatsCommutedOperandsAsEqual) {
-  auto fn = lowered("kernel k(a: f32*, b: f32*, c: f32*) { c[i] = (a[i] * b[i]) - (b[i] * a[i]); }");
+  auto fn =
+      lowered("kernel k(a: f32*, b: f32*, c: f32*) { c[i] = (a[i] * b[i]) - (b[i] * a[i]); }");
   ptxc::eliminate_common_subexpressions(fn);
   ptxc::eliminate_dead_code(fn);
   EXPECT_EQ(count_op(fn, ptxc::Op::kMul), 1U);
@@ -131,7 +134,8 @@ TEST(Dce, RemovesUnusedLetsAndKeepsStores) {
 }
 
 TEST(Passes, O1NeverEmitsMoreThanO0OnTheSuiteKernels) {
-  for (const char* src : {"kernel k(a: f32, x: f32*, y: f32*) { y[i] = a * x[i] + y[i]; }",
-                          "kernel k(a: f32*, b: f32*, c: f32*) { c[i] = (a[i] + b[i]) * (a[i] + b[i]); }"})
+  for (const char* src :
+       {"kernel k(a: f32, x: f32*, y: f32*) { y[i] = a * x[i] + y[i]; }",
+        "kernel k(a: f32*, b: f32*, c: f32*) { c[i] = (a[i] + b[i]) * (a[i] + b[i]); }"})
     EXPECT_LT(ptxc_test::ptx_instructions(src, 1), ptxc_test::ptx_instructions(src, 0)) << src;
 }

@@ -9,7 +9,8 @@
 
 namespace {
 
-constexpr const char* kScale2 = "kernel scale2(a: f32*, b: f32*, c: f32*) {\n    c[i] = a[i] * 2.0 + b[i];\n}\n";
+constexpr const char* kScale2 =
+    "kernel scale2(a: f32*, b: f32*, c: f32*) {\n    c[i] = a[i] * 2.0 + b[i];\n}\n";
 
 std::string golden(const std::string& name) {
   std::ifstream in(std::string(GPULAB_LAB_DIR) + "/../../tests/p03-ptxc/golden/" + name);
@@ -37,18 +38,35 @@ TEST(PtxEmitter, GoldenScale2AtO0) {
 }
 
 TEST(PtxEmitter, GoldenSquareSumAtO1) {
-  EXPECT_EQ(ptxc_test::compile_at("kernel sqsum(a: f32*, b: f32*, c: f32*) {\n    c[i] = (a[i] + b[i]) * (a[i] + b[i]);\n}\n", 1).ptx,
+  EXPECT_EQ(ptxc_test::compile_at("kernel sqsum(a: f32*, b: f32*, c: f32*) {\n    c[i] = (a[i] + "
+                                  "b[i]) * (a[i] + b[i]);\n}\n",
+                                  1)
+                .ptx,
             golden("sqsum.O1.ptx"));
 }
 
 TEST(PtxEmitter, HasEveryCurriculumIdiom) {
   const std::string ptx = ptxc_test::compile_at(kScale2, 0).ptx;
-  for (const char* idiom :
-       {".version 7.0", ".target sm_75", ".address_size 64", ".visible .entry scale2(", ".param .u64 scale2_param_0",
-        ".param .u32 scale2_param_3", ".reg .pred", "ld.param.u64", "cvta.to.global.u64", "mov.u32 \t%r1, %ctaid.x",
-        "mov.u32 \t%r2, %ntid.x", "mov.u32 \t%r3, %tid.x", "mad.lo.s32 \t%r4, %r1, %r2, %r3",
-        "setp.ge.s32 \t%p1, %r4, %r5", "@%p1 bra \tDONE", "mul.wide.s32", "ld.global.f32", "st.global.f32",
-        "mov.f32 \t%f2, 0f40000000", "DONE:\n\tret;"})
+  for (const char* idiom : {".version 7.0",
+                            ".target sm_75",
+                            ".address_size 64",
+                            ".visible .entry scale2(",
+                            ".param .u64 scale2_param_0",
+                            ".param .u32 scale2_param_3",
+                            ".reg .pred",
+                            "ld.param.u64",
+                            "cvta.to.global.u64",
+                            "mov.u32 \t%r1, %ctaid.x",
+                            "mov.u32 \t%r2, %ntid.x",
+                            "mov.u32 \t%r3, %tid.x",
+                            "mad.lo.s32 \t%r4, %r1, %r2, %r3",
+                            "setp.ge.s32 \t%p1, %r4, %r5",
+                            "@%p1 bra \tDONE",
+                            "mul.wide.s32",
+                            "ld.global.f32",
+                            "st.global.f32",
+                            "mov.f32 \t%f2, 0f40000000",
+                            "DONE:\n\tret;"})
     EXPECT_NE(ptx.find(idiom), std::string::npos) << idiom << "\n" << ptx;
 }
 
@@ -62,7 +80,9 @@ TEST(PtxEmitter, O1ComputesTheByteOffsetOnceAndContractsToFma) {
 }
 
 TEST(PtxEmitter, NonContractedArithmeticCarriesExplicitRounding) {
-  const auto ptx = ptxc_test::compile_at("kernel k(a: f32*, b: f32*) { b[i] = a[i] * b[i] - a[i] / b[i]; }", 1).ptx;
+  const auto ptx =
+      ptxc_test::compile_at("kernel k(a: f32*, b: f32*) { b[i] = a[i] * b[i] - a[i] / b[i]; }", 1)
+          .ptx;
   EXPECT_NE(ptx.find("mul.rn.f32"), std::string::npos);
   EXPECT_NE(ptx.find("sub.rn.f32"), std::string::npos);
   EXPECT_NE(ptx.find("div.rn.f32"), std::string::npos);
@@ -70,8 +90,11 @@ TEST(PtxEmitter, NonContractedArithmeticCarriesExplicitRounding) {
 }
 
 TEST(PtxEmitter, IntrinsicsLowerToTheirPtx) {
-  const auto ptx =
-      ptxc_test::compile_at("kernel k(a: f32*, b: f32*) { b[i] = relu(min(a[i], b[i])) + max(abs(a[i]), sqrt(b[i])); }", 1).ptx;
+  const auto ptx = ptxc_test::compile_at(
+                       "kernel k(a: f32*, b: f32*) { b[i] = relu(min(a[i], b[i])) + max(abs(a[i]), "
+                       "sqrt(b[i])); }",
+                       1)
+                       .ptx;
   for (const char* op : {"min.f32", "max.f32", "abs.f32", "sqrt.rn.f32", "0f00000000"})
     EXPECT_NE(ptx.find(op), std::string::npos) << op;
 }

@@ -1,5 +1,7 @@
 // The PTX parser and interpreter on their own: hand-written PTX, nvcc's PTX,
 // and the faults a user must be told about.
+#include "ptxc/ptx_interpreter.hpp"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -7,7 +9,6 @@
 #include <sstream>
 
 #include "ptxc/differential.hpp"
-#include "ptxc/ptx_interpreter.hpp"
 #include "ptxc/ptx_module.hpp"
 #include "test_util.hpp"
 
@@ -31,15 +32,17 @@ std::string parse_error(std::string_view text) {
 
 constexpr const char* kHeader = ".version 7.0\n.target sm_80\n.address_size 64\n";
 
-std::string entry(std::string_view body, std::string_view regs = ".reg .b32 %r<4>;\n.reg .f32 %f<4>;\n") {
-  return std::string(kHeader) + ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n" + std::string(regs) +
-         ".reg .b64 %rd<4>;\n.reg .pred %p<2>;\n" + std::string(body) + "}\n";
+std::string entry(std::string_view body,
+                  std::string_view regs = ".reg .b32 %r<4>;\n.reg .f32 %f<4>;\n") {
+  return std::string(kHeader) + ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n" +
+         std::string(regs) + ".reg .b64 %rd<4>;\n.reg .pred %p<2>;\n" + std::string(body) + "}\n";
 }
 
 }  // namespace
 
 TEST(PtxParser, ReadsDirectivesParamsRegistersAndLabels) {
-  const auto m = ptxc::ptx::parse_ptx(ptxc_test::compile_at("kernel k(s: f32, a: f32*) { a[i] = s * a[i]; }", 1).ptx);
+  const auto m = ptxc::ptx::parse_ptx(
+      ptxc_test::compile_at("kernel k(s: f32, a: f32*) { a[i] = s * a[i]; }", 1).ptx);
   EXPECT_EQ(m.version, "7.0");
   EXPECT_EQ(m.target, "sm_75");
   ASSERT_EQ(m.entries.size(), 1U);
@@ -49,14 +52,20 @@ TEST(PtxParser, ReadsDirectivesParamsRegistersAndLabels) {
 }
 
 TEST(PtxParser, RejectsMalformedAndUnsupportedPtxWithALineNumber) {
-  EXPECT_EQ(parse_error(entry("add.f32 %f1, %f9, %f2;\n")), "line 12: register '%f9' is not declared");
+  EXPECT_EQ(parse_error(entry("add.f32 %f1, %f9, %f2;\n")),
+            "line 12: register '%f9' is not declared");
   EXPECT_EQ(parse_error(entry("bra NOWHERE;\n")), "line 12: undefined label 'NOWHERE'");
-  EXPECT_NE(parse_error(entry("tex.2d.v4.f32 %f1, %f2;\n")).find("unsupported instruction"), std::string::npos);
-  EXPECT_NE(parse_error(entry("div.approx.f32 %f1, %f2, %f3;\n")).find("modifier .approx"), std::string::npos);
-  EXPECT_NE(parse_error(entry("add.f32 %f1, %f2;\n")).find("takes 3 operands, 2 given"), std::string::npos);
-  EXPECT_NE(parse_error(entry("ld.param.u64 %rd1, [nope];\n")).find("'nope' is not a parameter"), std::string::npos);
+  EXPECT_NE(parse_error(entry("tex.2d.v4.f32 %f1, %f2;\n")).find("unsupported instruction"),
+            std::string::npos);
+  EXPECT_NE(parse_error(entry("div.approx.f32 %f1, %f2, %f3;\n")).find("modifier .approx"),
+            std::string::npos);
+  EXPECT_NE(parse_error(entry("add.f32 %f1, %f2;\n")).find("takes 3 operands, 2 given"),
+            std::string::npos);
+  EXPECT_NE(parse_error(entry("ld.param.u64 %rd1, [nope];\n")).find("'nope' is not a parameter"),
+            std::string::npos);
   EXPECT_NE(parse_error(".target sm_80\n").find("missing .version"), std::string::npos);
-  EXPECT_NE(parse_error(std::string(kHeader) + ".visible .entry k(\n{").find("line"), std::string::npos);
+  EXPECT_NE(parse_error(std::string(kHeader) + ".visible .entry k(\n{").find("line"),
+            std::string::npos);
   EXPECT_NE(parse_error("/* never closed").find("unterminated"), std::string::npos);
 }
 
@@ -95,9 +104,12 @@ TEST(PtxInterpreter, OutOfBoundsStoreNamesTheThreadAndAddress) {
   } catch (const ptxc::MemoryFault& f) {
     EXPECT_EQ(f.thread, 1);
     EXPECT_EQ(f.address, addr + 4);
-    EXPECT_NE(std::string(f.what()).find("thread 1 (block 0, thread 1): out-of-bounds store"), std::string::npos)
+    EXPECT_NE(std::string(f.what()).find("thread 1 (block 0, thread 1): out-of-bounds store"),
+              std::string::npos)
         << f.what();
-    EXPECT_NE(std::string(f.what()).find("0 bytes past the end of 'out' (4 bytes"), std::string::npos) << f.what();
+    EXPECT_NE(std::string(f.what()).find("0 bytes past the end of 'out' (4 bytes"),
+              std::string::npos)
+        << f.what();
   }
   EXPECT_EQ(mem.buffer(0)[0], 1.0F);  // thread 0's store landed
 }
@@ -113,15 +125,16 @@ TEST(PtxInterpreter, RoundsToF32AfterEveryOperationAndOnceForFma) {
   const float x = 1.0F + 0x1p-12F;
   const std::string text = entry(
       "ld.param.u64 %rd1, [k_param_0];\nld.global.f32 %f1, [%rd1];\nmul.rn.f32 %f2, %f1, %f1;\n"
-      "sub.rn.f32 %f2, %f2, 0f3F800000;\nst.global.f32 [%rd1+4], %f2;\nfma.rn.f32 %f3, %f1, %f1, 0fBF800000;\n"
+      "sub.rn.f32 %f2, %f2, 0f3F800000;\nst.global.f32 [%rd1+4], %f2;\nfma.rn.f32 %f3, %f1, %f1, "
+      "0fBF800000;\n"
       "st.global.f32 [%rd1+8], %f3;\nret;\n");
   const auto m = ptxc::ptx::parse_ptx(text);
   ptxc::GlobalMemory mem;
   const std::vector<float> init = {x, 0.0F, 0.0F};
   const auto addr = mem.allocate("buf", init);
   ptxc::launch(m.entries[0], {addr}, {1, 1}, mem);
-  EXPECT_EQ(mem.buffer(0)[1], 0x1p-11F);              // the product rounded first: 2^-24 lost
-  EXPECT_EQ(mem.buffer(0)[2], 0x1p-11F + 0x1p-24F);   // fma keeps it
+  EXPECT_EQ(mem.buffer(0)[1], 0x1p-11F);             // the product rounded first: 2^-24 lost
+  EXPECT_EQ(mem.buffer(0)[2], 0x1p-11F + 0x1p-24F);  // fma keeps it
 }
 
 #ifdef PTXC_NVCC_FIXTURE
@@ -146,7 +159,8 @@ void expect_identical_to_ptxc(const std::string& nvcc_ptx_path, const std::strin
       const auto b = ptxc::run_ptx(*theirs, k.params, inputs, n, 128);
       for (std::size_t p = 0; p < k.params.size(); ++p)
         for (std::size_t i = 0; i < a.buffers[p].size(); ++i)
-          ASSERT_EQ(std::bit_cast<std::uint32_t>(a.buffers[p][i]), std::bit_cast<std::uint32_t>(b.buffers[p][i]))
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(a.buffers[p][i]),
+                    std::bit_cast<std::uint32_t>(b.buffers[p][i]))
               << k.name << " " << k.params[p].name << "[" << i << "] n=" << n;
     }
   }

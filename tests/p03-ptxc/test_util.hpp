@@ -21,7 +21,9 @@ inline std::size_t ptx_instructions(std::string_view src, int level) {
 
 inline std::size_t count_of(std::string_view text, std::string_view needle) {
   std::size_t n = 0;
-  for (auto pos = text.find(needle); pos != std::string_view::npos; pos = text.find(needle, pos + 1)) ++n;
+  for (auto pos = text.find(needle); pos != std::string_view::npos;
+       pos = text.find(needle, pos + 1))
+    ++n;
   return n;
 }
 

@@ -11,14 +11,19 @@ namespace ptx_dissect {
 
 namespace {
 
-bool starts(std::string_view s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool starts(std::string_view s, std::string_view prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+bool has(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
 
 std::string explain_directive(std::string_view t) {
   if (starts(t, ".version")) return "PTX ISA version this text is written in";
   if (starts(t, ".target")) return "oldest GPU architecture this PTX may be compiled for";
   if (starts(t, ".address_size")) return "pointers are 64-bit";
-  if (has(t, ".entry")) return "a __global__ kernel the driver can launch (.visible: exported by name)";
+  if (has(t, ".entry"))
+    return "a __global__ kernel the driver can launch (.visible: exported by name)";
   if (starts(t, ".param")) return "a kernel argument, passed in the .param state space";
   if (starts(t, ".reg .pred")) return "predicate registers (1-bit), for setp/@%p";
   if (starts(t, ".reg")) return "virtual registers, unlimited in PTX; ptxas assigns the real ones";
@@ -31,34 +36,58 @@ std::string explain_instruction(const PtxLine& l) {
   const std::string_view op = l.opcode;
   const std::string_view t = l.text;
   std::string what;
-  if (starts(op, "ld.param")) what = "read a kernel argument from .param space (the ABI prologue)";
-  else if (starts(op, "cvta.to.global")) what = "generic pointer -> .global address (the space ld/st.global need)";
-  else if (starts(op, "mov") && has(t, "%ctaid.x")) what = "blockIdx.x";
-  else if (starts(op, "mov") && has(t, "%ntid.x")) what = "blockDim.x";
-  else if (starts(op, "mov") && has(t, "%tid.x")) what = "threadIdx.x";
-  else if (starts(op, "mov") && has(t, "0f")) what = "materialise a float constant (IEEE-754 bits in hex)";
-  else if (starts(op, "mov")) what = "copy";
-  else if (starts(op, "mad.lo")) what = "i = blockIdx.x * blockDim.x + threadIdx.x (low 32 bits of a*b+c)";
-  else if (starts(op, "setp")) what = fmt::format("predicate = ({} comparison){}", op.substr(5, op.find('.', 5) - 5),
-                                                 starts(op, "setp.ge.s32") ? ": the tail test i >= n" : "");
-  else if (starts(op, "bra")) what = "jump to the label";
-  else if (starts(op, "mul.wide")) what = "byte offset = i * sizeof(float), widened to 64 bits";
-  else if (starts(op, "add.s64") || starts(op, "add.u64")) what = "address = base + byte offset";
-  else if (starts(op, "ld.global")) what = "load from global memory (DRAM, through L2/L1)";
-  else if (starts(op, "st.global")) what = "store to global memory";
-  else if (starts(op, "fma.rn.f32")) what = "a*b+c, rounded once: nvcc contracted a mul and an add (-fmad=false stops it)";
-  else if (starts(op, "mul.rn.f32")) what = "multiply, rounded; .rn forbids fusing it into an FMA";
-  else if (starts(op, "add.rn.f32")) what = "add, rounded; .rn forbids fusing it into an FMA";
-  else if (starts(op, "mul.f32")) what = "multiply (no .rn: ptxas may still fuse it with an add)";
-  else if (starts(op, "add.f32")) what = "add (no .rn: ptxas may still fuse it with a multiply)";
-  else if (starts(op, "selp")) what = "select: d = p ? a : b, an if without a branch (if-conversion)";
-  else if (starts(op, "rem")) what = "remainder (an integer division: expensive on GPUs)";
-  else if (starts(op, "ret")) what = "the thread is done";
-  else what = fmt::format("{} instruction", op.substr(0, op.find('.')));
+  if (starts(op, "ld.param"))
+    what = "read a kernel argument from .param space (the ABI prologue)";
+  else if (starts(op, "cvta.to.global"))
+    what = "generic pointer -> .global address (the space ld/st.global need)";
+  else if (starts(op, "mov") && has(t, "%ctaid.x"))
+    what = "blockIdx.x";
+  else if (starts(op, "mov") && has(t, "%ntid.x"))
+    what = "blockDim.x";
+  else if (starts(op, "mov") && has(t, "%tid.x"))
+    what = "threadIdx.x";
+  else if (starts(op, "mov") && has(t, "0f"))
+    what = "materialise a float constant (IEEE-754 bits in hex)";
+  else if (starts(op, "mov"))
+    what = "copy";
+  else if (starts(op, "mad.lo"))
+    what = "i = blockIdx.x * blockDim.x + threadIdx.x (low 32 bits of a*b+c)";
+  else if (starts(op, "setp"))
+    what = fmt::format("predicate = ({} comparison){}", op.substr(5, op.find('.', 5) - 5),
+                       starts(op, "setp.ge.s32") ? ": the tail test i >= n" : "");
+  else if (starts(op, "bra"))
+    what = "jump to the label";
+  else if (starts(op, "mul.wide"))
+    what = "byte offset = i * sizeof(float), widened to 64 bits";
+  else if (starts(op, "add.s64") || starts(op, "add.u64"))
+    what = "address = base + byte offset";
+  else if (starts(op, "ld.global"))
+    what = "load from global memory (DRAM, through L2/L1)";
+  else if (starts(op, "st.global"))
+    what = "store to global memory";
+  else if (starts(op, "fma.rn.f32"))
+    what = "a*b+c, rounded once: nvcc contracted a mul and an add (-fmad=false stops it)";
+  else if (starts(op, "mul.rn.f32"))
+    what = "multiply, rounded; .rn forbids fusing it into an FMA";
+  else if (starts(op, "add.rn.f32"))
+    what = "add, rounded; .rn forbids fusing it into an FMA";
+  else if (starts(op, "mul.f32"))
+    what = "multiply (no .rn: ptxas may still fuse it with an add)";
+  else if (starts(op, "add.f32"))
+    what = "add (no .rn: ptxas may still fuse it with a multiply)";
+  else if (starts(op, "selp"))
+    what = "select: d = p ? a : b, an if without a branch (if-conversion)";
+  else if (starts(op, "rem"))
+    what = "remainder (an integer division: expensive on GPUs)";
+  else if (starts(op, "ret"))
+    what = "the thread is done";
+  else
+    what = fmt::format("{} instruction", op.substr(0, op.find('.')));
   if (!l.guard.empty())
-    what = fmt::format("only where {} is {}: {}", l.guard.substr(l.guard[1] == '!' ? 2 : 1),
-                       l.guard[1] == '!' ? "false" : "true",
-                       starts(op, "bra") ? "threads past the end skip the body (the tail guard)" : what);
+    what = fmt::format(
+        "only where {} is {}: {}", l.guard.substr(l.guard[1] == '!' ? 2 : 1),
+        l.guard[1] == '!' ? "false" : "true",
+        starts(op, "bra") ? "threads past the end skip the body (the tail guard)" : what);
   return what;
 }
 

@@ -13,9 +13,11 @@ constexpr std::uint32_t kMagic = 0xBA55ED50;
 
 template <class T>
 T read_le(std::span<const std::uint8_t> b, std::size_t off) {
-  if (off + sizeof(T) > b.size()) throw std::runtime_error(fmt::format("fatbin truncated at offset {}", off));
+  if (off + sizeof(T) > b.size())
+    throw std::runtime_error(fmt::format("fatbin truncated at offset {}", off));
   T v{};
-  for (std::size_t k = 0; k < sizeof(T); ++k) v = static_cast<T>(v | (static_cast<T>(b[off + k]) << (8 * k)));
+  for (std::size_t k = 0; k < sizeof(T); ++k)
+    v = static_cast<T>(v | (static_cast<T>(b[off + k]) << (8 * k)));
   return v;
 }
 
@@ -32,7 +34,8 @@ std::vector<FatbinEntry> parse_fatbin(std::span<const std::uint8_t> bytes) {
     const auto body = read_le<std::uint64_t>(bytes, off + 8);
     const std::size_t begin = off + header;
     if (header < 16 || body > bytes.size() || begin + body > bytes.size())
-      throw std::runtime_error(fmt::format("fatbin at offset {} claims {} bytes, the file has {}", off, body, bytes.size()));
+      throw std::runtime_error(fmt::format("fatbin at offset {} claims {} bytes, the file has {}",
+                                           off, body, bytes.size()));
     const std::size_t end = begin + static_cast<std::size_t>(body);
     std::size_t e = begin;
     while (e < end) {
@@ -42,7 +45,8 @@ std::vector<FatbinEntry> parse_fatbin(std::span<const std::uint8_t> bytes) {
       const auto payload = read_le<std::uint64_t>(bytes, e + 8);
       const auto compressed_size = read_le<std::uint32_t>(bytes, e + 16);
       entry.arch = static_cast<int>(read_le<std::uint32_t>(bytes, e + 28));
-      if (kind != 1 && kind != 2) throw std::runtime_error(fmt::format("unknown entry kind {} at offset {}", kind, e));
+      if (kind != 1 && kind != 2)
+        throw std::runtime_error(fmt::format("unknown entry kind {} at offset {}", kind, e));
       if (entry_header < 32 || payload > end || e + entry_header + payload > end)
         throw std::runtime_error(fmt::format("entry at offset {} overruns its fatbin", e));
       entry.kind = kind == 2 ? FatbinEntry::Kind::kElf : FatbinEntry::Kind::kPtx;
@@ -51,14 +55,18 @@ std::vector<FatbinEntry> parse_fatbin(std::span<const std::uint8_t> bytes) {
       const std::size_t p = e + entry_header;
       if (!entry.compressed && payload >= 4) {
         if (entry.kind == FatbinEntry::Kind::kElf) {
-          entry.payload_verified = std::memcmp(bytes.data() + p, "\x7f" "ELF", 4) == 0;
+          entry.payload_verified = std::memcmp(bytes.data() + p,
+                                               "\x7f"
+                                               "ELF",
+                                               4) == 0;
         } else {
           // PTX text starts with a comment or a directive.
           entry.payload_verified = bytes[p] == '/' || bytes[p] == '.' || bytes[p] == '\n';
         }
         if (!entry.payload_verified)
-          throw std::runtime_error(fmt::format("entry at offset {} does not hold the {} its header announces", e,
-                                               entry.kind == FatbinEntry::Kind::kElf ? "ELF" : "PTX"));
+          throw std::runtime_error(
+              fmt::format("entry at offset {} does not hold the {} its header announces", e,
+                          entry.kind == FatbinEntry::Kind::kElf ? "ELF" : "PTX"));
       }
       out.push_back(entry);
       e += entry_header + static_cast<std::size_t>(payload);

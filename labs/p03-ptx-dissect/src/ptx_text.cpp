@@ -17,7 +17,8 @@ std::vector<std::string_view> lines_of(std::string_view text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     const auto end = text.find('\n', start);
-    out.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    out.push_back(
+        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
@@ -33,7 +34,8 @@ PtxLine classify_line(std::string_view raw, int number) {
   std::string_view s = trim(raw);
   if (!s.empty() && s.back() == ';') s = trim(s.substr(0, s.size() - 1));
   line.text = std::string(s);
-  if (s.empty() || s[0] == '.' || s.back() == ':' || s[0] == '{' || s[0] == '}' || s[0] == ')') return line;
+  if (s.empty() || s[0] == '.' || s.back() == ':' || s[0] == '{' || s[0] == '}' || s[0] == ')')
+    return line;
   if (s[0] == '@') {
     const auto sp = s.find_first_of(" \t");
     line.guard = std::string(s.substr(0, sp));

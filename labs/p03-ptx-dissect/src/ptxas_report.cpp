@@ -12,11 +12,14 @@ PtxasReport parse_ptxas_report(std::string_view text) {
   //   ptxas info    : Compiling entry function 'spiller' for 'sm_80'
   //       560 bytes stack frame, 984 bytes spill stores, 988 bytes spill loads
   //   ptxas info    : Used 24 registers, used 0 barriers, ...
-  //   ptxas warning : For profile sm_80 adjusting per thread register count of 16 to lower bound of 24
+  //   ptxas warning : For profile sm_80 adjusting per thread register count of 16 to lower bound of
+  //   24
   static const std::regex kCompiling(R"(Compiling entry function '([^']+)')");
-  static const std::regex kFrame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex kFrame(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
   static const std::regex kUsed(R"(Used (\d+) registers)");
-  static const std::regex kClamp(R"(For profile (\w+) adjusting per thread register count of (\d+) to lower bound of (\d+))");
+  static const std::regex kClamp(
+      R"(For profile (\w+) adjusting per thread register count of (\d+) to lower bound of (\d+))");
   PtxasReport report;
   FunctionResources* current = nullptr;
   std::size_t start = 0;
@@ -39,7 +42,8 @@ PtxasReport parse_ptxas_report(std::string_view text) {
       current->registers = std::stoi(m[1].str());
     }
   }
-  if (report.functions.empty()) throw std::runtime_error("no 'Compiling entry function' line: not ptxas -v output");
+  if (report.functions.empty())
+    throw std::runtime_error("no 'Compiling entry function' line: not ptxas -v output");
   return report;
 }
 

@@ -24,7 +24,8 @@ std::string emit_function(const Function& fn) {
     call += fmt::format("{}{}args[{}]", p ? ", " : "", ptr ? "*(float **)" : "*(float *)", p);
   }
   std::string out = fmt::format("/* kernel {}:", fn.name);
-  for (std::size_t p = 0; p < fn.params.size(); ++p) out += fmt::format(" p{}={}", p, fn.params[p].name);
+  for (std::size_t p = 0; p < fn.params.size(); ++p)
+    out += fmt::format(" p{}={}", p, fn.params[p].name);
   out += " */\n";
   out += fmt::format("void ptxc_{}({}{}int n) {{\n  for (int i = 0; i < n; ++i) {{\n", fn.name, sig,
                      fn.params.empty() ? "" : ", ");
@@ -36,31 +37,65 @@ std::string emit_function(const Function& fn) {
     const std::string name = fmt::format("v{}", k);
     std::string expr;
     switch (in.op) {
-      case Op::kConst: val[k] = c_literal(in.imm); continue;
-      case Op::kParam: val[k] = fmt::format("p{}", in.param); continue;
+      case Op::kConst:
+        val[k] = c_literal(in.imm);
+        continue;
+      case Op::kParam:
+        val[k] = fmt::format("p{}", in.param);
+        continue;
       // The address arithmetic of the PTX backend collapses into p[i].
-      case Op::kBase: val[k] = fmt::format("p{}", in.param); continue;
-      case Op::kOffset: val[k] = "i"; continue;
-      case Op::kAddr: val[k] = fmt::format("{}[{}]", v(in.a), v(in.b)); continue;
-      case Op::kStore: out += fmt::format("    {} = {};\n", v(in.a), v(in.b)); continue;
-      case Op::kLoad: expr = v(in.a); break;
-      case Op::kAdd: expr = fmt::format("{} + {}", v(in.a), v(in.b)); break;
-      case Op::kSub: expr = fmt::format("{} - {}", v(in.a), v(in.b)); break;
-      case Op::kMul: expr = fmt::format("{} * {}", v(in.a), v(in.b)); break;
-      case Op::kDiv: expr = fmt::format("{} / {}", v(in.a), v(in.b)); break;
-      case Op::kFma: expr = fmt::format("fmaf({}, {}, {})", v(in.a), v(in.b), v(in.c)); break;
-      case Op::kNeg: expr = fmt::format("-({})", v(in.a)); break;
-      case Op::kAbs: expr = fmt::format("fabsf({})", v(in.a)); break;
-      case Op::kSqrt: expr = fmt::format("sqrtf({})", v(in.a)); break;
-      case Op::kMin: expr = fmt::format("fminf({}, {})", v(in.a), v(in.b)); break;
-      case Op::kMax: expr = fmt::format("fmaxf({}, {})", v(in.a), v(in.b)); break;
+      case Op::kBase:
+        val[k] = fmt::format("p{}", in.param);
+        continue;
+      case Op::kOffset:
+        val[k] = "i";
+        continue;
+      case Op::kAddr:
+        val[k] = fmt::format("{}[{}]", v(in.a), v(in.b));
+        continue;
+      case Op::kStore:
+        out += fmt::format("    {} = {};\n", v(in.a), v(in.b));
+        continue;
+      case Op::kLoad:
+        expr = v(in.a);
+        break;
+      case Op::kAdd:
+        expr = fmt::format("{} + {}", v(in.a), v(in.b));
+        break;
+      case Op::kSub:
+        expr = fmt::format("{} - {}", v(in.a), v(in.b));
+        break;
+      case Op::kMul:
+        expr = fmt::format("{} * {}", v(in.a), v(in.b));
+        break;
+      case Op::kDiv:
+        expr = fmt::format("{} / {}", v(in.a), v(in.b));
+        break;
+      case Op::kFma:
+        expr = fmt::format("fmaf({}, {}, {})", v(in.a), v(in.b), v(in.c));
+        break;
+      case Op::kNeg:
+        expr = fmt::format("-({})", v(in.a));
+        break;
+      case Op::kAbs:
+        expr = fmt::format("fabsf({})", v(in.a));
+        break;
+      case Op::kSqrt:
+        expr = fmt::format("sqrtf({})", v(in.a));
+        break;
+      case Op::kMin:
+        expr = fmt::format("fminf({}, {})", v(in.a), v(in.b));
+        break;
+      case Op::kMax:
+        expr = fmt::format("fmaxf({}, {})", v(in.a), v(in.b));
+        break;
     }
     out += fmt::format("    const float {} = {};\n", name, expr);
     val[k] = name;
   }
   out += "  }\n}\n";
-  out += fmt::format("void ptxc_entry_{}(void **args, int n) {{ ptxc_{}({}{}n); }}\n", fn.name, fn.name, call,
-                     fn.params.empty() ? "" : ", ");
+  out += fmt::format("void ptxc_entry_{}(void **args, int n) {{ ptxc_{}({}{}n); }}\n", fn.name,
+                     fn.name, call, fn.params.empty() ? "" : ", ");
   return out;
 }
 

@@ -21,7 +21,8 @@ std::vector<Token> tokenize(std::string_view source, const std::string& file_nam
   return tokens;
 }
 
-Compilation compile(std::string_view source, const std::string& file_name, const CompileOptions& opts) {
+Compilation compile(std::string_view source, const std::string& file_name,
+                    const CompileOptions& opts) {
   Diagnostics diags(file_name, source);
   const auto tokens = lex(source, diags);
   Compilation out;

@@ -8,7 +8,9 @@
 
 namespace ptxc {
 
-bool device_path_built() { return true; }
+bool device_path_built() {
+  return true;
+}
 
 namespace {
 
@@ -42,7 +44,8 @@ struct Driver {
  private:
   static Driver load() {
     void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) throw gpulab::Unsupported("no CUDA driver on this machine (libcuda.so.1 not found)");
+    if (lib == nullptr)
+      throw gpulab::Unsupported("no CUDA driver on this machine (libcuda.so.1 not found)");
     Driver d;
     const auto sym = [&](auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
@@ -74,25 +77,30 @@ void check(CUresult r, const char* what) {
   if (r == CUDA_SUCCESS) return;
   const char* msg = nullptr;
   Driver::get().error_string(r, &msg);
-  throw gpulab::RunError(fmt::format("{} failed: {} ({})", what, msg != nullptr ? msg : "unknown error", static_cast<int>(r)));
+  throw gpulab::RunError(fmt::format("{} failed: {} ({})", what,
+                                     msg != nullptr ? msg : "unknown error", static_cast<int>(r)));
 }
 
 }  // namespace
 
-DeviceRun run_on_device(const std::string& ptx, const std::string& entry, const std::vector<Param>& params,
-                        const KernelInputs& inputs, int n, int block) {
+DeviceRun run_on_device(const std::string& ptx, const std::string& entry,
+                        const std::vector<Param>& params, const KernelInputs& inputs, int n,
+                        int block) {
   const Driver& cu = Driver::get();
   if (cu.init(0) != CUDA_SUCCESS) throw gpulab::Unsupported("cuInit failed: no usable NVIDIA GPU");
   int count = 0;
-  if (cu.device_count(&count) != CUDA_SUCCESS || count == 0) throw gpulab::Unsupported("no NVIDIA GPU found");
+  if (cu.device_count(&count) != CUDA_SUCCESS || count == 0)
+    throw gpulab::Unsupported("no NVIDIA GPU found");
   CUdevice dev = 0;
   check(cu.device_get(&dev, 0), "cuDeviceGet");
   char name[256] = {};
   check(cu.device_name(name, sizeof name, dev), "cuDeviceGetName");
   int major = 0;
   int minor = 0;
-  check(cu.attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
-  check(cu.attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
+  check(cu.attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+        "cuDeviceGetAttribute");
+  check(cu.attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+        "cuDeviceGetAttribute");
   CUcontext ctx = nullptr;
   check(cu.ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
   check(cu.ctx_set(ctx), "cuCtxSetCurrent");
@@ -121,13 +129,16 @@ DeviceRun run_on_device(const std::string& ptx, const std::string& entry, const 
     int count_arg = n;
     args.push_back(&count_arg);
     const auto grid = static_cast<unsigned>((n + block - 1) / block);
-    check(cu.launch(fn, grid, 1, 1, static_cast<unsigned>(block), 1, 1, 0, nullptr, args.data(), nullptr), "cuLaunchKernel");
+    check(cu.launch(fn, grid, 1, 1, static_cast<unsigned>(block), 1, 1, 0, nullptr, args.data(),
+                    nullptr),
+          "cuLaunchKernel");
     check(cu.sync(), "cuCtxSynchronize");
     out.buffers.resize(params.size());
     for (std::size_t p = 0; p < params.size(); ++p) {
       if (params[p].type != Type::kF32Ptr) continue;
       out.buffers[p].resize(inputs.buffers[p].size());
-      check(cu.d2h(out.buffers[p].data(), ptrs[p], out.buffers[p].size() * sizeof(float)), "cuMemcpyDtoH");
+      check(cu.d2h(out.buffers[p].data(), ptrs[p], out.buffers[p].size() * sizeof(float)),
+            "cuMemcpyDtoH");
     }
   } catch (const gpulab::RunError& e) {
     failure = e.what();

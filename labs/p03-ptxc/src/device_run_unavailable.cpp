@@ -6,11 +6,14 @@
 
 namespace ptxc {
 
-bool device_path_built() { return false; }
+bool device_path_built() {
+  return false;
+}
 
-DeviceRun run_on_device(const std::string&, const std::string&, const std::vector<Param>&, const KernelInputs&, int,
-                        int) {
-  throw gpulab::Unsupported("ptxc was built without the CUDA driver API headers (cuda.h); install the CUDA Toolkit");
+DeviceRun run_on_device(const std::string&, const std::string&, const std::vector<Param>&,
+                        const KernelInputs&, int, int) {
+  throw gpulab::Unsupported(
+      "ptxc was built without the CUDA driver API headers (cuda.h); install the CUDA Toolkit");
 }
 
 }  // namespace ptxc

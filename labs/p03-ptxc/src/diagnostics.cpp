@@ -6,7 +6,8 @@
 
 namespace ptxc {
 
-Diagnostics::Diagnostics(std::string file_name, std::string_view source) : file_(std::move(file_name)) {
+Diagnostics::Diagnostics(std::string file_name, std::string_view source)
+    : file_(std::move(file_name)) {
   std::size_t start = 0;
   while (start <= source.size()) {
     const auto end = source.find('\n', start);

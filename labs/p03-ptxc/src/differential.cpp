@@ -28,18 +28,20 @@ KernelInputs random_inputs(const std::vector<Param>& params, int n, std::uint64_
   return in;
 }
 
-PtxRun run_ptx(const ptx::Entry& entry, const std::vector<Param>& params, const KernelInputs& inputs, int n,
-               int block) {
+PtxRun run_ptx(const ptx::Entry& entry, const std::vector<Param>& params,
+               const KernelInputs& inputs, int n, int block) {
   if (entry.params.size() != params.size() + 1)
-    throw ExecError(fmt::format("entry '{}' has {} parameters; the kernel has {} plus n", entry.name,
-                                entry.params.size(), params.size()));
+    throw ExecError(fmt::format("entry '{}' has {} parameters; the kernel has {} plus n",
+                                entry.name, entry.params.size(), params.size()));
   GlobalMemory mem;
   std::vector<std::uint64_t> raw;
   std::vector<std::size_t> buffer_of(params.size(), 0);
   for (std::size_t p = 0; p < params.size(); ++p) {
     const ptx::DType want = params[p].type == Type::kF32Ptr ? ptx::DType::kU64 : ptx::DType::kF32;
-    if (entry.params[p].type != want && !(want == ptx::DType::kU64 && entry.params[p].type == ptx::DType::kB64))
-      throw ExecError(fmt::format("parameter {} of '{}' ({}) has the wrong PTX type", p, entry.name, params[p].name));
+    if (entry.params[p].type != want &&
+        !(want == ptx::DType::kU64 && entry.params[p].type == ptx::DType::kB64))
+      throw ExecError(fmt::format("parameter {} of '{}' ({}) has the wrong PTX type", p, entry.name,
+                                  params[p].name));
     if (params[p].type == Type::kF32Ptr) {
       buffer_of[p] = mem.buffer_count();
       raw.push_back(mem.allocate(params[p].name, inputs.buffers[p]));
@@ -60,7 +62,8 @@ PtxRun run_ptx(const ptx::Entry& entry, const std::vector<Param>& params, const 
   return run;
 }
 
-Comparison compare_buffers(const std::vector<Param>& params, const std::vector<std::vector<float>>& want,
+Comparison compare_buffers(const std::vector<Param>& params,
+                           const std::vector<std::vector<float>>& want,
                            const std::vector<std::vector<float>>& got, Tolerance tol) {
   Comparison c;
   for (std::size_t p = 0; p < params.size(); ++p) {
@@ -74,7 +77,8 @@ Comparison compare_buffers(const std::vector<Param>& params, const std::vector<s
       const bool ok = err <= std::max(tol.rtol * std::fabs(static_cast<double>(w)), tol.atol);
       if (std::isfinite(err)) c.max_abs_error = std::max(c.max_abs_error, err);
       if (!ok) {
-        if (c.mismatches == 0) c.first_mismatch = fmt::format("{}[{}]: got {}, want {}", params[p].name, i, g, w);
+        if (c.mismatches == 0)
+          c.first_mismatch = fmt::format("{}[{}]: got {}, want {}", params[p].name, i, g, w);
         ++c.mismatches;
       }
     }
@@ -82,7 +86,8 @@ Comparison compare_buffers(const std::vector<Param>& params, const std::vector<s
   return c;
 }
 
-DiffResult run_differential(const Kernel& kernel, const ptx::Entry& entry, const DiffOptions& opts) {
+DiffResult run_differential(const Kernel& kernel, const ptx::Entry& entry,
+                            const DiffOptions& opts) {
   const KernelInputs inputs = random_inputs(kernel.params, opts.n, opts.seed);
   std::vector<std::vector<float>> want = inputs.buffers;
   evaluate_reference(kernel, want, inputs.scalars, opts.n);

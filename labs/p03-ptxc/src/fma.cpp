@@ -9,7 +9,8 @@ int contract_fma(Function& fn) {
     for (int k = 0; k < operand_count(in); ++k) ++uses[static_cast<std::size_t>(ops[k])];
   }
   const auto single_use_mul = [&](int v) {
-    return fn.insts[static_cast<std::size_t>(v)].op == Op::kMul && uses[static_cast<std::size_t>(v)] == 1;
+    return fn.insts[static_cast<std::size_t>(v)].op == Op::kMul &&
+           uses[static_cast<std::size_t>(v)] == 1;
   };
   int contracted = 0;
   for (Inst& in : fn.insts) {

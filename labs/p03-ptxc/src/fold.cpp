@@ -10,17 +10,38 @@ namespace {
 // -ffp-contract=off, so `x * y + z` here is two roundings, like mul.rn + add.rn.
 bool evaluate(Op op, float x, float y, float z, float& out) {
   switch (op) {
-    case Op::kAdd: out = x + y; return true;
-    case Op::kSub: out = x - y; return true;
-    case Op::kMul: out = x * y; return true;
-    case Op::kDiv: out = x / y; return true;
-    case Op::kFma: out = std::fma(x, y, z); return true;
-    case Op::kNeg: out = -x; return true;
-    case Op::kAbs: out = std::fabs(x); return true;
-    case Op::kSqrt: out = std::sqrt(x); return true;
-    case Op::kMin: out = std::fmin(x, y); return true;
-    case Op::kMax: out = std::fmax(x, y); return true;
-    default: return false;
+    case Op::kAdd:
+      out = x + y;
+      return true;
+    case Op::kSub:
+      out = x - y;
+      return true;
+    case Op::kMul:
+      out = x * y;
+      return true;
+    case Op::kDiv:
+      out = x / y;
+      return true;
+    case Op::kFma:
+      out = std::fma(x, y, z);
+      return true;
+    case Op::kNeg:
+      out = -x;
+      return true;
+    case Op::kAbs:
+      out = std::fabs(x);
+      return true;
+    case Op::kSqrt:
+      out = std::sqrt(x);
+      return true;
+    case Op::kMin:
+      out = std::fmin(x, y);
+      return true;
+    case Op::kMax:
+      out = std::fmax(x, y);
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -8,38 +8,71 @@
 
 namespace ptxc {
 
-bool has_effect(Op op) { return op == Op::kStore; }
-bool is_address(Op op) { return op == Op::kBase || op == Op::kOffset || op == Op::kAddr; }
-bool is_commutative(Op op) { return op == Op::kAdd || op == Op::kMul || op == Op::kMin || op == Op::kMax; }
+bool has_effect(Op op) {
+  return op == Op::kStore;
+}
+bool is_address(Op op) {
+  return op == Op::kBase || op == Op::kOffset || op == Op::kAddr;
+}
+bool is_commutative(Op op) {
+  return op == Op::kAdd || op == Op::kMul || op == Op::kMin || op == Op::kMax;
+}
 
 int operand_count(const Inst& inst) {
   switch (inst.op) {
-    case Op::kConst: case Op::kParam: case Op::kBase: case Op::kOffset: return 0;
-    case Op::kLoad: case Op::kNeg: case Op::kAbs: case Op::kSqrt: return 1;
-    case Op::kFma: return 3;
-    default: return 2;
+    case Op::kConst:
+    case Op::kParam:
+    case Op::kBase:
+    case Op::kOffset:
+      return 0;
+    case Op::kLoad:
+    case Op::kNeg:
+    case Op::kAbs:
+    case Op::kSqrt:
+      return 1;
+    case Op::kFma:
+      return 3;
+    default:
+      return 2;
   }
 }
 
 std::string_view op_name(Op op) {
   switch (op) {
-    case Op::kConst: return "const";
-    case Op::kParam: return "param";
-    case Op::kLoad: return "load";
-    case Op::kAdd: return "add";
-    case Op::kSub: return "sub";
-    case Op::kMul: return "mul";
-    case Op::kDiv: return "div";
-    case Op::kFma: return "fma";
-    case Op::kNeg: return "neg";
-    case Op::kAbs: return "abs";
-    case Op::kSqrt: return "sqrt";
-    case Op::kMin: return "min";
-    case Op::kMax: return "max";
-    case Op::kBase: return "base";
-    case Op::kOffset: return "offset";
-    case Op::kAddr: return "addr";
-    case Op::kStore: return "store";
+    case Op::kConst:
+      return "const";
+    case Op::kParam:
+      return "param";
+    case Op::kLoad:
+      return "load";
+    case Op::kAdd:
+      return "add";
+    case Op::kSub:
+      return "sub";
+    case Op::kMul:
+      return "mul";
+    case Op::kDiv:
+      return "div";
+    case Op::kFma:
+      return "fma";
+    case Op::kNeg:
+      return "neg";
+    case Op::kAbs:
+      return "abs";
+    case Op::kSqrt:
+      return "sqrt";
+    case Op::kMin:
+      return "min";
+    case Op::kMax:
+      return "max";
+    case Op::kBase:
+      return "base";
+    case Op::kOffset:
+      return "offset";
+    case Op::kAddr:
+      return "addr";
+    case Op::kStore:
+      return "store";
   }
   return "?";
 }
@@ -50,10 +83,13 @@ std::string dump_ir(const Function& fn) {
     const Inst& in = fn.insts[v];
     std::string rhs{op_name(in.op)};
     if (in.op == Op::kConst) rhs += fmt::format(" {}", in.imm);
-    if (in.op == Op::kParam || in.op == Op::kBase) rhs += " " + fn.params[static_cast<std::size_t>(in.param)].name;
+    if (in.op == Op::kParam || in.op == Op::kBase)
+      rhs += " " + fn.params[static_cast<std::size_t>(in.param)].name;
     const int ops[3] = {in.a, in.b, in.c};
-    for (int k = 0; k < operand_count(in); ++k) rhs += fmt::format("{}%{}", k == 0 ? " " : ", ", ops[k]);
-    out += has_effect(in.op) ? fmt::format("      {}\n", rhs) : fmt::format("%{:<3} = {}\n", v, rhs);
+    for (int k = 0; k < operand_count(in); ++k)
+      rhs += fmt::format("{}%{}", k == 0 ? " " : ", ", ops[k]);
+    out +=
+        has_effect(in.op) ? fmt::format("      {}\n", rhs) : fmt::format("%{:<3} = {}\n", v, rhs);
   }
   return out;
 }
@@ -65,7 +101,8 @@ class Lowering {
   explicit Lowering(const Kernel& k) {
     fn_.name = k.name;
     fn_.params = k.params;
-    for (std::size_t p = 0; p < k.params.size(); ++p) param_index_[k.params[p].name] = static_cast<int>(p);
+    for (std::size_t p = 0; p < k.params.size(); ++p)
+      param_index_[k.params[p].name] = static_cast<int>(p);
     for (const auto& s : k.body) {
       const int value = expr(*s.value);
       if (s.kind == StmtKind::kLet)
@@ -79,28 +116,39 @@ class Lowering {
  private:
   int expr(const Expr& e) {
     switch (e.kind) {
-      case ExprKind::kNumber: return emit({.op = Op::kConst, .imm = e.value});
+      case ExprKind::kNumber:
+        return emit({.op = Op::kConst, .imm = e.value});
       case ExprKind::kVar: {
         if (const auto it = lets_.find(e.name); it != lets_.end()) return it->second;
         return emit({.op = Op::kParam, .param = param_index_.at(e.name)});
       }
-      case ExprKind::kIndex: return emit({.op = Op::kLoad, .a = address(e.name)});
-      case ExprKind::kUnary: return emit({.op = Op::kNeg, .a = expr(*e.args[0])});
+      case ExprKind::kIndex:
+        return emit({.op = Op::kLoad, .a = address(e.name)});
+      case ExprKind::kUnary:
+        return emit({.op = Op::kNeg, .a = expr(*e.args[0])});
       case ExprKind::kBinary: {
         const int lhs = expr(*e.args[0]);
         const int rhs = expr(*e.args[1]);
-        const Op op = e.op == '+' ? Op::kAdd : e.op == '-' ? Op::kSub : e.op == '*' ? Op::kMul : Op::kDiv;
+        const Op op = e.op == '+'   ? Op::kAdd
+                      : e.op == '-' ? Op::kSub
+                      : e.op == '*' ? Op::kMul
+                                    : Op::kDiv;
         return emit({.op = op, .a = lhs, .b = rhs});
       }
       case ExprKind::kCall: {
         const Intrinsic id = find_intrinsic(e.name)->id;
         const int x = expr(*e.args[0]);
         switch (id) {
-          case Intrinsic::kMin: return emit({.op = Op::kMin, .a = x, .b = expr(*e.args[1])});
-          case Intrinsic::kMax: return emit({.op = Op::kMax, .a = x, .b = expr(*e.args[1])});
-          case Intrinsic::kRelu: return emit({.op = Op::kMax, .a = x, .b = emit({.op = Op::kConst, .imm = 0.0F})});
-          case Intrinsic::kAbs: return emit({.op = Op::kAbs, .a = x});
-          case Intrinsic::kSqrt: return emit({.op = Op::kSqrt, .a = x});
+          case Intrinsic::kMin:
+            return emit({.op = Op::kMin, .a = x, .b = expr(*e.args[1])});
+          case Intrinsic::kMax:
+            return emit({.op = Op::kMax, .a = x, .b = expr(*e.args[1])});
+          case Intrinsic::kRelu:
+            return emit({.op = Op::kMax, .a = x, .b = emit({.op = Op::kConst, .imm = 0.0F})});
+          case Intrinsic::kAbs:
+            return emit({.op = Op::kAbs, .a = x});
+          case Intrinsic::kSqrt:
+            return emit({.op = Op::kSqrt, .a = x});
         }
       }
     }
@@ -126,7 +174,9 @@ class Lowering {
 
 }  // namespace
 
-Function lower(const Kernel& kernel) { return Lowering(kernel).take(); }
+Function lower(const Kernel& kernel) {
+  return Lowering(kernel).take();
+}
 
 }  // namespace ptxc
 

@@ -1,40 +1,66 @@
 #include "ptxc/lexer.hpp"
 
-#include <cctype>
 #include <fmt/format.h>
+
+#include <cctype>
 
 namespace ptxc {
 
 std::string_view token_name(Tok kind) {
   switch (kind) {
-    case Tok::kIdent: return "IDENT";
-    case Tok::kNumber: return "NUMBER";
-    case Tok::kKernel: return "'kernel'";
-    case Tok::kLet: return "'let'";
-    case Tok::kLParen: return "'('";
-    case Tok::kRParen: return "')'";
-    case Tok::kLBrace: return "'{'";
-    case Tok::kRBrace: return "'}'";
-    case Tok::kLBracket: return "'['";
-    case Tok::kRBracket: return "']'";
-    case Tok::kColon: return "':'";
-    case Tok::kComma: return "','";
-    case Tok::kSemicolon: return "';'";
-    case Tok::kAssign: return "'='";
-    case Tok::kPlus: return "'+'";
-    case Tok::kMinus: return "'-'";
-    case Tok::kStar: return "'*'";
-    case Tok::kSlash: return "'/'";
-    case Tok::kEof: return "end of file";
+    case Tok::kIdent:
+      return "IDENT";
+    case Tok::kNumber:
+      return "NUMBER";
+    case Tok::kKernel:
+      return "'kernel'";
+    case Tok::kLet:
+      return "'let'";
+    case Tok::kLParen:
+      return "'('";
+    case Tok::kRParen:
+      return "')'";
+    case Tok::kLBrace:
+      return "'{'";
+    case Tok::kRBrace:
+      return "'}'";
+    case Tok::kLBracket:
+      return "'['";
+    case Tok::kRBracket:
+      return "']'";
+    case Tok::kColon:
+      return "':'";
+    case Tok::kComma:
+      return "','";
+    case Tok::kSemicolon:
+      return "';'";
+    case Tok::kAssign:
+      return "'='";
+    case Tok::kPlus:
+      return "'+'";
+    case Tok::kMinus:
+      return "'-'";
+    case Tok::kStar:
+      return "'*'";
+    case Tok::kSlash:
+      return "'/'";
+    case Tok::kEof:
+      return "end of file";
   }
   return "?";
 }
 
 namespace {
 
-bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+bool is_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+bool is_digit(char c) {
+  return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 class Lexer {
  public:
@@ -90,21 +116,36 @@ class Lexer {
 
   static Tok punct(char c) {
     switch (c) {
-      case '(': return Tok::kLParen;
-      case ')': return Tok::kRParen;
-      case '{': return Tok::kLBrace;
-      case '}': return Tok::kRBrace;
-      case '[': return Tok::kLBracket;
-      case ']': return Tok::kRBracket;
-      case ':': return Tok::kColon;
-      case ',': return Tok::kComma;
-      case ';': return Tok::kSemicolon;
-      case '=': return Tok::kAssign;
-      case '+': return Tok::kPlus;
-      case '-': return Tok::kMinus;
-      case '*': return Tok::kStar;
-      case '/': return Tok::kSlash;
-      default: return Tok::kEof;  // "not punctuation"
+      case '(':
+        return Tok::kLParen;
+      case ')':
+        return Tok::kRParen;
+      case '{':
+        return Tok::kLBrace;
+      case '}':
+        return Tok::kRBrace;
+      case '[':
+        return Tok::kLBracket;
+      case ']':
+        return Tok::kRBracket;
+      case ':':
+        return Tok::kColon;
+      case ',':
+        return Tok::kComma;
+      case ';':
+        return Tok::kSemicolon;
+      case '=':
+        return Tok::kAssign;
+      case '+':
+        return Tok::kPlus;
+      case '-':
+        return Tok::kMinus;
+      case '*':
+        return Tok::kStar;
+      case '/':
+        return Tok::kSlash;
+      default:
+        return Tok::kEof;  // "not punctuation"
     }
   }
 
@@ -146,6 +187,8 @@ class Lexer {
 
 }  // namespace
 
-std::vector<Token> lex(std::string_view source, Diagnostics& diags) { return Lexer(source, diags).run(); }
+std::vector<Token> lex(std::string_view source, Diagnostics& diags) {
+  return Lexer(source, diags).run();
+}
 
 }  // namespace ptxc

@@ -1,9 +1,10 @@
 #include "ptxc/parser.hpp"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
 
 namespace ptxc {
 
@@ -62,7 +63,8 @@ class Parser {
     p.loc = name.loc;
     expect(Tok::kColon, "after the parameter name");
     const Token& type = expect(Tok::kIdent, "as the parameter type (f32 or f32*)");
-    if (type.text != "f32") fail(type.loc, fmt::format("unknown type '{}' (the language has f32 and f32*)", type.text));
+    if (type.text != "f32")
+      fail(type.loc, fmt::format("unknown type '{}' (the language has f32 and f32*)", type.text));
     p.type = accept(Tok::kStar) ? Type::kF32Ptr : Type::kF32;
     return p;
   }
@@ -123,7 +125,8 @@ class Parser {
     return e;
   }
 
-  // primary := NUMBER | IDENT | IDENT '[' expr ']' | IDENT '(' [expr (',' expr)*] ')' | '(' expr ')'
+  // primary := NUMBER | IDENT | IDENT '[' expr ']' | IDENT '(' [expr (',' expr)*] ')' | '(' expr
+  // ')'
   ExprPtr primary() {
     const Token& t = peek();
     auto e = std::make_unique<Expr>();
@@ -140,7 +143,8 @@ class Parser {
       expect(Tok::kRParen, "to close the parenthesis");
       return inner;
     }
-    if (t.kind != Tok::kIdent) fail(t.loc, fmt::format("expected an expression, found {}", describe(t)));
+    if (t.kind != Tok::kIdent)
+      fail(t.loc, fmt::format("expected an expression, found {}", describe(t)));
     next();
     e->name = t.text;
     if (accept(Tok::kLBracket)) {
@@ -201,7 +205,8 @@ class Parser {
   }
   const Token& expect(Tok kind, std::string_view where) {
     if (peek().kind != kind)
-      fail(peek().loc, fmt::format("expected {} {}, found {}", token_name(kind), where, describe(peek())));
+      fail(peek().loc,
+           fmt::format("expected {} {}, found {}", token_name(kind), where, describe(peek())));
     return next();
   }
   static std::string describe(const Token& t) {
@@ -236,6 +241,8 @@ class Parser {
 
 }  // namespace
 
-Program parse(const std::vector<Token>& tokens, Diagnostics& diags) { return Parser(tokens, diags).program(); }
+Program parse(const std::vector<Token>& tokens, Diagnostics& diags) {
+  return Parser(tokens, diags).program();
+}
 
 }  // namespace ptxc

@@ -16,13 +16,16 @@ std::string ptx_version_for(const std::string& target) {
   };
   const auto it = kVersions.find(target);
   if (it == kVersions.end())
-    throw std::invalid_argument(fmt::format(
-        "unknown target '{}' (known: sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_100 sm_103 sm_110 sm_120 sm_121)",
-        target));
+    throw std::invalid_argument(
+        fmt::format("unknown target '{}' (known: sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_100 sm_103 "
+                    "sm_110 sm_120 sm_121)",
+                    target));
   return it->second;
 }
 
-std::string f32_hex(float value) { return fmt::format("0f{:08X}", std::bit_cast<std::uint32_t>(value)); }
+std::string f32_hex(float value) {
+  return fmt::format("0f{:08X}", std::bit_cast<std::uint32_t>(value));
+}
 
 namespace {
 
@@ -33,18 +36,23 @@ constexpr std::string_view kCountReg = "%r5";
 
 class EntryEmitter {
  public:
-  EntryEmitter(const Function& fn, const EmitOptions& opts) : fn_(fn), opts_(opts), reg_(fn.insts.size()) {}
+  EntryEmitter(const Function& fn, const EmitOptions& opts)
+      : fn_(fn), opts_(opts), reg_(fn.insts.size()) {}
 
   std::string run() {
     const std::string body = body_text();  // numbers the registers first
     std::string out = fmt::format(".visible .entry {}(\n", fn_.name);
     for (std::size_t p = 0; p < fn_.params.size(); ++p) {
       const bool ptr = fn_.params[p].type == Type::kF32Ptr;
-      out += fmt::format("\t.param .{} {}_param_{},\t// {}\n", ptr ? "u64" : "f32", fn_.name, p, fn_.params[p].name);
+      out += fmt::format("\t.param .{} {}_param_{},\t// {}\n", ptr ? "u64" : "f32", fn_.name, p,
+                         fn_.params[p].name);
     }
-    out += fmt::format("\t.param .u32 {}_param_{}\t// n (hidden)\n)\n{{\n", fn_.name, fn_.params.size());
-    out += fmt::format("\t.reg .pred \t%p<2>;\n\t.reg .f32 \t%f<{}>;\n\t.reg .b32 \t%r<6>;\n\t.reg .b64 \t%rd<{}>;\n\n",
-                       next_f_, next_rd_);
+    out += fmt::format("\t.param .u32 {}_param_{}\t// n (hidden)\n)\n{{\n", fn_.name,
+                       fn_.params.size());
+    out += fmt::format(
+        "\t.reg .pred \t%p<2>;\n\t.reg .f32 \t%f<{}>;\n\t.reg .b32 \t%r<6>;\n\t.reg .b64 "
+        "\t%rd<{}>;\n\n",
+        next_f_, next_rd_);
     out += prologue_;
     out += body;
     out += "DONE:\n\tret;\n}\n";
@@ -64,7 +72,8 @@ class EntryEmitter {
       line(prologue_, fmt::format("ld.param.{}", ptr ? "u64" : "f32"),
            fmt::format("{}, [{}_param_{}]", param_reg[p], fn_.name, p));
     }
-    line(prologue_, "ld.param.u32", fmt::format("{}, [{}_param_{}]", kCountReg, fn_.name, fn_.params.size()));
+    line(prologue_, "ld.param.u32",
+         fmt::format("{}, [{}_param_{}]", kCountReg, fn_.name, fn_.params.size()));
     line(prologue_, "mov.u32", "%r1, %ctaid.x");
     line(prologue_, "mov.u32", "%r2, %ntid.x");
     line(prologue_, "mov.u32", "%r3, %tid.x");
@@ -88,10 +97,13 @@ class EntryEmitter {
             line(out, "mov.f32", fmt::format("{}, {}", d, f32_hex(in.imm)));
           }
           break;
-        case Op::kParam: d = param_reg[static_cast<std::size_t>(in.param)]; break;
+        case Op::kParam:
+          d = param_reg[static_cast<std::size_t>(in.param)];
+          break;
         case Op::kBase:
           d = rd();
-          line(out, "cvta.to.global.u64", fmt::format("{}, {}", d, param_reg[static_cast<std::size_t>(in.param)]));
+          line(out, "cvta.to.global.u64",
+               fmt::format("{}, {}", d, param_reg[static_cast<std::size_t>(in.param)]));
           break;
         case Op::kOffset:
           d = rd();
@@ -105,7 +117,9 @@ class EntryEmitter {
           d = f();
           line(out, "ld.global.f32", fmt::format("{}, [{}]", d, operand(in.a)));
           break;
-        case Op::kStore: line(out, "st.global.f32", fmt::format("[{}], {}", operand(in.a), operand(in.b))); break;
+        case Op::kStore:
+          line(out, "st.global.f32", fmt::format("[{}], {}", operand(in.a), operand(in.b)));
+          break;
         default: {
           d = f();
           std::string args = fmt::format("{}, {}", d, operand(in.a));
@@ -123,17 +137,28 @@ class EntryEmitter {
   // disagree with the interpreter in the last bit.
   static std::string_view arith_opcode(Op op) {
     switch (op) {
-      case Op::kAdd: return "add.rn.f32";
-      case Op::kSub: return "sub.rn.f32";
-      case Op::kMul: return "mul.rn.f32";
-      case Op::kDiv: return "div.rn.f32";
-      case Op::kFma: return "fma.rn.f32";
-      case Op::kNeg: return "neg.f32";
-      case Op::kAbs: return "abs.f32";
-      case Op::kSqrt: return "sqrt.rn.f32";
-      case Op::kMin: return "min.f32";
-      case Op::kMax: return "max.f32";
-      default: return "?";
+      case Op::kAdd:
+        return "add.rn.f32";
+      case Op::kSub:
+        return "sub.rn.f32";
+      case Op::kMul:
+        return "mul.rn.f32";
+      case Op::kDiv:
+        return "div.rn.f32";
+      case Op::kFma:
+        return "fma.rn.f32";
+      case Op::kNeg:
+        return "neg.f32";
+      case Op::kAbs:
+        return "abs.f32";
+      case Op::kSqrt:
+        return "sqrt.rn.f32";
+      case Op::kMin:
+        return "min.f32";
+      case Op::kMax:
+        return "max.f32";
+      default:
+        return "?";
     }
   }
 
@@ -154,11 +179,15 @@ class EntryEmitter {
 
 }  // namespace
 
-std::string emit_ptx_entry(const Function& fn, const EmitOptions& opts) { return EntryEmitter(fn, opts).run(); }
+std::string emit_ptx_entry(const Function& fn, const EmitOptions& opts) {
+  return EntryEmitter(fn, opts).run();
+}
 
 std::string emit_ptx(const std::vector<Function>& fns, const EmitOptions& opts) {
-  std::string out = fmt::format("//\n// Generated by ptxc (gpulab p03-ptxc)\n//\n\n.version {}\n.target {}\n.address_size 64\n",
-                                ptx_version_for(opts.target), opts.target);
+  std::string out = fmt::format(
+      "//\n// Generated by ptxc (gpulab p03-ptxc)\n//\n\n.version {}\n.target {}\n.address_size "
+      "64\n",
+      ptx_version_for(opts.target), opts.target);
   for (const auto& fn : fns) out += "\n" + emit_ptx_entry(fn, opts);
   return out;
 }

@@ -26,7 +26,8 @@ struct Tok {
 };
 
 bool word_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '$' || c == '%';
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '$' ||
+         c == '%';
 }
 
 std::vector<Tok> tokenize(std::string_view s) {
@@ -46,7 +47,8 @@ std::vector<Tok> tokenize(std::string_view s) {
       const int start = line;
       i += 2;
       while (i + 1 < s.size() && !(s[i] == '*' && s[i + 1] == '/')) line += s[i++] == '\n' ? 1 : 0;
-      if (i + 1 >= s.size()) throw ParseError(fmt::format("line {}: unterminated /* comment", start));
+      if (i + 1 >= s.size())
+        throw ParseError(fmt::format("line {}: unterminated /* comment", start));
       i += 2;
     } else if (word_char(c)) {
       const auto start = i;
@@ -57,8 +59,9 @@ std::vector<Tok> tokenize(std::string_view s) {
       ++i;
     } else {
       const auto u = static_cast<unsigned char>(c);
-      throw ParseError(fmt::format("line {}: unexpected character {}", line,
-                                   (u >= 0x20 && u < 0x7f) ? fmt::format("'{}'", c) : fmt::format("0x{:02x}", u)));
+      throw ParseError(fmt::format(
+          "line {}: unexpected character {}", line,
+          (u >= 0x20 && u < 0x7f) ? fmt::format("'{}'", c) : fmt::format("0x{:02x}", u)));
     }
   }
   return out;
@@ -69,7 +72,8 @@ std::vector<std::string_view> split_dots(std::string_view s) {
   std::size_t start = 0;
   for (;;) {
     const auto dot = s.find('.', start);
-    parts.push_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    parts.push_back(
+        s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
     if (dot == std::string_view::npos) return parts;
     start = dot + 1;
   }
@@ -110,7 +114,8 @@ class Parser {
       } else if (t.text == ".entry") {
         m.entries.push_back(entry(t.line));
       } else {
-        fail(t, fmt::format("unsupported module-level '{}' (the interpreter runs .entry kernels)", t.text));
+        fail(t, fmt::format("unsupported module-level '{}' (the interpreter runs .entry kernels)",
+                            t.text));
       }
     }
     if (m.version.empty()) throw ParseError("line 1: missing .version directive");
@@ -145,7 +150,8 @@ class Parser {
     registers_.clear();
     e.registers.clear();
     while (!peek_is("}")) {
-      if (at_end()) throw ParseError(fmt::format("line {}: unterminated body of entry '{}'", line, e.name));
+      if (at_end())
+        throw ParseError(fmt::format("line {}: unterminated body of entry '{}'", line, e.name));
       const Tok& t = peek();
       if (t.text == ".reg") {
         next();
@@ -252,7 +258,8 @@ class Parser {
       in.op = Opcode::kRet;
       return;
     }
-    if (parts.size() < 2 || !parse_dtype(parts.back(), in.type)) unsupported("expected a type suffix such as .f32");
+    if (parts.size() < 2 || !parse_dtype(parts.back(), in.type))
+      unsupported("expected a type suffix such as .f32");
     // Every modifier between the base and the type must be one we implement.
     const auto allow = [&](std::initializer_list<std::string_view> ok) {
       for (std::size_t k = 1; k + 1 < parts.size(); ++k) {
@@ -279,8 +286,9 @@ class Parser {
       in.op = Opcode::kMov;
     } else if (base == "cvt") {
       // cvt.s64.s32 d, a: the destination type comes first.
-      if (parts.size() != 3 || !parse_dtype(parts[1], in.type) || !parse_dtype(parts[2], in.src_type) || f32 ||
-          in.type == DType::kF32 || in.src_type == DType::kF32)
+      if (parts.size() != 3 || !parse_dtype(parts[1], in.type) ||
+          !parse_dtype(parts[2], in.src_type) || f32 || in.type == DType::kF32 ||
+          in.src_type == DType::kF32)
         unsupported("only integer widening cvt");
       in.op = Opcode::kCvt;
     } else if (base == "add" || base == "sub" || base == "mul" || base == "div" || base == "fma" ||
@@ -297,22 +305,31 @@ class Parser {
       } else {
         unsupported("integer form");
       }
-      in.op = base == "add" ? Opcode::kAdd : base == "sub" ? Opcode::kSub : base == "div" ? Opcode::kDiv
-            : base == "fma" ? Opcode::kFma : base == "sqrt" ? Opcode::kSqrt
-            : has("wide") ? Opcode::kMulWide : has("lo") ? Opcode::kMulLo : Opcode::kMul;
+      in.op = base == "add"    ? Opcode::kAdd
+              : base == "sub"  ? Opcode::kSub
+              : base == "div"  ? Opcode::kDiv
+              : base == "fma"  ? Opcode::kFma
+              : base == "sqrt" ? Opcode::kSqrt
+              : has("wide")    ? Opcode::kMulWide
+              : has("lo")      ? Opcode::kMulLo
+                               : Opcode::kMul;
     } else if (base == "mad") {
       allow({"lo"});
       if (f32 || !has("lo")) unsupported("only integer mad.lo");
       in.op = Opcode::kMad;
     } else if (base == "neg" || base == "abs" || base == "min" || base == "max") {
       allow({});
-      in.op = base == "neg" ? Opcode::kNeg : base == "abs" ? Opcode::kAbs : base == "min" ? Opcode::kMin : Opcode::kMax;
+      in.op = base == "neg"   ? Opcode::kNeg
+              : base == "abs" ? Opcode::kAbs
+              : base == "min" ? Opcode::kMin
+                              : Opcode::kMax;
     } else if (base == "shl") {
       allow({});
       in.op = Opcode::kShl;
     } else if (base == "setp") {
-      static const std::map<std::string_view, Cmp> kCmps = {{"eq", Cmp::kEq}, {"ne", Cmp::kNe}, {"lt", Cmp::kLt},
-                                                            {"le", Cmp::kLe}, {"gt", Cmp::kGt}, {"ge", Cmp::kGe}};
+      static const std::map<std::string_view, Cmp> kCmps = {{"eq", Cmp::kEq}, {"ne", Cmp::kNe},
+                                                            {"lt", Cmp::kLt}, {"le", Cmp::kLe},
+                                                            {"gt", Cmp::kGt}, {"ge", Cmp::kGe}};
       const auto it = parts.size() == 3 ? kCmps.find(parts[1]) : kCmps.end();
       if (it == kCmps.end()) unsupported("setp needs one of .eq .ne .lt .le .gt .ge");
       in.cmp = it->second;
@@ -328,12 +345,30 @@ class Parser {
   void check_arity(const Tok& t, const Instruction& in) {
     std::size_t want = 0;
     switch (in.op) {
-      case Opcode::kRet: want = 0; break;
-      case Opcode::kBra: want = 1; break;
-      case Opcode::kFma: case Opcode::kMad: case Opcode::kSelp: want = 4; break;
-      case Opcode::kLdParam: case Opcode::kLdGlobal: case Opcode::kStGlobal: case Opcode::kCvtaToGlobal:
-      case Opcode::kMov: case Opcode::kCvt: case Opcode::kNeg: case Opcode::kAbs: case Opcode::kSqrt: want = 2; break;
-      default: want = 3;
+      case Opcode::kRet:
+        want = 0;
+        break;
+      case Opcode::kBra:
+        want = 1;
+        break;
+      case Opcode::kFma:
+      case Opcode::kMad:
+      case Opcode::kSelp:
+        want = 4;
+        break;
+      case Opcode::kLdParam:
+      case Opcode::kLdGlobal:
+      case Opcode::kStGlobal:
+      case Opcode::kCvtaToGlobal:
+      case Opcode::kMov:
+      case Opcode::kCvt:
+      case Opcode::kNeg:
+      case Opcode::kAbs:
+      case Opcode::kSqrt:
+        want = 2;
+        break;
+      default:
+        want = 3;
     }
     if (in.ops.size() != want)
       fail(t, fmt::format("'{}' takes {} operands, {} given", t.text, want, in.ops.size()));
@@ -341,11 +376,16 @@ class Parser {
     using K = Operand::Kind;
     const bool ok = [&] {
       switch (in.op) {
-        case Opcode::kRet: return true;
-        case Opcode::kBra: return kind(0) == K::kLabel;
-        case Opcode::kLdParam: return kind(0) == K::kReg && kind(1) == K::kMem && in.ops[1].index >= 0;
-        case Opcode::kLdGlobal: return kind(0) == K::kReg && kind(1) == K::kMem && in.ops[1].reg >= 0;
-        case Opcode::kStGlobal: return kind(0) == K::kMem && in.ops[0].reg >= 0 && kind(1) != K::kMem;
+        case Opcode::kRet:
+          return true;
+        case Opcode::kBra:
+          return kind(0) == K::kLabel;
+        case Opcode::kLdParam:
+          return kind(0) == K::kReg && kind(1) == K::kMem && in.ops[1].index >= 0;
+        case Opcode::kLdGlobal:
+          return kind(0) == K::kReg && kind(1) == K::kMem && in.ops[1].reg >= 0;
+        case Opcode::kStGlobal:
+          return kind(0) == K::kMem && in.ops[0].reg >= 0 && kind(1) != K::kMem;
         default:
           if (kind(0) != K::kReg) return false;
           for (std::size_t k = 1; k < in.ops.size(); ++k)
@@ -368,7 +408,8 @@ class Parser {
       } else {
         for (std::size_t p = 0; p < e.params.size(); ++p)
           if (e.params[p].name == base.text) op.index = static_cast<int>(p);
-        if (op.index < 0) fail(base, fmt::format("'{}' is not a parameter of this entry", base.text));
+        if (op.index < 0)
+          fail(base, fmt::format("'{}' is not a parameter of this entry", base.text));
       }
       if (peek_is("+")) {
         next();
@@ -386,8 +427,10 @@ class Parser {
     const std::string& s = t.text;
     if (s[0] == '%') {
       if (negative) fail(t, "negated registers are not PTX");
-      static const std::map<std::string_view, Special> kSpecials = {
-          {"%tid", Special::kTid}, {"%ntid", Special::kNtid}, {"%ctaid", Special::kCtaid}, {"%nctaid", Special::kNctaid}};
+      static const std::map<std::string_view, Special> kSpecials = {{"%tid", Special::kTid},
+                                                                    {"%ntid", Special::kNtid},
+                                                                    {"%ctaid", Special::kCtaid},
+                                                                    {"%nctaid", Special::kNctaid}};
       const auto dot = s.find('.');
       if (dot != std::string::npos) {
         const auto it = kSpecials.find(std::string_view(s).substr(0, dot));
@@ -406,7 +449,8 @@ class Parser {
     if (s.size() == 10 && (s.rfind("0f", 0) == 0 || s.rfind("0F", 0) == 0)) {
       std::uint32_t bits = 0;
       const auto [end, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), bits, 16);
-      if (ec != std::errc{} || end != s.data() + s.size()) fail(t, fmt::format("bad f32 literal '{}'", s));
+      if (ec != std::errc{} || end != s.data() + s.size())
+        fail(t, fmt::format("bad f32 literal '{}'", s));
       op.kind = Operand::Kind::kImmF32;
       op.fimm = std::bit_cast<float>(bits);
       if (negative) op.fimm = -op.fimm;
@@ -454,7 +498,9 @@ class Parser {
   }
 
   [[nodiscard]] bool at_end() const { return pos_ >= toks_.size(); }
-  [[nodiscard]] bool peek_is(std::string_view s) const { return !at_end() && toks_[pos_].text == s; }
+  [[nodiscard]] bool peek_is(std::string_view s) const {
+    return !at_end() && toks_[pos_].text == s;
+  }
   const Tok& peek() const { return toks_[pos_]; }
   const Tok& next() {
     if (at_end()) throw ParseError(fmt::format("line {}: unexpected end of file", last_line()));
@@ -462,13 +508,15 @@ class Parser {
   }
   void expect(std::string_view s) {
     if (!peek_is(s))
-      throw ParseError(fmt::format("line {}: expected '{}', found {}", at_end() ? last_line() : peek().line, s,
+      throw ParseError(fmt::format("line {}: expected '{}', found {}",
+                                   at_end() ? last_line() : peek().line, s,
                                    at_end() ? "end of file" : fmt::format("'{}'", peek().text)));
     next();
   }
   const Tok& expect_word(std::string_view what) {
     if (at_end() || !peek().word)
-      throw ParseError(fmt::format("line {}: expected {}, found {}", at_end() ? last_line() : peek().line, what,
+      throw ParseError(fmt::format("line {}: expected {}, found {}",
+                                   at_end() ? last_line() : peek().line, what,
                                    at_end() ? "end of file" : fmt::format("'{}'", peek().text)));
     return next();
   }
@@ -487,6 +535,8 @@ class Parser {
 
 }  // namespace
 
-Module parse_ptx(std::string_view text) { return Parser(text).module(); }
+Module parse_ptx(std::string_view text) {
+  return Parser(text).module();
+}
 
 }  // namespace ptxc::ptx

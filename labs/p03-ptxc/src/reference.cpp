@@ -21,30 +21,42 @@ struct Env {
 
 float eval(const Expr& e, const Env& env) {
   switch (e.kind) {
-    case ExprKind::kNumber: return e.value;
+    case ExprKind::kNumber:
+      return e.value;
     case ExprKind::kVar:
       if (const auto it = env.lets.find(e.name); it != env.lets.end()) return it->second;
       return env.scalars[env.params.at(e.name)];
-    case ExprKind::kIndex: return env.buffers[env.params.at(e.name)][env.i];
-    case ExprKind::kUnary: return -eval(*e.args[0], env);
+    case ExprKind::kIndex:
+      return env.buffers[env.params.at(e.name)][env.i];
+    case ExprKind::kUnary:
+      return -eval(*e.args[0], env);
     case ExprKind::kBinary: {
       const float x = eval(*e.args[0], env);
       const float y = eval(*e.args[1], env);
       switch (e.op) {
-        case '+': return x + y;
-        case '-': return x - y;
-        case '*': return x * y;
-        default: return x / y;
+        case '+':
+          return x + y;
+        case '-':
+          return x - y;
+        case '*':
+          return x * y;
+        default:
+          return x / y;
       }
     }
     case ExprKind::kCall: {
       const float x = eval(*e.args[0], env);
       switch (find_intrinsic(e.name)->id) {
-        case Intrinsic::kMin: return std::fmin(x, eval(*e.args[1], env));
-        case Intrinsic::kMax: return std::fmax(x, eval(*e.args[1], env));
-        case Intrinsic::kRelu: return std::fmax(x, 0.0F);
-        case Intrinsic::kAbs: return std::fabs(x);
-        case Intrinsic::kSqrt: return std::sqrt(x);
+        case Intrinsic::kMin:
+          return std::fmin(x, eval(*e.args[1], env));
+        case Intrinsic::kMax:
+          return std::fmax(x, eval(*e.args[1], env));
+        case Intrinsic::kRelu:
+          return std::fmax(x, 0.0F);
+        case Intrinsic::kAbs:
+          return std::fabs(x);
+        case Intrinsic::kSqrt:
+          return std::sqrt(x);
       }
     }
   }

@@ -24,10 +24,12 @@ void check_index(const Expr& index, Diagnostics& diags) {
 
 void check_expr(const Expr& e, const Scope& scope, Diagnostics& diags) {
   switch (e.kind) {
-    case ExprKind::kNumber: return;
+    case ExprKind::kNumber:
+      return;
     case ExprKind::kVar: {
       if (e.name == kIndexName) {
-        diags.error(e.loc, "'i' is the thread index and can only be used as a subscript, as in x[i]");
+        diags.error(e.loc,
+                    "'i' is the thread index and can only be used as a subscript, as in x[i]");
         return;
       }
       const auto it = scope.names.find(e.name);
@@ -37,7 +39,8 @@ void check_expr(const Expr& e, const Scope& scope, Diagnostics& diags) {
         else
           diags.error(e.loc, fmt::format("use of undefined name '{}'", e.name));
       } else if (it->second == Type::kF32Ptr) {
-        diags.error(e.loc, fmt::format("pointer '{}' used as a value; did you mean {}[i]?", e.name, e.name));
+        diags.error(e.loc, fmt::format("pointer '{}' used as a value; did you mean {}[i]?", e.name,
+                                       e.name));
       }
       return;
     }
@@ -53,7 +56,8 @@ void check_expr(const Expr& e, const Scope& scope, Diagnostics& diags) {
     case ExprKind::kCall: {
       const auto info = find_intrinsic(e.name);
       if (!info) {
-        diags.error(e.loc, fmt::format("unknown function '{}' (known: min, max, relu, abs, sqrt)", e.name));
+        diags.error(
+            e.loc, fmt::format("unknown function '{}' (known: min, max, relu, abs, sqrt)", e.name));
       } else if (static_cast<int>(e.args.size()) != info->arity) {
         diags.error(e.loc, fmt::format("'{}' takes {} argument{}, {} given", e.name, info->arity,
                                        info->arity == 1 ? "" : "s", e.args.size()));
@@ -61,7 +65,8 @@ void check_expr(const Expr& e, const Scope& scope, Diagnostics& diags) {
       break;
     }
     case ExprKind::kUnary:
-    case ExprKind::kBinary: break;
+    case ExprKind::kBinary:
+      break;
   }
   for (const auto& a : e.args) check_expr(*a, scope, diags);
 }
@@ -71,7 +76,8 @@ void check_kernel(const Kernel& k, Diagnostics& diags) {
   for (const auto& p : k.params) {
     if (p.name == kIndexName || p.name == kCountName) {
       diags.error(p.loc, fmt::format("parameter name '{}' is reserved ({})", p.name,
-                                     p.name == kIndexName ? "the thread index" : "the hidden element count"));
+                                     p.name == kIndexName ? "the thread index"
+                                                          : "the hidden element count"));
     } else if (find_intrinsic(p.name)) {
       diags.error(p.loc, fmt::format("parameter name '{}' is a built-in function", p.name));
     } else if (!scope.names.emplace(p.name, p.type).second) {
@@ -85,7 +91,8 @@ void check_kernel(const Kernel& k, Diagnostics& diags) {
       if (it == scope.names.end())
         diags.error(s.loc, fmt::format("store to undefined name '{}'", s.name));
       else if (it->second != Type::kF32Ptr)
-        diags.error(s.loc, fmt::format("cannot store through '{}': it is an f32 scalar, not f32*", s.name));
+        diags.error(
+            s.loc, fmt::format("cannot store through '{}': it is an f32 scalar, not f32*", s.name));
       check_index(*s.index, diags);
     } else if (s.name == kIndexName || s.name == kCountName || find_intrinsic(s.name)) {
       diags.error(s.loc, fmt::format("'{}' is reserved and cannot be redefined", s.name));
@@ -101,7 +108,8 @@ void check_kernel(const Kernel& k, Diagnostics& diags) {
 void check(const Program& program, Diagnostics& diags) {
   std::set<std::string, std::less<>> seen;
   for (const auto& k : program.kernels) {
-    if (!seen.insert(k.name).second) diags.error(k.loc, fmt::format("duplicate kernel '{}'", k.name));
+    if (!seen.insert(k.name).second)
+      diags.error(k.loc, fmt::format("duplicate kernel '{}'", k.name));
     check_kernel(k, diags);
   }
 }

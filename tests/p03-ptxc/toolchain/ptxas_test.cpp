@@ -24,18 +24,18 @@ class Ptxas : public testing::TestWithParam<Case> {};
 
 TEST_P(Ptxas, AcceptsTheSuitePtx) {
   const std::string ptxas = PTXC_PTXAS;
-  if (ptxas.empty() || ptxas.find("NOTFOUND") != std::string::npos || access(ptxas.c_str(), X_OK) != 0)
+  if (ptxas.empty() || ptxas.find("NOTFOUND") != std::string::npos ||
+      access(ptxas.c_str(), X_OK) != 0)
     GTEST_SKIP() << "ptxas not found at configure time (install the CUDA Toolkit)";
   const auto [level, arch] = GetParam();
-  const auto c = ptxc::compile(ptxc::builtin_suite_source(), "<suite>", ptxc::CompileOptions::at_level(level));
+  const auto c =
+      ptxc::compile(ptxc::builtin_suite_source(), "<suite>", ptxc::CompileOptions::at_level(level));
   char dir_template[] = "/tmp/ptxc-ptxas-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
-  {
-    std::ofstream(dir + "/suite.ptx") << c.ptx;
-  }
-  const std::string cmd = ptxas + " -arch=" + arch + " -o " + dir + "/suite.cubin " + dir + "/suite.ptx 2> " + dir +
-                          "/log.txt";
+  { std::ofstream(dir + "/suite.ptx") << c.ptx; }
+  const std::string cmd = ptxas + " -arch=" + arch + " -o " + dir + "/suite.cubin " + dir +
+                          "/suite.ptx 2> " + dir + "/log.txt";
   const int rc = std::system(cmd.c_str());
   std::ifstream log(dir + "/log.txt");
   const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
@@ -47,9 +47,11 @@ TEST_P(Ptxas, AcceptsTheSuitePtx) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Suite, Ptxas,
-                         testing::Values(Case{0, "sm_80"}, Case{1, "sm_80"}, Case{0, "sm_90"}, Case{1, "sm_90"}),
+                         testing::Values(Case{0, "sm_80"}, Case{1, "sm_80"}, Case{0, "sm_90"},
+                                         Case{1, "sm_90"}),
                          [](const testing::TestParamInfo<Case>& param_info) {
-                           return std::string("O") + std::to_string(param_info.param.level) + "_" + param_info.param.arch;
+                           return std::string("O") + std::to_string(param_info.param.level) + "_" +
+                                  param_info.param.arch;
                          });
 
 }  // namespace

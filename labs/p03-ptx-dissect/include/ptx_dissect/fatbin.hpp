@@ -20,7 +20,7 @@ namespace ptx_dissect {
 struct FatbinEntry {
   enum class Kind { kPtx, kElf };
   Kind kind = Kind::kElf;
-  int arch = 0;                // 80 for sm_80 / compute_80
+  int arch = 0;  // 80 for sm_80 / compute_80
   std::uint64_t payload_bytes = 0;
   bool compressed = false;
   bool payload_verified = false;  // magic checked (impossible when compressed)

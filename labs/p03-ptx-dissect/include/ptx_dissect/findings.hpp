@@ -17,9 +17,9 @@ namespace ptx_dissect {
 
 struct Finding {
   enum class Status { kPass, kFail, kSkip };
-  std::string kernel;   // "saxpy"
-  std::string check;    // ".param ABI + ld.param prologue"
-  std::string found;    // what the artifacts show
+  std::string kernel;  // "saxpy"
+  std::string check;   // ".param ABI + ld.param prologue"
+  std::string found;   // what the artifacts show
   Status status = Status::kPass;
 };
 

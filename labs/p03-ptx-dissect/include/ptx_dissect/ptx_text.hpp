@@ -11,10 +11,10 @@
 namespace ptx_dissect {
 
 struct PtxLine {
-  int number = 0;        // 1-based line in the file
-  std::string text;      // trimmed, comment removed, no trailing ';'
-  std::string opcode;    // "fma.rn.f32" ("" for labels and directives)
-  std::string guard;     // "@%p1" or "@!%p1", if predicated
+  int number = 0;      // 1-based line in the file
+  std::string text;    // trimmed, comment removed, no trailing ';'
+  std::string opcode;  // "fma.rn.f32" ("" for labels and directives)
+  std::string guard;   // "@%p1" or "@!%p1", if predicated
 };
 
 // The body of `.entry name(...)`, or nullopt if there is no such entry.

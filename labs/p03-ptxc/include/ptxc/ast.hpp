@@ -22,9 +22,9 @@ enum class ExprKind {
 struct Expr {
   ExprKind kind = ExprKind::kNumber;
   SourceLoc loc;
-  float value = 0.0F;         // kNumber: the literal rounded to f32
-  std::string name;           // kVar, kIndex (the pointer), kCall (the function)
-  char op = 0;                // kUnary '-', kBinary '+' '-' '*' '/'
+  float value = 0.0F;                       // kNumber: the literal rounded to f32
+  std::string name;                         // kVar, kIndex (the pointer), kCall (the function)
+  char op = 0;                              // kUnary '-', kBinary '+' '-' '*' '/'
   std::vector<std::unique_ptr<Expr>> args;  // kIndex: the index; kUnary: 1; kBinary: 2; kCall: n
 };
 using ExprPtr = std::unique_ptr<Expr>;
@@ -34,8 +34,8 @@ enum class StmtKind { kStore, kLet };
 struct Stmt {
   StmtKind kind = StmtKind::kStore;
   SourceLoc loc;
-  std::string name;   // kStore: the pointer; kLet: the new name
-  ExprPtr index;      // kStore: the subscript (sema requires `i`)
+  std::string name;  // kStore: the pointer; kLet: the new name
+  ExprPtr index;     // kStore: the subscript (sema requires `i`)
   ExprPtr value;
 };
 

@@ -26,13 +26,14 @@ struct Compilation {
   Program program;
   std::vector<Function> functions;  // optimised IR, one per kernel
   std::vector<PassStats> stats;
-  std::string ptx;                  // the whole module
+  std::string ptx;  // the whole module
 };
 
 // Lexes only (ptxc compile --emit tokens); throws CompileError on bad characters.
 std::vector<Token> tokenize(std::string_view source, const std::string& file_name);
 
 // Throws CompileError (rendered diagnostics) if the front end found errors.
-Compilation compile(std::string_view source, const std::string& file_name, const CompileOptions& opts);
+Compilation compile(std::string_view source, const std::string& file_name,
+                    const CompileOptions& opts);
 
 }  // namespace ptxc

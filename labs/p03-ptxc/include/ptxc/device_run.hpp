@@ -23,7 +23,8 @@ bool device_path_built();
 
 // Throws gpulab::Unsupported without a driver or a GPU, gpulab::RunError when
 // the driver rejects the PTX or the launch fails (with the driver's message).
-DeviceRun run_on_device(const std::string& ptx, const std::string& entry, const std::vector<Param>& params,
-                        const KernelInputs& inputs, int n, int block);
+DeviceRun run_on_device(const std::string& ptx, const std::string& entry,
+                        const std::vector<Param>& params, const KernelInputs& inputs, int n,
+                        int block);
 
 }  // namespace ptxc

@@ -33,8 +33,8 @@ struct PtxRun {
 // Launches `entry` over ceil(n / block) blocks with the hidden n last.
 // Throws ExecError if the entry's .param list does not match `params` + n,
 // MemoryFault on an out-of-bounds access.
-PtxRun run_ptx(const ptx::Entry& entry, const std::vector<Param>& params, const KernelInputs& inputs, int n,
-               int block);
+PtxRun run_ptx(const ptx::Entry& entry, const std::vector<Param>& params,
+               const KernelInputs& inputs, int n, int block);
 
 struct Tolerance {
   double rtol = 1e-5;
@@ -49,11 +49,12 @@ struct Comparison {
 };
 
 // NaN equals NaN (sqrt of a negative is NaN on both sides).
-Comparison compare_buffers(const std::vector<Param>& params, const std::vector<std::vector<float>>& want,
+Comparison compare_buffers(const std::vector<Param>& params,
+                           const std::vector<std::vector<float>>& want,
                            const std::vector<std::vector<float>>& got, Tolerance tol);
 
 struct DiffOptions {
-  int n = 1000;       // deliberately not a multiple of the block: the tail must be guarded
+  int n = 1000;  // deliberately not a multiple of the block: the tail must be guarded
   int block = 128;
   std::uint64_t seed = 1;
   Tolerance tol;

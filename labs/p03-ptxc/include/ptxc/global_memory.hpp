@@ -13,7 +13,8 @@
 namespace ptxc {
 
 struct MemoryFault : std::runtime_error {
-  MemoryFault(const std::string& what, std::uint64_t addr) : std::runtime_error(what), address(addr) {}
+  MemoryFault(const std::string& what, std::uint64_t addr)
+      : std::runtime_error(what), address(addr) {}
   std::uint64_t address;
   long long thread = -1;  // filled in by the interpreter
 };
@@ -26,7 +27,9 @@ class GlobalMemory {
   [[nodiscard]] std::uint32_t load32(std::uint64_t addr) const;
   void store32(std::uint64_t addr, std::uint32_t bits);
 
-  [[nodiscard]] std::span<const float> buffer(std::size_t index) const { return buffers_[index].data; }
+  [[nodiscard]] std::span<const float> buffer(std::size_t index) const {
+    return buffers_[index].data;
+  }
   [[nodiscard]] std::size_t buffer_count() const { return buffers_.size(); }
   // "4 bytes past the end of 'c' (4000 bytes at 0x10001000)", for fault messages.
   [[nodiscard]] std::string describe(std::uint64_t addr) const;

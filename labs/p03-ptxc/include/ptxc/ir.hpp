@@ -15,19 +15,25 @@ namespace ptxc {
 
 enum class Op : std::uint8_t {
   // f32 values
-  kConst,   // imm
-  kParam,   // the scalar parameter `param`
-  kLoad,    // *a                       (a is an address)
-  kAdd, kSub, kMul, kDiv,               // a op b
-  kFma,     // a * b + c, one rounding
-  kNeg, kAbs, kSqrt,                    // op a
-  kMin, kMax,                           // a, b
+  kConst,  // imm
+  kParam,  // the scalar parameter `param`
+  kLoad,   // *a                       (a is an address)
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,  // a op b
+  kFma,  // a * b + c, one rounding
+  kNeg,
+  kAbs,
+  kSqrt,  // op a
+  kMin,
+  kMax,  // a, b
   // 64-bit address arithmetic
   kBase,    // the global-space base of pointer parameter `param` (cvta.to.global)
   kOffset,  // i * 4, the byte offset of element i (mul.wide.s32)
   kAddr,    // a + b: base + offset (add.s64)
   // effects
-  kStore,   // *a = b
+  kStore,  // *a = b
 };
 
 inline constexpr int kNone = -1;
@@ -45,9 +51,9 @@ struct Function {
   std::vector<Inst> insts;
 };
 
-[[nodiscard]] bool has_effect(Op op);     // kStore: never removed, never merged
-[[nodiscard]] bool is_address(Op op);     // a 64-bit value (kBase, kOffset, kAddr)
-[[nodiscard]] bool is_commutative(Op op); // add, mul, min, max
+[[nodiscard]] bool has_effect(Op op);      // kStore: never removed, never merged
+[[nodiscard]] bool is_address(Op op);      // a 64-bit value (kBase, kOffset, kAddr)
+[[nodiscard]] bool is_commutative(Op op);  // add, mul, min, max
 [[nodiscard]] int operand_count(const Inst& inst);
 [[nodiscard]] std::string_view op_name(Op op);
 

@@ -11,9 +11,24 @@
 namespace ptxc {
 
 enum class Tok {
-  kIdent, kNumber, kKernel, kLet,
-  kLParen, kRParen, kLBrace, kRBrace, kLBracket, kRBracket,
-  kColon, kComma, kSemicolon, kAssign, kPlus, kMinus, kStar, kSlash,
+  kIdent,
+  kNumber,
+  kKernel,
+  kLet,
+  kLParen,
+  kRParen,
+  kLBrace,
+  kRBrace,
+  kLBracket,
+  kRBracket,
+  kColon,
+  kComma,
+  kSemicolon,
+  kAssign,
+  kPlus,
+  kMinus,
+  kStar,
+  kSlash,
   kEof,
 };
 

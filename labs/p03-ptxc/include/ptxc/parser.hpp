@@ -8,7 +8,8 @@
 //   expr    := term (('+' | '-') term)*
 //   term    := unary (('*' | '/') unary)*
 //   unary   := '-' unary | primary
-//   primary := NUMBER | IDENT | IDENT '[' expr ']' | IDENT '(' [expr (',' expr)*] ')' | '(' expr ')'
+//   primary := NUMBER | IDENT | IDENT '[' expr ']' | IDENT '(' [expr (',' expr)*] ')' | '(' expr
+//   ')'
 //
 // On a syntax error the parser reports it and skips to the next ';' or '}', so
 // one run shows the errors of several statements.

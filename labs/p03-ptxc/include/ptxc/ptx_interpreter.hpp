@@ -36,7 +36,7 @@ inline constexpr std::uint64_t kMaxStepsPerThread = 1'000'000;
 // `params` holds one raw value per .param of the entry (an f32 as its bits, a
 // pointer as its address). Throws MemoryFault (with .thread set, and the
 // message naming thread and block) or ExecError.
-LaunchStats launch(const ptx::Entry& entry, const std::vector<std::uint64_t>& params, LaunchConfig config,
-                   GlobalMemory& memory);
+LaunchStats launch(const ptx::Entry& entry, const std::vector<std::uint64_t>& params,
+                   LaunchConfig config, GlobalMemory& memory);
 
 }  // namespace ptxc

@@ -19,9 +19,30 @@ struct ParseError : std::runtime_error {
 };
 
 enum class Opcode : std::uint8_t {
-  kLdParam, kLdGlobal, kStGlobal, kCvtaToGlobal, kMov, kCvt,
-  kAdd, kSub, kMul, kMulLo, kMulWide, kMad, kDiv, kFma, kNeg, kAbs, kSqrt, kMin, kMax, kShl,
-  kSetp, kSelp, kBra, kRet,
+  kLdParam,
+  kLdGlobal,
+  kStGlobal,
+  kCvtaToGlobal,
+  kMov,
+  kCvt,
+  kAdd,
+  kSub,
+  kMul,
+  kMulLo,
+  kMulWide,
+  kMad,
+  kDiv,
+  kFma,
+  kNeg,
+  kAbs,
+  kSqrt,
+  kMin,
+  kMax,
+  kShl,
+  kSetp,
+  kSelp,
+  kBra,
+  kRet,
 };
 
 enum class DType : std::uint8_t { kS32, kU32, kB32, kS64, kU64, kB64, kF32, kPred };
@@ -31,24 +52,24 @@ enum class Special : std::uint8_t { kTid, kNtid, kCtaid, kNctaid };
 struct Operand {
   enum class Kind : std::uint8_t { kReg, kSpecial, kImmInt, kImmF32, kMem, kLabel, kParam };
   Kind kind = Kind::kReg;
-  int reg = -1;              // kReg, kMem (base register; -1 with kParam base)
-  std::int64_t imm = 0;      // kImmInt; kMem: byte offset
-  float fimm = 0.0F;         // kImmF32
+  int reg = -1;          // kReg, kMem (base register; -1 with kParam base)
+  std::int64_t imm = 0;  // kImmInt; kMem: byte offset
+  float fimm = 0.0F;     // kImmF32
   Special special = Special::kTid;
-  int dim = 0;               // kSpecial: 0 = .x, 1 = .y, 2 = .z
-  int index = -1;            // kLabel: instruction index; kParam (and kMem of a param): param index
+  int dim = 0;     // kSpecial: 0 = .x, 1 = .y, 2 = .z
+  int index = -1;  // kLabel: instruction index; kParam (and kMem of a param): param index
 };
 
 struct Instruction {
   Opcode op = Opcode::kRet;
-  DType type = DType::kB32;  // the instruction's (last) type suffix
+  DType type = DType::kB32;      // the instruction's (last) type suffix
   DType src_type = DType::kB32;  // cvt: the source type
-  Cmp cmp = Cmp::kEq;        // setp
-  int guard = -1;            // predicate register, -1 = unguarded
+  Cmp cmp = Cmp::kEq;            // setp
+  int guard = -1;                // predicate register, -1 = unguarded
   bool guard_negated = false;
   std::vector<Operand> ops;  // destination first, as written
   int line = 0;
-  std::string opcode_text;   // "fma.rn.f32", for messages and counts
+  std::string opcode_text;  // "fma.rn.f32", for messages and counts
 };
 
 struct ParamDecl {
@@ -76,6 +97,8 @@ struct Module {
 Module parse_ptx(std::string_view text);
 
 // The static instruction count of an entry (what nvcc vs ptxc compare).
-inline std::size_t instruction_count(const Entry& e) { return e.body.size(); }
+inline std::size_t instruction_count(const Entry& e) {
+  return e.body.size();
+}
 
 }  // namespace ptxc::ptx
