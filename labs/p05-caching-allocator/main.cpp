@@ -14,6 +14,7 @@
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/plot.hpp"
+#include "gpulab/progress.hpp"
 #include "gpulab/table.hpp"
 
 namespace {
@@ -114,7 +115,13 @@ int run_demos(const Flags& f) {
 
 int run_replay(const Flags& f) {
   const std::vector<TraceEvent> events = load_trace(f.trace_path);
-  const ReplayResult r = replay_trace(events, f.capacity_mib * kMiB, config_of(f));
+  ReplayResult r;
+  {
+    gpulab::Progress progress("replay", events.size());  // drawn only when stderr is a terminal
+    r = replay_trace(events, f.capacity_mib * kMiB, config_of(f), [&](std::size_t done) {
+      if (done % 4096 == 0) progress.update(done);
+    });
+  }
   const AllocatorStats& s = r.stats;
   if (f.common.json) {
     gpulab::Json steps = gpulab::Json::array();

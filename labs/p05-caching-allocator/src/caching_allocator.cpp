@@ -248,9 +248,20 @@ void CachingAllocator::note_peaks() {
 }
 
 std::uint64_t CachingAllocator::largest_cached_block() const {
+  // The largest block sits in the highest non-empty class of some pool: only
+  // that class is scanned (or, with size-ordered best-fit bins, read off its end).
   std::uint64_t best = 0;
-  for (const Bin& bin : bins_) {
-    for (const BinEntry& e : bin) best = std::max(best, e.size);
+  for (int p = 0; p < kPools; ++p) {
+    for (int c = kSizeClasses - 1; c >= 0; --c) {
+      const Bin& bin = bins_[static_cast<std::size_t>(p * kSizeClasses + c)];
+      if (bin.empty()) continue;
+      if (config_.fit == FitPolicy::kBestFit) {
+        best = std::max(best, bin.rbegin()->size);
+      } else {
+        for (const BinEntry& e : bin) best = std::max(best, e.size);
+      }
+      break;
+    }
   }
   return best;
 }

@@ -119,7 +119,7 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
 }
 
 ReplayResult replay_trace(const std::vector<TraceEvent>& events, std::uint64_t device_bytes,
-                          const AllocatorConfig& config) {
+                          const AllocatorConfig& config, const std::function<void(std::size_t)>& on_step) {
   Device dev(device_bytes);
   CachingAllocator alloc(dev, config);
   std::unordered_map<std::string, std::uint64_t> addr_of;  // live id -> address
@@ -150,6 +150,7 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& events, std::uint64_t d
     step.largest_cached = alloc.largest_cached_block();
     step.device_largest_hole = dev.largest_hole();
     result.steps.push_back(std::move(step));
+    if (on_step) on_step(result.steps.size());
   }
   result.stats = alloc.stats();
   return result;

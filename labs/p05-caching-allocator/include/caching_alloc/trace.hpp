@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,7 +47,9 @@ struct ReplayResult {
   AllocatorStats stats;  // at the end of the trace
 };
 
+// `on_step(done)` (optional) is called after every step, for progress display.
 ReplayResult replay_trace(const std::vector<TraceEvent>& events, std::uint64_t device_bytes,
-                          const AllocatorConfig& config);
+                          const AllocatorConfig& config,
+                          const std::function<void(std::size_t)>& on_step = {});
 
 }  // namespace caching_alloc
