@@ -55,7 +55,9 @@ int scale(const std::vector<int>& node_counts, int jobs_per_node, std::uint64_t 
       .column("us/job");
   gpulab::Json rows = gpulab::Json::array();
   std::vector<double> per_job;
+  gpulab::Progress progress("scale", node_counts.size());
   for (int nodes : node_counts) {
+    progress.update(per_job.size());
     cs::GeneratorConfig g;
     g.nodes = nodes;
     g.gpus_per_node = 8;
