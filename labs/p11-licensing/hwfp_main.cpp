@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "Write the fingerprint file (input of licensectl issue --fingerprint)");
   app.add_option("--compare", compare, "Compare with a saved fingerprint file and explain the fuzzy match");
   app.add_option("--max-changed", max_changed,
-                 "With --compare: components allowed to differ (default: (n-1)/3 of the saved n)");
+                 "With --compare: components allowed to differ (default: (n-1)/3 of the saved n)")
+      ->check(CLI::NonNegativeNumber);
   gpulab::add_json_flag(app, common);
 
   return gpulab::run_program("hwfp", app, argc, argv, [&] {

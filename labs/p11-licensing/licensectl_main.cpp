@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
   auto* fp_opt = issue->add_option("--fingerprint", fp_file, "Bind to the machine of this hwfp --out file");
   auto* float_opt = issue->add_flag("--floating", floating, "Not bound to hardware");
   fp_opt->excludes(float_opt);
-  issue->add_option("--max-changed", max_changed, "Components allowed to change (default: (n-1)/3)");
+  issue->add_option("--max-changed", max_changed, "Components allowed to change (default: (n-1)/3)")
+      ->check(CLI::NonNegativeNumber);
   issue->add_option("--id", id, "Licence id, 16 hex digits (default: random)");
   issue->add_option("--out", out, "Licence file to write")->required();
 
@@ -101,7 +102,8 @@ int main(int argc, char** argv) {
   sign_act->add_option("request", request_file, "Request file from activate-request")->required();
   sign_act->add_option("--key", key_file, "Vendor private key")->required();
   sign_act->add_option("--license", entitlement_file, "The customer's entitlement licence (usually floating)")->required();
-  sign_act->add_option("--max-changed", max_changed, "Components allowed to change (default: (n-1)/3)");
+  sign_act->add_option("--max-changed", max_changed, "Components allowed to change (default: (n-1)/3)")
+      ->check(CLI::NonNegativeNumber);
   sign_act->add_option("--today", today_arg, "Issue date (default: today)");
   sign_act->add_option("--out", out, "Activation file to write")->required();
 
@@ -197,8 +199,12 @@ int main(int argc, char** argv) {
       const SignedLicense ent = parse_license(read_file_limited(entitlement_file, kMaxLicenseBytes));
       const PrivateKey key = PrivateKey::load(key_file);
       write_file_atomic(out, sign_activation(req, ent, key, today, tolerance_for(req.hw.size())), kPublicMode);
-      fmt::print("wrote {}: licence {} bound to the {} components of the request (nonce {}...)\n", out,
-                 req.license_id, req.hw.size(), req.nonce.substr(0, 8));
+      if (common.json) {
+        gpulab::print_json({{"activation", out}, {"id", req.license_id}, {"components", req.hw.size()}});
+      } else {
+        fmt::print("wrote {}: licence {} bound to the {} components of the request (nonce {}...)\n", out,
+                   req.license_id, req.hw.size(), req.nonce.substr(0, 8));
+      }
       return gpulab::kExitOk;
     }
 
@@ -206,8 +212,12 @@ int main(int argc, char** argv) {
       const SignedLicense ent = parse_license(read_file_limited(entitlement_file, kMaxLicenseBytes));
       const ActivationRequest req = make_request(ent, host_fingerprint(root, ent.license.product), today);
       write_file_atomic(out, format_request(req), kSecretMode);
-      fmt::print("wrote {}: activation request for licence {} ({} components); carry it to the vendor\n", out,
-                 req.license_id, req.hw.size());
+      if (common.json) {
+        gpulab::print_json({{"request", out}, {"id", req.license_id}, {"components", req.hw.size()}});
+      } else {
+        fmt::print("wrote {}: activation request for licence {} ({} components); carry it to the vendor\n", out,
+                   req.license_id, req.hw.size());
+      }
       return gpulab::kExitOk;
     }
 
@@ -218,8 +228,13 @@ int main(int argc, char** argv) {
       const SignedLicense lic = accept_activation(text, pending, vendor, host_fingerprint(root, pending.product));
       write_file_atomic(out, text, kPublicMode);
       fs::remove(request_file);  // one request, one activation: replaying this answer later fails
-      fmt::print("installed {}: licence {} activated for this machine ({} components, k={})\n", out,
-                 lic.license.id, lic.license.hw.size(), lic.license.hw_max_changed);
+      if (common.json) {
+        gpulab::print_json({{"installed", out}, {"id", lic.license.id}, {"components", lic.license.hw.size()},
+                            {"max_changed", lic.license.hw_max_changed}});
+      } else {
+        fmt::print("installed {}: licence {} activated for this machine ({} components, k={})\n", out,
+                   lic.license.id, lic.license.hw.size(), lic.license.hw_max_changed);
+      }
       return gpulab::kExitOk;
     }
 

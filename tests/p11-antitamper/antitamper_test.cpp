@@ -1,7 +1,6 @@
 // The anti-tamper building blocks, linked into an (unsealed) test binary.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -16,16 +15,15 @@
 
 namespace {
 
-std::string checksum_group(const std::string& g1, const std::string& g2) {
-  std::uint32_t sum = 0x1D0F;
-  for (char c : g1 + g2) sum = (sum * 31u + static_cast<unsigned char>(c)) % 65521u;
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04X", sum);
+std::string make_key(const std::string& g1, const std::string& g2) {
+  char buf[32];
+  EXPECT_EQ(at_make_key("GPULAB-", g1.c_str(), g2.c_str(), buf, sizeof buf), 0);
   return buf;
 }
 
 TEST(KeyCheck, FlattenedAgreesWithPlainOnCraftedKeys) {
-  const std::string good = "GPULAB-1234-ABCD-" + checksum_group("1234", "ABCD");
+  const std::string good = make_key("1234", "ABCD");
+  EXPECT_EQ(good, "GPULAB-1234-ABCD-4C1B");  // the key the README uses
   const char* cases[] = {good.c_str(), "GPULAB-1234-ABCD-0000", "GPULAB-1234-ABCD", "GPULAB-1234-abcd-0000",
                          "GPULAB1234-ABCD-0000", "", "G", "GPULAB-", "XPULAB-1234-ABCD-0000"};
   for (const char* k : cases) {
@@ -44,7 +42,7 @@ TEST(KeyCheck, FlattenedAgreesWithPlainOnRandomKeys) {
     std::string g1, g2;
     for (int k = 0; k < 4; ++k) g1 += "0123456789ABCDEF"[rng.uniform_int(0, 15)];
     for (int k = 0; k < 4; ++k) g2 += "0123456789ABCDEF"[rng.uniform_int(0, 15)];
-    std::string key = "GPULAB-" + g1 + "-" + g2 + "-" + checksum_group(g1, g2);
+    std::string key = make_key(g1, g2);
     // Corrupt most keys in one random place so both outcomes are exercised.
     if (rng.bernoulli(0.7)) {
       key[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(key.size() - 1)))] =
@@ -56,6 +54,13 @@ TEST(KeyCheck, FlattenedAgreesWithPlainOnRandomKeys) {
   }
   EXPECT_GT(accepted, 5000);
   EXPECT_LT(accepted, 15000);
+}
+
+TEST(KeyCheck, IssuerRejectsBadGroupsAndShortBuffers) {
+  char buf[32];
+  EXPECT_EQ(at_make_key("GPULAB-", "12345", "ABCD", buf, sizeof buf), -1);
+  EXPECT_EQ(at_make_key("GPULAB-", "12g4", "ABCD", buf, sizeof buf), -1);
+  EXPECT_EQ(at_make_key("GPULAB-", "1234", "ABCD", buf, 10), -1);
 }
 
 TEST(Obfuscation, StringsDecryptAndAreNotStoredInClear) {

@@ -17,9 +17,9 @@ struct Outcome {
   std::string out, err;
 };
 
-Outcome run(const TempDir& dir, const std::string& args) {
-  const std::string cmd = "cd '" + dir.path().string() + "' && " + std::string(GPULAB_BIN_DIR) + "/" + args +
-                          " >out.txt 2>err.txt </dev/null";
+// Runs a shell command in `dir`, capturing both streams.
+Outcome shell(const TempDir& dir, const std::string& command) {
+  const std::string cmd = "cd '" + dir.path().string() + "' && " + command + " >out.txt 2>err.txt </dev/null";
   const int status = std::system(cmd.c_str());
   Outcome r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -27,6 +27,9 @@ Outcome run(const TempDir& dir, const std::string& args) {
   r.err = read(dir / "err.txt");
   return r;
 }
+
+// Runs one of the lab's programs: "licensectl status ...".
+Outcome run(const TempDir& dir, const std::string& args) { return shell(dir, std::string(GPULAB_BIN_DIR) + "/" + args); }
 
 void fake_host(const std::filesystem::path& root, const std::string& id) {
   write(root / "etc/machine-id", id + "\n");
@@ -143,6 +146,30 @@ TEST(LicensectlDemo, EveryScenarioPasses) {
   const Outcome r = run(dir, "licensectl demo");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// "No network code path at all", checked on the built library: no object in
+// it refers to a socket, resolver or HTTP entry point.
+TEST(LicensingLibrary, HasNoNetworkCodePath) {
+  const std::string lib = std::string(GPULAB_BIN_DIR) + "/../labs/p11-licensing/libgpulab_licensing.a";
+  ASSERT_TRUE(std::filesystem::exists(lib)) << lib;
+  TempDir dir;
+  const Outcome nm = shell(dir, "nm -u --format=posix '" + lib + "'");
+  ASSERT_EQ(nm.code, 0) << nm.err;
+  ASSERT_NE(nm.out.find("EVP_DigestVerify"), std::string::npos);  // the listing is real
+  std::istringstream lines(nm.out);
+  for (std::string name; lines >> name;) {
+    std::string rest;
+    std::getline(lines, rest);
+    for (const char* net : {"socket", "connect", "getaddrinfo", "gethostbyname", "sendto", "recvfrom", "bind",
+                            "listen", "accept", "curl_easy_init", "BIO_new_connect", "SSL_connect"}) {
+      EXPECT_NE(name, net) << "the licensing library refers to " << net;
+    }
+  }
 }
 
 }  // namespace

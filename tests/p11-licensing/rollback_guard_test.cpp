@@ -102,6 +102,8 @@ TEST(SecureFile, ReadLimitIsEnforced) {
   EXPECT_THROW(read_file_limited(dir / "big", 4096), gpulab::UsageError);
   EXPECT_THROW(read_file_limited(dir / "missing", 4096), gpulab::UsageError);
   EXPECT_THROW(read_file_limited(dir.path(), 4096), gpulab::UsageError);  // a directory
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  EXPECT_THROW(read_file_limited(dir / "fifo", 4096), gpulab::UsageError);  // and it does not hang
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "antitamper/key_check.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "antitamper/obfuscation.h"
@@ -30,6 +31,20 @@ int at_key_check_plain(const char* key, const char* prefix) {
     if (group < 2 && *p++ != '-') return 0;
   }
   return *p == '\0' && last == sum;
+}
+
+int at_make_key(const char* prefix, const char* g1, const char* g2, char* out, unsigned long out_size) {
+  if (strlen(g1) != 4 || strlen(g2) != 4) return -1;
+  uint32_t sum = kChecksumSeed;
+  const char* groups[2] = {g1, g2};
+  for (int k = 0; k < 2; ++k) {
+    for (int i = 0; i < 4; ++i) {
+      if (upper_hex(groups[k][i]) < 0) return -1;
+      sum = (sum * 31u + (unsigned char)groups[k][i]) % kChecksumModulus;
+    }
+  }
+  const int n = snprintf(out, out_size, "%s%s-%s-%04X", prefix, g1, g2, (unsigned)sum);
+  return n > 0 && (unsigned long)n < out_size ? 0 : -1;
 }
 
 /* Read at run time, so the compiler cannot resolve the dispatch statically. */

@@ -27,7 +27,8 @@ struct Fd {
 
 std::string read_file_limited(const std::filesystem::path& path, std::size_t max_bytes) {
   Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  // O_NONBLOCK: opening a FIFO someone passed as a "licence" must not hang.
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (f.fd < 0) throw gpulab::UsageError(path.string() + ": cannot open: " + errno_text());
   struct stat st {};
   if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -15,6 +15,10 @@ int at_key_check_plain(const char* key, const char* prefix);
  * no if/else structure for a decompiler to recover, and no strcmp to hook. */
 int at_key_check_flat(const char* key, const char* prefix);
 
+/* The issuer's side: writes PREFIX G1-G2-CCCC into out (G1, G2: 4 uppercase
+ * hex digits each). Returns 0, or -1 on bad groups or a short buffer. */
+int at_make_key(const char* prefix, const char* g1, const char* g2, char* out, unsigned long out_size);
+
 /* The product's check: decrypts the prefix, runs the flattened check, wipes. */
 int at_license_key_ok(const char* key);
 
