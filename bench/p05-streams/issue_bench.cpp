@@ -7,38 +7,12 @@
 // busy machine (the wall time also holds preemption by the worker threads).
 #include <benchmark/benchmark.h>
 
+#include "streams/extensions.hpp"
 #include "streams/thread_executor.hpp"
 
 namespace {
 
 using namespace streams;
-
-struct Pipeline {
-  StreamId in, compute, out;
-  std::vector<EventId> copied, computed;
-};
-
-Pipeline make_pipeline(Executor& ex, int chunks) {
-  Pipeline p{ex.create_stream(), ex.create_stream(), ex.create_stream(), {}, {}};
-  for (int c = 0; c < chunks; ++c) {
-    p.copied.push_back(ex.create_event());
-    p.computed.push_back(ex.create_event());
-  }
-  return p;
-}
-
-// Scenario 1's shape: per chunk three ops, two records, two waits.
-void issue(Executor& ex, const Pipeline& p) {
-  for (std::size_t c = 0; c < p.copied.size(); ++c) {
-    ex.launch(p.in, Op{"h2d", 0, {}});
-    ex.record(p.copied[c], p.in);
-    ex.wait(p.compute, p.copied[c]);
-    ex.launch(p.compute, Op{"kernel", 0, {}});
-    ex.record(p.computed[c], p.compute);
-    ex.wait(p.out, p.computed[c]);
-    ex.launch(p.out, Op{"d2h", 0, {}});
-  }
-}
 
 constexpr int kChunks = 8;
 constexpr int kBatch = 20;
@@ -46,9 +20,9 @@ constexpr int kOpsPerIteration = 3 * kChunks * kBatch;
 
 void BM_IssueEager(benchmark::State& state) {
   ThreadExecutor ex;
-  const Pipeline p = make_pipeline(ex, kChunks);
+  const IssuePipeline p = make_issue_pipeline(ex, kChunks);
   for (auto _ : state) {
-    for (int b = 0; b < kBatch; ++b) issue(ex, p);
+    for (int b = 0; b < kBatch; ++b) issue_pipeline_iteration(ex, p);
     state.PauseTiming();
     ex.synchronize();
     state.ResumeTiming();
@@ -60,9 +34,9 @@ BENCHMARK(BM_IssueEager)->UseRealTime();
 
 void BM_IssueGraph(benchmark::State& state) {
   ThreadExecutor ex;
-  const Pipeline p = make_pipeline(ex, kChunks);
+  const IssuePipeline p = make_issue_pipeline(ex, kChunks);
   ex.begin_capture();
-  issue(ex, p);
+  issue_pipeline_iteration(ex, p);
   const Graph g = ex.end_capture();
   for (auto _ : state) {
     for (int b = 0; b < kBatch; ++b) ex.launch_graph(g);

@@ -12,15 +12,16 @@
 
 namespace streams {
 
-namespace {
+IssuePipeline make_issue_pipeline(Executor& ex, int chunks) {
+  IssuePipeline p{ex.create_stream(), ex.create_stream(), ex.create_stream(), {}, {}};
+  for (int c = 0; c < chunks; ++c) {
+    p.copied.push_back(ex.create_event());
+    p.computed.push_back(ex.create_event());
+  }
+  return p;
+}
 
-struct Pipeline {
-  StreamId in, compute, out;
-  std::vector<EventId> copied, computed;
-};
-
-// Issues one scenario-1 iteration without durations: only issue cost remains.
-void issue_iteration(Executor& ex, const Pipeline& p) {
+void issue_pipeline_iteration(Executor& ex, const IssuePipeline& p) {
   for (std::size_t c = 0; c < p.copied.size(); ++c) {
     ex.launch(p.in, Op{"h2d", 0, {}});
     ex.record(p.copied[c], p.in);
@@ -32,24 +33,18 @@ void issue_iteration(Executor& ex, const Pipeline& p) {
   }
 }
 
-}  // namespace
-
 IssueCost measure_issue_cost(int chunks, int repetitions) {
   ThreadExecutor ex;
-  Pipeline p{ex.create_stream(), ex.create_stream(), ex.create_stream(), {}, {}};
-  for (int c = 0; c < chunks; ++c) {
-    p.copied.push_back(ex.create_event());
-    p.computed.push_back(ex.create_event());
-  }
+  const IssuePipeline p = make_issue_pipeline(ex, chunks);
   ex.begin_capture();
-  issue_iteration(ex, p);
+  issue_pipeline_iteration(ex, p);
   const Graph graph = ex.end_capture();
 
   std::vector<double> eager;
   std::vector<double> replay;
   for (int rep = 0; rep < repetitions + 1; ++rep) {  // repetition 0 warms up
     gpulab::Stopwatch sw;
-    issue_iteration(ex, p);
+    issue_pipeline_iteration(ex, p);
     const double e = sw.seconds();
     ex.synchronize();
     sw.restart();

@@ -9,6 +9,15 @@
 
 namespace streams {
 
+// Scenario 1's shape with zero durations, for measuring issue cost alone:
+// per chunk three ops, two records and two waits on three streams.
+struct IssuePipeline {
+  StreamId in = 0, compute = 0, out = 0;
+  std::vector<EventId> copied, computed;
+};
+IssuePipeline make_issue_pipeline(Executor& ex, int chunks);
+void issue_pipeline_iteration(Executor& ex, const IssuePipeline& p);
+
 // Host-side issue cost of a scenario-1 sequence (`chunks` x 3 ops plus their
 // event edges), issued op by op vs replayed as one captured graph. Only the
 // issuing is timed; the zero-duration work drains untimed in between.
