@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "gpulab/table.hpp"
 #include "ring_allreduce/chunks.hpp"
 #include "ring_allreduce/experiments.hpp"
+#include "ring_allreduce/mpi_launch.hpp"
 #include "ring_allreduce/overlap.hpp"
 
 namespace {
@@ -40,6 +42,11 @@ struct Options {
   int kill_rank = -1;
   int kill_step = -1;
   int timeout_ms = 0;
+  bool compare_mpi = false;
+  std::string listen_addr = "127.0.0.1";
+  const ring::MpiSession* mpi = nullptr;  // set when mpirun started us
+  [[nodiscard]] bool root() const { return mpi == nullptr || mpi->rank() == 0; }
+  [[nodiscard]] bool print() const { return root() && !common.json; }
 };
 
 
@@ -56,18 +63,29 @@ ring::LaunchOptions launch_options(const Options& o, int world) {
   return l;
 }
 
+// Forked ranks on this machine, or — under mpirun — this process as one MPI rank.
+// Under MPI only rank 0 gets the outcomes; the others get an empty vector.
+std::vector<ring::RankOutcome> launch(const Options& o, int world, const ring::RankJob& job) {
+  if (o.mpi != nullptr) return ring::launch_mpi(*o.mpi, o.listen_addr, std::chrono::milliseconds(o.timeout_ms), job);
+  return ring::launch_local(launch_options(o, world), job);
+}
+
 // The curriculum's block, or the failure report when a rank did not finish.
 int run_headline(const Options& o, DType dtype, Json& doc) {
   const ring::HeadlineSpec spec{o.size, dtype, o.kill_rank, o.kill_step};
   const std::string type = dtype == DType::kF64 ? "doubles" : "floats";
-  if (!o.common.json) fmt::print("ring all-reduce: world={}, vector={} {}\n", o.world, o.size, type);
+  if (o.print()) fmt::print("ring all-reduce: world={}, vector={} {}\n", o.world, o.size, type);
+  if (o.print() && o.mpi != nullptr)
+    fmt::print("  launched by mpirun: rank and world from MPI, TCP endpoints swapped with MPI_Allgather ({})\n",
+               o.mpi->library());
   if (o.kill_rank >= 0 && o.timeout_ms == 0)
     fmt::print(stderr,
                "ring-allreduce: warning: rank {} will exit mid-collective and there is no --timeout-ms: "
                "the survivors will wait forever, like NCCL without NCCL_TIMEOUT (Ctrl-C to stop)\n",
                o.kill_rank);
   std::fflush(stdout);
-  const auto ranks = ring::launch_local(launch_options(o, o.world), ring::headline_job(spec));
+  const auto ranks = launch(o, o.world, ring::headline_job(spec));
+  if (ranks.empty()) return gpulab::kExitOk;  // an MPI rank other than 0: rank 0 reports
 
   const bool all_ok = std::all_of(ranks.begin(), ranks.end(),
                                   [](const auto& r) { return r.status == ring::RankOutcome::Status::kOk; });
@@ -122,7 +140,7 @@ int run_headline(const Options& o, DType dtype, Json& doc) {
                      {"correct", correct},        {"expected_sum", h.expected}, {"ring_bytes_per_rank", h.ring_bytes},
                      {"naive_bytes_per_rank", h.naive_bytes}, {"bound_bytes", bound}, {"ring_vs_bound", vs_bound},
                      {"naive_over_ring", fewer}, {"byte_count_failures", fails}};
-  if (!o.common.json) {
+  if (o.print()) {
     fmt::print("  correctness: {} (every rank's result == sum 1..{} = {})\n", correct ? "PASS" : "FAIL", o.world,
                h.expected);
     fmt::print("  bytes/rank moved : ring={}   naive_allgather={}\n", grouped(h.ring_max()), grouped(h.naive_max()));
@@ -136,7 +154,8 @@ int run_headline(const Options& o, DType dtype, Json& doc) {
 std::vector<ring::TimingRow> run_timing(const Options& o, DType dtype, const std::vector<std::size_t>& sizes,
                                         const std::vector<Algo>& algos, int iters, Json& doc) {
   ring::TimingSpec spec{sizes, algos, dtype, iters, o.warmup};
-  const auto ranks = ring::launch_local(launch_options(o, o.world), ring::timing_job(spec));
+  const auto ranks = launch(o, o.world, ring::timing_job(spec));
+  if (ranks.empty()) return {};
   const auto rows = ring::fold_timing(ranks, o.world);
   Json jr = Json::array();
   double busbw_sum = 0;
@@ -149,7 +168,7 @@ std::vector<ring::TimingRow> run_timing(const Options& o, DType dtype, const std
   }
   doc["timing"] = {{"world", o.world}, {"dtype", ring::dtype_name(dtype)}, {"iters", iters}, {"warmup", o.warmup},
                    {"rows", jr}};
-  if (!o.common.json) {
+  if (o.print()) {
     fmt::print("# nccl-tests style: world {}, {} ranks on 127.0.0.1 TCP, out-of-place, {} iters after {} warm-up\n",
                o.world, o.world, iters, o.warmup);
     fmt::print("# time = mean per all-reduce on the slowest rank; busbw = algbw * 2(N-1)/N\n");
@@ -162,6 +181,12 @@ std::vector<ring::TimingRow> run_timing(const Options& o, DType dtype, const std
                  ring::dtype_name(dtype), "sum", ring::algo_name(r.algo), r.seconds * 1e6, r.algbw, r.busbw, r.wrong);
     fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAIL");
     fmt::print("# Avg bus bandwidth    : {:.3f} GB/s\n", rows.empty() ? 0.0 : busbw_sum / static_cast<double>(rows.size()));
+    for (const auto& r : rows) {
+      if (r.algo != Algo::kRing) continue;
+      for (const auto& m : rows)
+        if (m.algo == Algo::kMpi && m.bytes == r.bytes)
+          fmt::print("# {:>11} B: our ring busbw / MPI_Allreduce busbw = {:.2f}x\n", r.bytes, r.busbw / m.busbw);
+    }
   }
   return rows;
 }
@@ -175,10 +200,11 @@ int run_crossover(const Options& o, DType dtype, Json& doc) {
   const int iters = o.iters > 0 ? o.iters : (o.common.quick ? 3 : 10);
   Json timing;
   const auto rows = run_timing(o, dtype, ring::crossover_sizes(o.common.quick), {Algo::kRing, Algo::kTree}, iters, timing);
+  if (rows.empty()) return gpulab::kExitOk;  // an MPI rank other than 0
   const auto c = ring::find_crossover(rows);
   doc["crossover"] = {{"timing", timing["timing"]}, {"found", c.found}, {"tree_wins_up_to_bytes", c.tree_wins_up_to},
                       {"ring_wins_from_bytes", c.ring_wins_from}};
-  if (!o.common.json) {
+  if (o.print()) {
     if (c.found)
       fmt::print("crossover: the tree is faster up to {} B, the ring from {} B on (world {})\n", grouped(c.tree_wins_up_to),
                  grouped(c.ring_wins_from), o.world);
@@ -196,13 +222,15 @@ int run_crossover(const Options& o, DType dtype, Json& doc) {
 // Extension 2: gradient buckets all-reduced while backward compute runs.
 int run_overlap(const Options& o, DType dtype, Json& doc) {
   const ring::OverlapSpec spec{o.size, o.buckets, o.compute_ms, o.common.quick ? 2 : 5, dtype};
-  const auto r = ring::fold_overlap(ring::launch_local(launch_options(o, o.world), ring::overlap_job(spec)));
+  const auto ranks = launch(o, o.world, ring::overlap_job(spec));
+  if (ranks.empty()) return gpulab::kExitOk;
+  const auto r = ring::fold_overlap(ranks);
   doc["overlap"] = {{"world", o.world},         {"count", o.size},           {"buckets", o.buckets},
                     {"compute_ms_per_bucket", o.compute_ms}, {"compute_ms", r.compute * 1e3},
                     {"comm_ms", r.comm * 1e3},  {"sequential_ms", r.sequential * 1e3},
                     {"overlapped_ms", r.overlapped * 1e3},   {"hidden_ms", r.hidden() * 1e3},
                     {"hidden_fraction", r.hidden_fraction()}, {"wrong", r.wrong}};
-  if (!o.common.json) {
+  if (o.print()) {
     fmt::print("\nbucketed all-reduce overlapped with backward: world={}, {} {} in {} buckets, {:.1f} ms compute per bucket\n"
                "(each schedule run {} times, fastest shown; slowest rank)\n",
                o.world, o.size, dtype == DType::kF64 ? "doubles" : "floats", o.buckets, o.compute_ms, spec.reps);
@@ -304,18 +332,40 @@ int main(int argc, char** argv) {
   app.add_option("--kill-step", o.kill_step, "... at the start of this ring step (0 .. 2(N-1)-1)");
   app.add_option("--timeout-ms", o.timeout_ms, "Watchdog: fail when no byte moves for this long (0 = wait forever)")
       ->capture_default_str();
+  app.add_flag("--compare-mpi", o.compare_mpi, "Under mpirun: also time MPI_Allreduce on the same buffers");
+  app.add_option("--listen-addr", o.listen_addr,
+                 "Under mpirun: this rank's numeric IPv4 address for the ring's TCP connections")
+      ->capture_default_str();
   gpulab::add_json_flag(app, o.common);
   gpulab::add_quick_flag(app, o.common, "Smaller sweeps and fewer iterations (for tests)");
 
+  // Under mpirun, MPI_Init must run before anything else touches argv.
+  std::unique_ptr<ring::MpiSession> mpi;
+  if (ring::launched_by_mpirun() && ring::mpi_built()) mpi = std::make_unique<ring::MpiSession>(argc, argv);
+
   return gpulab::run_program("ring-allreduce", app, argc, argv, [&] {
+    if (ring::launched_by_mpirun() && !ring::mpi_built())
+      throw gpulab::Unsupported("started by mpirun, but this ring-allreduce was built without MPI (install libopenmpi-dev)");
+    if (mpi) {
+      o.mpi = mpi.get();
+      o.world = mpi->world();  // MPI decides the world; --world is ignored
+      if (o.world < 2) throw gpulab::UsageError("under mpirun the ring needs at least 2 ranks (mpirun -np 2 or more)");
+      if (o.kill_rank >= 0 || o.world_sweep)
+        throw gpulab::UsageError("--kill-rank and --world-sweep fork their own ranks; run them without mpirun");
+    }
+    if (o.compare_mpi && !mpi)
+      throw gpulab::UsageError("--compare-mpi times MPI_Allreduce, so it needs a run under mpirun");
     validate(o);
     std::vector<Algo> algos;
+    if (o.compare_mpi) o.algos.push_back("mpi");
     for (const auto& a : o.algos) {
       try {
         algos.push_back(ring::parse_algo(a));
       } catch (const std::invalid_argument& e) {
         throw gpulab::UsageError(fmt::format("--algo: {}", e.what()));
       }
+      if (algos.back() == Algo::kMpi && !mpi)
+        throw gpulab::UsageError("--algo mpi times MPI_Allreduce, so it needs a run under mpirun");
     }
     const DType dtype = o.dtype == "f64" ? DType::kF64 : DType::kF32;
     Json doc;
@@ -324,16 +374,16 @@ int main(int argc, char** argv) {
       const int iters = o.iters > 0 ? o.iters : (o.common.quick ? 3 : 20);
       const auto sizes = o.sweep ? ring::doubling_sizes(o.sweep_min, o.sweep_max)
                                  : std::vector<std::size_t>{o.size * ring::dtype_size(dtype)};
-      if (!o.common.json) fmt::print("\n");
+      if (o.print()) fmt::print("\n");
       rc = all_right(run_timing(o, dtype, sizes, algos, iters, doc)) ? gpulab::kExitOk : gpulab::kExitCheckFailed;
     }
     if (rc == gpulab::kExitOk && o.crossover) {
-      if (!o.common.json) fmt::print("\n");
+      if (o.print()) fmt::print("\n");
       rc = run_crossover(o, dtype, doc);
     }
     if (rc == gpulab::kExitOk && o.overlap) rc = run_overlap(o, dtype, doc);
     if (rc == gpulab::kExitOk && o.world_sweep) rc = run_world_sweep(o, dtype, doc);
-    if (o.common.json) gpulab::print_json(doc);
+    if (o.common.json && o.root()) gpulab::print_json(doc);
     return rc;
   });
 }

@@ -133,3 +133,13 @@ TEST(RingAllreduceProgram, BadArgumentsExit2WithOneLine) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RingAllreduceProgram, CompareMpiWithoutMpirunIsAUsageError) {
+  const auto r = run("--compare-mpi");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("needs a run under mpirun"), std::string::npos) << r.out;
+}
+
+}  // namespace

@@ -35,6 +35,7 @@ std::string_view algo_name(Algo a) {
     case Algo::kRing: return "ring";
     case Algo::kNaive: return "naive";
     case Algo::kTree: return "tree";
+    case Algo::kMpi: return "mpi";
   }
   return "?";
 }
@@ -43,7 +44,8 @@ Algo parse_algo(std::string_view name) {
   if (name == "ring") return Algo::kRing;
   if (name == "naive") return Algo::kNaive;
   if (name == "tree") return Algo::kTree;
-  throw std::invalid_argument(fmt::format("unknown algorithm '{}' (ring, naive or tree)", name));
+  if (name == "mpi") return Algo::kMpi;
+  throw std::invalid_argument(fmt::format("unknown algorithm '{}' (ring, naive, tree or mpi)", name));
 }
 
 int step_count(Algo a, int world) {
@@ -52,6 +54,7 @@ int step_count(Algo a, int world) {
     case Algo::kRing: return 2 * (world - 1);
     case Algo::kNaive: return world - 1;
     case Algo::kTree: return 2;  // reduce phase, broadcast phase
+    case Algo::kMpi: return 0;   // opaque to us
   }
   return 0;
 }

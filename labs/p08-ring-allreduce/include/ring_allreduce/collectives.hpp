@@ -10,12 +10,14 @@
 #include <span>
 #include <string_view>
 
+#include "ring_allreduce/mpi_launch.hpp"
 #include "ring_allreduce/transport.hpp"
 #include "ring_allreduce/wire.hpp"
 
 namespace ring {
 
-enum class Algo { kRing, kNaive, kTree };
+// kMpi is the reference: MPI_Allreduce in place, only under mpirun (mpi_launch.hpp).
+enum class Algo { kRing, kNaive, kTree, kMpi };
 
 std::string_view algo_name(Algo a);
 // Throws std::invalid_argument for an unknown name.
@@ -41,6 +43,7 @@ void allreduce(Algo a, Transport& t, std::span<T> data, const StepHook& hook = {
     case Algo::kRing: return ring_allreduce(t, data, hook);
     case Algo::kNaive: return naive_allreduce(t, data, hook);
     case Algo::kTree: return tree_allreduce(t, data, hook);
+    case Algo::kMpi: return mpi_allreduce_inplace(data);
   }
 }
 

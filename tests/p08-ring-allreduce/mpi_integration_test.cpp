@@ -1,0 +1,66 @@
+// A 4-rank run under Open MPI's mpirun (oversubscribed: CI has 2 cores).
+// Skipped when this build has no MPI.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "gpulab/json.hpp"
+#include "ring_allreduce/mpi_launch.hpp"
+
+namespace {
+
+std::string mpirun_command(const std::string& args) {
+  const char* mpiexec = std::getenv("RING_MPIEXEC");
+  // CI runs as root; Open MPI refuses that unless told it is intended.
+  return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 ") + mpiexec +
+         " --oversubscribe -np 4 " + GPULAB_BIN_DIR + "/ring-allreduce " + args + " 2>&1";
+}
+
+std::pair<int, std::string> run(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return {-1, out};
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class UnderMpirun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!ring::mpi_built() || std::getenv("RING_MPIEXEC") == nullptr)
+      GTEST_SKIP() << "built without MPI (find_package(MPI) found none): install libopenmpi-dev openmpi-bin";
+  }
+};
+
+TEST_F(UnderMpirun, RankAndWorldComeFromMpiAndTheRingIsExact) {
+  const auto [rc, out] = run(mpirun_command("--size 10003"));
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("ring all-reduce: world=4, vector=10003 doubles"), std::string::npos) << out;
+  EXPECT_NE(out.find("launched by mpirun"), std::string::npos) << out;
+  EXPECT_NE(out.find("correctness: PASS (every rank's result == sum 1..4 = 10)"), std::string::npos) << out;
+  // Only rank 0 prints.
+  EXPECT_EQ(out.find("ring all-reduce:", out.find("ring all-reduce:") + 1), std::string::npos) << out;
+}
+
+TEST_F(UnderMpirun, CompareMpiTimesMpiAllreduceOnTheSameBuffers) {
+  const auto [rc, out] = run(mpirun_command("--size 20000 --iters 2 --warmup 1 --compare-mpi --json"));
+  ASSERT_EQ(rc, 0) << out;
+  const auto doc = gpulab::Json::parse(out);
+  const auto& rows = doc["timing"]["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["algo"], "ring");
+  EXPECT_EQ(rows[1]["algo"], "mpi");
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["wrong"].get<std::uint64_t>(), 0u);
+    EXPECT_GT(row["busbw_GBps"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(doc["headline"]["ring_bytes_per_rank"].size(), 4u);
+}
+
+}  // namespace
