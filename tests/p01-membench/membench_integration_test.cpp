@@ -1,10 +1,10 @@
 // Runs the membench program as a user would: every section of a --quick run,
 // JSON for scripts, the deterministic spec-sheet roofline, and bad input.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
@@ -18,7 +18,8 @@ struct Run {
 
 Run membench(const std::string& args, const std::string& env = "") {
   const std::string err_file = ::testing::TempDir() + "membench-stderr.txt";
-  const std::string cmd = env + " " + std::string(GPULAB_BIN_DIR) + "/membench " + args + " 2>" + err_file;
+  const std::string cmd =
+      env + " " + std::string(GPULAB_BIN_DIR) + "/membench " + args + " 2>" + err_file;
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -34,15 +35,18 @@ Run membench(const std::string& args, const std::string& env = "") {
   return r;
 }
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 
 TEST(Membench, QuickRunPrintsEverySectionAndPassesItsChecks) {
   const auto r = membench("--quick");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (const char* section : {"caches (sysfs):", "== latency (pointer chase) ==", "plateaus read off the curve",
-                              "curve vs the machine's cache description", "== bandwidth (stream) ==",
-                              "== peak compute (FP32 FMA) ==", "== roofline ==", "vector_add: AI=0.0833",
-                              "matmul b=64: AI\u224810.7", "== roofline (spec sheets", "== strided read"})
+  for (const char* section :
+       {"caches (sysfs):", "== latency (pointer chase) ==", "plateaus read off the curve",
+        "curve vs the machine's cache description", "== bandwidth (stream) ==",
+        "== peak compute (FP32 FMA) ==", "== roofline ==", "vector_add: AI=0.0833",
+        "matmul b=64: AI\u224810.7", "== roofline (spec sheets", "== strided read"})
     EXPECT_TRUE(has(r.out, section)) << "missing: " << section << "\n" << r.out;
   for (const char* kernel : {"copy", "scale", "add", "triad", "read", "write"})
     EXPECT_TRUE(has(r.out, std::string("\n") + kernel + " ")) << kernel;
@@ -64,9 +68,9 @@ TEST(Membench, JsonIsOneDocumentWithTheMeasuredPoints) {
 TEST(Membench, SpecRooflineIsDeterministicAndHasTheCurriculumsFigures) {
   const auto r = membench("roofline --spec --decode");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "295.2"));  // H100 ridge
-  EXPECT_TRUE(has(r.out, "4.18"));   // ms/token, 7B fp16 on H100
-  EXPECT_TRUE(has(r.out, "239"));    // tokens/s
+  EXPECT_TRUE(has(r.out, "295.2"));        // H100 ridge
+  EXPECT_TRUE(has(r.out, "4.18"));         // ms/token, 7B fp16 on H100
+  EXPECT_TRUE(has(r.out, "239"));          // tokens/s
   EXPECT_FALSE(has(r.out, "== latency"));  // nothing measured
   EXPECT_EQ(membench("roofline --spec --decode").out, r.out);
 }
@@ -85,7 +89,8 @@ TEST(Membench, CustomChipFromTwoSpecNumbers) {
 TEST(Membench, PerfCountersAreMeasuredOrReportedUnavailable) {
   const auto r = membench("latency --min 4K --max 8K --loads 1000 --reps 1 --counters");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "hardware counters: cache-references") || has(r.out, "hardware counters: unavailable:"))
+  EXPECT_TRUE(has(r.out, "hardware counters: cache-references") ||
+              has(r.out, "hardware counters: unavailable:"))
       << r.out;
 }
 
@@ -99,13 +104,15 @@ TEST(Membench, PlotWritesBothPicturesOrSaysWhyNot) {
   const std::string dir = ::testing::TempDir() + "membench-plots";
   const auto r = membench("roofline --quick --blocks 8 --matmul-n 64 --array 1M --plot " + dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "plot: wrote " + dir + "/roofline.svg") || has(r.out, "roofline.svg not written: --plot needs gnuplot"))
+  EXPECT_TRUE(has(r.out, "plot: wrote " + dir + "/roofline.svg") ||
+              has(r.out, "roofline.svg not written: --plot needs gnuplot"))
       << r.out;
 }
 
 TEST(Membench, WithoutGnuplotTheRunGoesOnAndSaysSo) {
   const std::string dir = ::testing::TempDir() + "membench-noplot";
-  const auto r = membench("latency --min 4K --max 8K --loads 1000 --plot " + dir, "env PATH=/nonexistent");
+  const auto r =
+      membench("latency --min 4K --max 8K --loads 1000 --plot " + dir, "env PATH=/nonexistent");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(has(r.out, "== latency (pointer chase) =="));
   EXPECT_TRUE(has(r.out, "latency.svg not written: --plot needs gnuplot")) << r.out;
@@ -116,7 +123,9 @@ struct BadArgs {
   const char* message;
 };
 
-void PrintTo(const BadArgs& b, std::ostream* os) { *os << "membench " << b.args; }
+void PrintTo(const BadArgs& b, std::ostream* os) {
+  *os << "membench " << b.args;
+}
 
 class MembenchBadInput : public ::testing::TestWithParam<BadArgs> {};
 
@@ -130,21 +139,17 @@ TEST_P(MembenchBadInput, ExitsTwoWithOneClearLine) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, MembenchBadInput,
-    ::testing::Values(BadArgs{"latency --min 1M --max 4K", "larger than --max"},
-                      BadArgs{"latency --min abc", "not a size"},
-                      BadArgs{"latency --max 12Q", "unknown unit"},
-                      BadArgs{"bandwidth --threads 0", "--threads"},
-                      BadArgs{"bandwidth --threads -3", "--threads"},
-                      BadArgs{"warp-speed", "unknown part"},
-                      BadArgs{"roofline --peak-tflops 5", "go together"},
-                      BadArgs{"roofline --blocks 7", "does not divide"},
-                      BadArgs{"latency --steps 0", "--steps"},
-                      BadArgs{"latency --max 200G", "memory"},
-                      BadArgs{"stride --cpu 100000", "--cpu 100000"},
-                      BadArgs{"--ai=-1 roofline --spec", "--ai"},
-                      BadArgs{"roofline --spec --ai nan", "--ai"},
-                      BadArgs{"stride --max-stride 0", "--max-stride"},
-                      BadArgs{"latency --loads 99999999999999", "--loads"},
-                      BadArgs{"latency --plot /proc/version", "cannot create"}));
+    ::testing::Values(
+        BadArgs{"latency --min 1M --max 4K", "larger than --max"},
+        BadArgs{"latency --min abc", "not a size"}, BadArgs{"latency --max 12Q", "unknown unit"},
+        BadArgs{"bandwidth --threads 0", "--threads"},
+        BadArgs{"bandwidth --threads -3", "--threads"}, BadArgs{"warp-speed", "unknown part"},
+        BadArgs{"roofline --peak-tflops 5", "go together"},
+        BadArgs{"roofline --blocks 7", "does not divide"}, BadArgs{"latency --steps 0", "--steps"},
+        BadArgs{"latency --max 200G", "memory"}, BadArgs{"stride --cpu 100000", "--cpu 100000"},
+        BadArgs{"--ai=-1 roofline --spec", "--ai"}, BadArgs{"roofline --spec --ai nan", "--ai"},
+        BadArgs{"stride --max-stride 0", "--max-stride"},
+        BadArgs{"latency --loads 99999999999999", "--loads"},
+        BadArgs{"latency --plot /proc/version", "cannot create"}));
 
 }  // namespace

@@ -17,7 +17,8 @@ CacheTopology topo(std::size_t l1, std::size_t l2, std::size_t l3) {
 // A textbook curve: 1 ns in L1 (32 KiB), 4 ns in L2 (1 MiB), 12 ns in L3 (32 MiB), 90 ns beyond.
 std::vector<double> textbook(const std::vector<std::size_t>& sizes) {
   std::vector<double> ns;
-  for (auto b : sizes) ns.push_back(b <= (32 << 10) ? 1.0 : b <= (1 << 20) ? 4.0 : b <= (32 << 20) ? 12.0 : 90.0);
+  for (auto b : sizes)
+    ns.push_back(b <= (32 << 10) ? 1.0 : b <= (1 << 20) ? 4.0 : b <= (32 << 20) ? 12.0 : 90.0);
   return ns;
 }
 
@@ -31,7 +32,8 @@ TEST(DetectPlateaus, FindsTheFourLevelsOfATextbookCurve) {
   EXPECT_EQ(p[2].last_bytes, 32U << 20);
   EXPECT_DOUBLE_EQ(p[0].ns, 1.0);
   EXPECT_DOUBLE_EQ(p[3].ns, 90.0);
-  for (const auto& c : compare_plateaus(topo(32 << 10, 1 << 20, 32 << 20), p)) EXPECT_TRUE(c.agree) << c.level;
+  for (const auto& c : compare_plateaus(topo(32 << 10, 1 << 20, 32 << 20), p))
+    EXPECT_TRUE(c.agree) << c.level;
 }
 
 TEST(DetectPlateaus, AGradualClimbIsOneCliffAndNoiseIsNot) {
@@ -47,7 +49,8 @@ TEST(DetectPlateaus, AGradualClimbIsOneCliffAndNoiseIsNot) {
 TEST(ComparePlateaus, ReportsWhereCurveAndSysfsDisagree) {
   const auto sizes = sweep_sizes(4 << 10, 256 << 20, 1);
   // sysfs claims a 4x larger L2 and a 64x smaller L3 than the curve shows.
-  const auto cmp = compare_plateaus(topo(32 << 10, 4 << 20, 512 << 10), detect_plateaus(sizes, textbook(sizes)));
+  const auto cmp =
+      compare_plateaus(topo(32 << 10, 4 << 20, 512 << 10), detect_plateaus(sizes, textbook(sizes)));
   ASSERT_EQ(cmp.size(), 3U);
   EXPECT_TRUE(cmp[0].agree);
   EXPECT_FALSE(cmp[1].agree);

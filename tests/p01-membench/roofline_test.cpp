@@ -14,10 +14,11 @@ TEST(ArithmeticIntensity, MatchesTheCurriculum) {
 }
 
 TEST(Roofline, AttainableIsTheLowerOfTheTwoRoofs) {
-  EXPECT_DOUBLE_EQ(attainable(100.0, 10.0, 1.0), 10.0);     // slanted roof
-  EXPECT_DOUBLE_EQ(attainable(100.0, 10.0, 50.0), 100.0);   // flat roof
-  EXPECT_DOUBLE_EQ(attainable(100.0, 10.0, 10.0), 100.0);   // the ridge
-  EXPECT_NEAR(attainable(166.0, 61.2, kVectorAddAi), 5.1, 0.01);  // the curriculum's vector_add ceiling
+  EXPECT_DOUBLE_EQ(attainable(100.0, 10.0, 1.0), 10.0);    // slanted roof
+  EXPECT_DOUBLE_EQ(attainable(100.0, 10.0, 50.0), 100.0);  // flat roof
+  EXPECT_DOUBLE_EQ(attainable(100.0, 10.0, 10.0), 100.0);  // the ridge
+  EXPECT_NEAR(attainable(166.0, 61.2, kVectorAddAi), 5.1,
+              0.01);  // the curriculum's vector_add ceiling
   EXPECT_DOUBLE_EQ(ridge_point(100.0, 10.0), 10.0);
   EXPECT_EQ(bound_verdict(1.0, 10.0), "memory-bound");
   EXPECT_EQ(bound_verdict(10.0, 10.0), "compute-bound");
@@ -31,7 +32,8 @@ TEST(SpecTable, HasTheCurriculumsChipsAndRidges) {
   ASSERT_TRUE(a100);
   EXPECT_NEAR(ridge_point(a100->peak_tflops, a100->bandwidth_tbs), 153.0, 0.1);
   EXPECT_NEAR(ridge_point(312.0, 2.0), 156.0, 1e-9);  // WARMUP Ch. 7's rounded A100 figure
-  for (const char* name : {"A100-40GB", "H200-SXM", "MI300X"}) EXPECT_TRUE(find_accelerator(name)) << name;
+  for (const char* name : {"A100-40GB", "H200-SXM", "MI300X"})
+    EXPECT_TRUE(find_accelerator(name)) << name;
   EXPECT_FALSE(find_accelerator("B9000"));
   for (const auto& a : accelerator_table()) EXPECT_FALSE(a.source.empty()) << a.name;
 }
@@ -43,7 +45,8 @@ TEST(Decode, SevenBillionFp16OnH100IsAbout240TokensPerSecond) {
   EXPECT_NEAR(tps, 239.3, 0.1);
   EXPECT_NEAR(1000.0 / tps, 4.18, 0.01);  // ms per token
   // Decode sits two orders of magnitude left of the ridge.
-  EXPECT_EQ(bound_verdict(decode_ai(2.0), ridge_point(h100->peak_tflops, h100->bandwidth_tbs)), "memory-bound");
+  EXPECT_EQ(bound_verdict(decode_ai(2.0), ridge_point(h100->peak_tflops, h100->bandwidth_tbs)),
+            "memory-bound");
 }
 
 }  // namespace

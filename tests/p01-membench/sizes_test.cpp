@@ -15,7 +15,8 @@ TEST(ParseSize, AcceptsBinaryUnits) {
 }
 
 TEST(ParseSize, RejectsWhatIsNotASize) {
-  for (const char* bad : {"", "abc", "4X", "-4K", "K", "0", "4 K", "99999999999999999999", "17179869184G"}) {
+  for (const char* bad :
+       {"", "abc", "4X", "-4K", "K", "0", "4 K", "99999999999999999999", "17179869184G"}) {
     const auto r = parse_size(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {

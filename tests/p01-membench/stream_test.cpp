@@ -59,8 +59,8 @@ TEST(WorkerPool, RunsEveryWorkerOnceAndRethrows) {
   pool.run([&](int t) { mask.fetch_or(1 << t); });
   EXPECT_EQ(mask.load(), 0b111);
   EXPECT_THROW(pool.run([](int t) {
-                 if (t == 1) throw std::runtime_error("boom");
-               }),
+    if (t == 1) throw std::runtime_error("boom");
+  }),
                std::runtime_error);
   pool.run([&](int) {});  // still usable afterwards
 }

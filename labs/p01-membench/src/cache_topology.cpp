@@ -43,7 +43,8 @@ CacheTopology read_cache_topology(const std::string& dir) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().filename().string().rfind("index", 0) != 0) continue;
     const std::string type = read_line(entry.path() / "type");
-    if (type != "Data" && type != "Unified") continue;  // instruction caches do not hold our buffers
+    if (type != "Data" && type != "Unified")
+      continue;  // instruction caches do not hold our buffers
     CacheLevel c;
     try {
       c.level = std::stoi(read_line(entry.path() / "level"));
@@ -53,7 +54,8 @@ CacheTopology read_cache_topology(const std::string& dir) {
     const auto size = parse_size(read_line(entry.path() / "size"));
     if (!size) continue;
     c.size = size.value();
-    if (const auto line = parse_size(read_line(entry.path() / "coherency_line_size"))) c.line = line.value();
+    if (const auto line = parse_size(read_line(entry.path() / "coherency_line_size")))
+      c.line = line.value();
     c.shared_with = read_line(entry.path() / "shared_cpu_list");
     topo.data_levels.push_back(c);
   }

@@ -158,7 +158,8 @@ double spec_peak_gflops(int cores, double clock_ghz, int fp32_lanes) {
   return static_cast<double>(cores) * clock_ghz * static_cast<double>(fp32_lanes) * 2.0;
 }
 
-PeakResult measure_peak(WorkerPool& pool, const CpuDescription& cpu, std::uint64_t iterations, int reps) {
+PeakResult measure_peak(WorkerPool& pool, const CpuDescription& cpu, std::uint64_t iterations,
+                        int reps) {
   PeakResult r;
   r.threads = pool.size();
   const std::uint64_t lanes = static_cast<std::uint64_t>(cpu.fp32_lanes);

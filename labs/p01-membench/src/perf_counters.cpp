@@ -36,8 +36,9 @@ CacheCounters::CacheCounters() {
   if (refs_fd_ < 0) {
     reason_ = fmt::format("perf_event_open(cache-references): {}{}", std::strerror(errno),
                           errno == ENOENT || errno == EOPNOTSUPP ? " (no hardware counters: a VM?)"
-                          : errno == EACCES || errno == EPERM  ? " (see /proc/sys/kernel/perf_event_paranoid)"
-                                                               : "");
+                          : errno == EACCES || errno == EPERM
+                              ? " (see /proc/sys/kernel/perf_event_paranoid)"
+                              : "");
     return;
   }
   misses_fd_ = open_counter(PERF_COUNT_HW_CACHE_MISSES, refs_fd_);

@@ -17,14 +17,16 @@ std::vector<Plateau> detect_plateaus(std::span<const std::size_t> sizes, std::sp
   std::vector<double> points;
   std::size_t first = 0;
   const auto close = [&](std::size_t last) {
-    points.assign(ns.begin() + static_cast<std::ptrdiff_t>(first), ns.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+    points.assign(ns.begin() + static_cast<std::ptrdiff_t>(first),
+                  ns.begin() + static_cast<std::ptrdiff_t>(last) + 1);
     out.push_back({sizes[first], sizes[last], gpulab::median(points)});
   };
   std::size_t i = 0;
   while (i + 1 < n) {
     if (ns[i] > 0 && ns[i + 1] / ns[i] >= rise) {
       close(i);  // the plateau ends at the last size before the climb
-      while (i + 1 < n && ns[i] > 0 && ns[i + 1] / ns[i] >= rise) ++i;  // the whole climb is one cliff
+      while (i + 1 < n && ns[i] > 0 && ns[i + 1] / ns[i] >= rise)
+        ++i;  // the whole climb is one cliff
       first = i;
       continue;
     }
@@ -34,7 +36,8 @@ std::vector<Plateau> detect_plateaus(std::span<const std::size_t> sizes, std::sp
   return out;
 }
 
-std::vector<LevelComparison> compare_plateaus(const CacheTopology& topo, std::span<const Plateau> plateaus) {
+std::vector<LevelComparison> compare_plateaus(const CacheTopology& topo,
+                                              std::span<const Plateau> plateaus) {
   std::vector<LevelComparison> out;
   // Every plateau but the last ends at a cliff: that size is a level's apparent capacity.
   const std::size_t cliffs = plateaus.empty() ? 0 : plateaus.size() - 1;
@@ -54,7 +57,9 @@ std::vector<LevelComparison> compare_plateaus(const CacheTopology& topo, std::sp
                        : fmt::format("disagree: the curve climbs after {}, sysfs says {}",
                                      format_size(c.curve_bytes), format_size(c.sysfs_bytes));
     } else if (c.sysfs_bytes) {
-      c.note = "disagree: no cliff in the curve for this level (sweep range, or a level the chase cannot see)";
+      c.note =
+          "disagree: no cliff in the curve for this level (sweep range, or a level the chase "
+          "cannot see)";
     } else {
       c.note = fmt::format("disagree: a cliff after {} that sysfs lists no cache for (TLB reach?)",
                            format_size(c.curve_bytes));

@@ -52,9 +52,12 @@ std::size_t cycle_length_from_zero(std::span<const std::uint32_t> next) {
   return next.size() + 1;  // never returned: not a cycle through node 0
 }
 
-void ChaseBuffer::Free::operator()(void* p) const noexcept { std::free(p); }
+void ChaseBuffer::Free::operator()(void* p) const noexcept {
+  std::free(p);
+}
 
-ChaseBuffer::ChaseBuffer(std::span<const std::uint32_t> next, bool huge_pages) : nodes_(next.size()) {
+ChaseBuffer::ChaseBuffer(std::span<const std::uint32_t> next, bool huge_pages)
+    : nodes_(next.size()) {
   constexpr std::size_t kHuge = std::size_t{2} << 20;
   const std::size_t align = huge_pages && bytes() >= kHuge ? kHuge : 4096;
   const std::size_t alloc = (bytes() + align - 1) / align * align;

@@ -12,19 +12,22 @@
 namespace membench {
 namespace {
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
-    !defined(__SANITIZE_THREAD__)
-#define MEMBENCH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define MEMBENCH_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define MEMBENCH_CLONES
 #endif
 
-MEMBENCH_CLONES void add_slice(const float* a, const float* b, float* c, std::size_t lo, std::size_t hi) {
+MEMBENCH_CLONES void add_slice(const float* a, const float* b, float* c, std::size_t lo,
+                               std::size_t hi) {
   for (std::size_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
 }
 
 // One row-block of C: for every (kk, jj) tile pair, C[ii.., jj..] += A[ii.., kk..] * B[kk.., jj..].
-MEMBENCH_CLONES void matmul_row_block(const float* A, const float* B, float* C, int n, int b, int ii) {
+MEMBENCH_CLONES void matmul_row_block(const float* A, const float* B, float* C, int n, int b,
+                                      int ii) {
   const auto N = static_cast<std::size_t>(n);
   for (int kk = 0; kk < n; kk += b)
     for (int jj = 0; jj < n; jj += b)
@@ -85,7 +88,8 @@ KernelTiming time_blocked_matmul(WorkerPool& pool, int n, int block, int reps) {
       [&] {
         std::fill(C.begin(), C.end(), 0.0f);
         pool.run([&](int w) {
-          for (int rb = w; rb < row_blocks; rb += threads) matmul_row_block(A.data(), B.data(), C.data(), n, block, rb * block);
+          for (int rb = w; rb < row_blocks; rb += threads)
+            matmul_row_block(A.data(), B.data(), C.data(), n, block, rb * block);
         });
       },
       0, reps);
@@ -96,7 +100,8 @@ KernelTiming time_blocked_matmul(WorkerPool& pool, int n, int block, int reps) {
   for (std::size_t s = 0; s < 64; ++s) {
     const std::size_t i = (s * 7919) % N, j = (s * 104729 + 13) % N;
     double ref = 0;
-    for (std::size_t k = 0; k < N; ++k) ref += static_cast<double>(A[i * N + k]) * static_cast<double>(B[k * N + j]);
+    for (std::size_t k = 0; k < N; ++k)
+      ref += static_cast<double>(A[i * N + k]) * static_cast<double>(B[k * N + j]);
     if (static_cast<double>(C[i * N + j]) != ref) r.correct = false;
   }
   g_sink = C[N + 1];

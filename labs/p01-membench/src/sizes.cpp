@@ -11,7 +11,8 @@ namespace membench {
 
 gpulab::Expected<std::size_t> parse_size(std::string_view text) {
   const auto bad = [&](std::string_view why) {
-    return gpulab::Error{fmt::format("'{}' is not a size ({}; e.g. 4096, 32K, 256MiB, 1G)", text, why)};
+    return gpulab::Error{
+        fmt::format("'{}' is not a size ({}; e.g. 4096, 32K, 256MiB, 1G)", text, why)};
   };
   std::size_t value = 0;
   const char* end = text.data() + text.size();
@@ -19,13 +20,19 @@ gpulab::Expected<std::size_t> parse_size(std::string_view text) {
   if (ec == std::errc::result_out_of_range) return bad("too large");
   if (ec != std::errc{} || ptr == text.data()) return bad("it must start with digits");
   std::string unit;
-  for (const char* p = ptr; p != end; ++p) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(*p)));
+  for (const char* p = ptr; p != end; ++p)
+    unit += static_cast<char>(std::tolower(static_cast<unsigned char>(*p)));
   std::size_t mult = 1;
-  if (unit.empty() || unit == "b") mult = 1;
-  else if (unit == "k" || unit == "kb" || unit == "kib") mult = std::size_t{1} << 10;
-  else if (unit == "m" || unit == "mb" || unit == "mib") mult = std::size_t{1} << 20;
-  else if (unit == "g" || unit == "gb" || unit == "gib") mult = std::size_t{1} << 30;
-  else return bad(fmt::format("unknown unit '{}'", unit));
+  if (unit.empty() || unit == "b")
+    mult = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib")
+    mult = std::size_t{1} << 10;
+  else if (unit == "m" || unit == "mb" || unit == "mib")
+    mult = std::size_t{1} << 20;
+  else if (unit == "g" || unit == "gb" || unit == "gib")
+    mult = std::size_t{1} << 30;
+  else
+    return bad(fmt::format("unknown unit '{}'", unit));
   if (value > std::numeric_limits<std::size_t>::max() / mult) return bad("too large");
   if (value == 0) return bad("it must be positive");
   return value * mult;

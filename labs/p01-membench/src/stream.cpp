@@ -35,12 +35,14 @@ double volatile g_sum_sink = 0;
 
 // STREAM's checkSTREAMresults: replay the kernels on scalars and compare the
 // average absolute error of every array against a relative epsilon.
-bool check(const double* arr, std::size_t n, double expect, std::string_view label, std::string& why) {
+bool check(const double* arr, std::size_t n, double expect, std::string_view label,
+           std::string& why) {
   double err = 0;
   for (std::size_t j = 0; j < n; ++j) err += std::abs(arr[j] - expect);
   err /= static_cast<double>(n);
   if (std::abs(err / expect) > 1e-13) {
-    why += fmt::format("{}: average relative error {:.3e} (expected {:.6e}); ", label, err / std::abs(expect), expect);
+    why += fmt::format("{}: average relative error {:.3e} (expected {:.6e}); ", label,
+                       err / std::abs(expect), expect);
     return false;
   }
   return true;
@@ -50,12 +52,18 @@ bool check(const double* arr, std::size_t n, double expect, std::string_view lab
 
 const char* name(StreamKernel k) {
   switch (k) {
-    case StreamKernel::kCopy: return "copy";
-    case StreamKernel::kScale: return "scale";
-    case StreamKernel::kAdd: return "add";
-    case StreamKernel::kTriad: return "triad";
-    case StreamKernel::kRead: return "read";
-    case StreamKernel::kWrite: return "write";
+    case StreamKernel::kCopy:
+      return "copy";
+    case StreamKernel::kScale:
+      return "scale";
+    case StreamKernel::kAdd:
+      return "add";
+    case StreamKernel::kTriad:
+      return "triad";
+    case StreamKernel::kRead:
+      return "read";
+    case StreamKernel::kWrite:
+      return "write";
   }
   return "?";
 }
@@ -63,11 +71,14 @@ const char* name(StreamKernel k) {
 std::size_t stream_bytes(StreamKernel k, std::size_t n) {
   switch (k) {
     case StreamKernel::kCopy:
-    case StreamKernel::kScale: return 2 * sizeof(double) * n;
+    case StreamKernel::kScale:
+      return 2 * sizeof(double) * n;
     case StreamKernel::kAdd:
-    case StreamKernel::kTriad: return 3 * sizeof(double) * n;
+    case StreamKernel::kTriad:
+      return 3 * sizeof(double) * n;
     case StreamKernel::kRead:
-    case StreamKernel::kWrite: return sizeof(double) * n;
+    case StreamKernel::kWrite:
+      return sizeof(double) * n;
   }
   return 0;
 }
@@ -140,7 +151,9 @@ StreamResult run_stream(WorkerPool& pool, const StreamConfig& cfg) {
   };
   // STREAM's order: each of the NTIMES iterations runs copy, scale, add, triad.
   for (int it = 0; it < cfg.ntimes; ++it)
-    for (auto k : {StreamKernel::kCopy, StreamKernel::kScale, StreamKernel::kAdd, StreamKernel::kTriad}) timed(k);
+    for (auto k :
+         {StreamKernel::kCopy, StreamKernel::kScale, StreamKernel::kAdd, StreamKernel::kTriad})
+      timed(k);
 
   // Replay on scalars what the arrays must now hold.
   double aj = 1.0, bj = 2.0, cj = 0.0;

@@ -1,9 +1,8 @@
 // Compiled with -O3 (CMakeLists.txt), like the STREAM kernels.
 #include "membench/stride.hpp"
 
-#include <cstdint>
-
 #include <algorithm>
+#include <cstdint>
 
 #include "membench/cpu_clock.hpp"
 #include "membench/sizes.hpp"
@@ -33,7 +32,7 @@ __attribute__((noinline)) float strided_sum(const float* a, std::size_t n, std::
 std::size_t lines_touched(std::size_t n, std::size_t stride) {
   constexpr std::size_t per_line = kCacheLine / sizeof(float);
   if (stride >= per_line) return (n + stride - 1) / stride;  // every load its own line
-  return (n + per_line - 1) / per_line;                     // every line of the array
+  return (n + per_line - 1) / per_line;                      // every line of the array
 }
 
 std::vector<StridePoint> stride_sweep(std::size_t n, std::size_t max_stride, int reps) {

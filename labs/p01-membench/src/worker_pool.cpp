@@ -23,9 +23,9 @@ std::vector<int> allowed_cpus() {
 void pin_current_thread(int cpu) {
   const auto cpus = allowed_cpus();
   if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end())
-    throw gpulab::UsageError(fmt::format("--cpu {}: this process may only run on CPUs {}", cpu,
-                                         cpus.empty() ? std::string("(unknown)")
-                                                      : fmt::format("{}-{}", cpus.front(), cpus.back())));
+    throw gpulab::UsageError(fmt::format(
+        "--cpu {}: this process may only run on CPUs {}", cpu,
+        cpus.empty() ? std::string("(unknown)") : fmt::format("{}-{}", cpus.front(), cpus.back())));
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
@@ -47,7 +47,8 @@ WorkerPool::WorkerPool(int threads, int first_cpu) {
   if (first_cpu >= 0) {
     const auto it = std::find(cpus.begin(), cpus.end(), first_cpu);
     if (it == cpus.end())
-      throw gpulab::UsageError(fmt::format("--cpu {}: not a CPU this process may run on", first_cpu));
+      throw gpulab::UsageError(
+          fmt::format("--cpu {}: not a CPU this process may run on", first_cpu));
     start = static_cast<int>(it - cpus.begin());
   }
   if (threads < 1) throw gpulab::UsageError("the number of threads must be at least 1");
@@ -83,7 +84,8 @@ void WorkerPool::loop(int t, int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // best effort; validated by the constructor
+    pthread_setaffinity_np(pthread_self(), sizeof set,
+                           &set);  // best effort; validated by the constructor
   }
   std::size_t seen = 0;
   for (;;) {

@@ -23,8 +23,8 @@ struct Options {
   bool small_pages = false;
   bool counters = false;
   // bandwidth / peak / roofline / stride
-  int threads = 0;  // 0 = every CPU this process may use
-  int cpu = -1;     // pin to this CPU (workers: cpu, cpu+1, ...)
+  int threads = 0;              // 0 = every CPU this process may use
+  int cpu = -1;                 // pin to this CPU (workers: cpu, cpu+1, ...)
   std::size_t array_bytes = 0;  // per STREAM array; 0 = 4x the last-level cache
   int ntimes = 10;
   std::uint64_t peak_iterations = 20'000'000;

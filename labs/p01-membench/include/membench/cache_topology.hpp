@@ -10,10 +10,10 @@
 namespace membench {
 
 struct CacheLevel {
-  int level = 0;               // 1, 2, 3 ...
-  std::size_t size = 0;        // bytes, as seen by one CPU (one instance)
-  std::size_t line = 64;       // coherency_line_size
-  std::string shared_with;     // shared_cpu_list, e.g. "0-1"
+  int level = 0;            // 1, 2, 3 ...
+  std::size_t size = 0;     // bytes, as seen by one CPU (one instance)
+  std::size_t line = 64;    // coherency_line_size
+  std::string shared_with;  // shared_cpu_list, e.g. "0-1"
 };
 
 struct CacheTopology {

@@ -12,12 +12,12 @@
 namespace membench {
 
 struct CpuDescription {
-  std::string model;        // /proc/cpuinfo "model name"
-  int logical_cpus = 1;     // CPUs this process may use
-  double clock_ghz = 0;     // cpufreq max, else /proc/cpuinfo "cpu MHz"; 0 = unknown
+  std::string model;     // /proc/cpuinfo "model name"
+  int logical_cpus = 1;  // CPUs this process may use
+  double clock_ghz = 0;  // cpufreq max, else /proc/cpuinfo "cpu MHz"; 0 = unknown
   std::string clock_source;
-  std::string isa;          // the vector ISA the FMA kernel uses
-  int fp32_lanes = 1;       // fp32 elements per vector of that ISA
+  std::string isa;     // the vector ISA the FMA kernel uses
+  int fp32_lanes = 1;  // fp32 elements per vector of that ISA
   bool has_fma = false;
 };
 
@@ -38,6 +38,7 @@ struct PeakResult {
 };
 
 // `iterations` of the kernel body per thread (each body: 12 vector FMAs).
-PeakResult measure_peak(WorkerPool& pool, const CpuDescription& cpu, std::uint64_t iterations, int reps);
+PeakResult measure_peak(WorkerPool& pool, const CpuDescription& cpu, std::uint64_t iterations,
+                        int reps);
 
 }  // namespace membench

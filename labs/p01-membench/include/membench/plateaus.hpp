@@ -15,8 +15,9 @@ namespace membench {
 
 struct Plateau {
   std::size_t first_bytes = 0;  // smallest buffer on the plateau
-  std::size_t last_bytes = 0;   // largest buffer before the next cliff: the level's apparent capacity
-  double ns = 0;                // median latency of the plateau's points
+  std::size_t last_bytes =
+      0;          // largest buffer before the next cliff: the level's apparent capacity
+  double ns = 0;  // median latency of the plateau's points
 };
 
 // A cliff is a run of consecutive steps whose latency grows by at least
@@ -26,7 +27,7 @@ std::vector<Plateau> detect_plateaus(std::span<const std::size_t> sizes, std::sp
                                      double rise = 1.25);
 
 struct LevelComparison {
-  std::string level;          // "L1", "L2", ...
+  std::string level;  // "L1", "L2", ...
   std::size_t sysfs_bytes = 0;
   std::size_t curve_bytes = 0;  // 0: the curve shows no cliff for this level
   bool agree = false;           // within a factor of two (one power-of-two step)
@@ -35,6 +36,7 @@ struct LevelComparison {
 
 // Matches the i-th cliff to the i-th cache level. Cliffs beyond the last level
 // (a TLB reach, a NUMA step) are reported with level "extra".
-std::vector<LevelComparison> compare_plateaus(const CacheTopology& topo, std::span<const Plateau> plateaus);
+std::vector<LevelComparison> compare_plateaus(const CacheTopology& topo,
+                                              std::span<const Plateau> plateaus);
 
 }  // namespace membench

@@ -10,11 +10,11 @@
 namespace membench {
 
 struct StridePoint {
-  std::size_t stride = 1;        // in elements (4-byte floats)
-  double effective_gbs = 0;      // bytes the program asked for / time
-  double line_gbs = 0;           // 64-byte lines brought in / time
-  std::size_t loads = 0;         // elements read per pass
-  std::size_t lines = 0;         // distinct cache lines touched per pass
+  std::size_t stride = 1;    // in elements (4-byte floats)
+  double effective_gbs = 0;  // bytes the program asked for / time
+  double line_gbs = 0;       // 64-byte lines brought in / time
+  std::size_t loads = 0;     // elements read per pass
+  std::size_t lines = 0;     // distinct cache lines touched per pass
 };
 
 // Distinct 64-byte lines a pass over n floats with this stride touches.

@@ -47,6 +47,7 @@ std::vector<int> allowed_cpus();
 void pin_current_thread(int cpu);
 
 // [begin, end) of worker t's share of n items, in whole multiples of `grain`.
-std::pair<std::size_t, std::size_t> slice(std::size_t n, int t, int threads, std::size_t grain = 64);
+std::pair<std::size_t, std::size_t> slice(std::size_t n, int t, int threads,
+                                          std::size_t grain = 64);
 
 }  // namespace membench
