@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
                "compute-sanitizer");
   app.add_flag("--drop-second-sync", mo.drop_second_sync,
                "Guided breakage: the tiled matmul without its second __syncthreads(); every run is verified");
+  app.add_option("--rtol", mo.tolerance.rtol,
+                 "Relative tolerance of the elementwise check, 0..1 (0: bit equality, which GPU FMAs break)")
+      ->capture_default_str();
   bool enforce_gates = false;
   app.add_flag("--enforce-gates", enforce_gates, "Exit 1 when a performance gate fails (default: report only)");
 
@@ -144,6 +147,9 @@ int main(int argc, char** argv) {
     if (no_tail_guard && vec_n_opt->count() == 0) mo.vec_n = (1u << 20) + 3;  // not 1<<20+3, which is 1<<23
     if (mo.vec_n < 1 || mo.vec_n > (1ull << 28))
       throw gpulab::UsageError(fmt::format("--vec-n {}: must be in [1, 268435456]", mo.vec_n));
+    if (!(mo.tolerance.rtol >= 0 && mo.tolerance.rtol <= 1))
+      throw gpulab::UsageError(fmt::format("--rtol {}: must be in [0, 1]", mo.tolerance.rtol));
+    if (mo.tolerance.rtol == 0) mo.tolerance.atol = 0;  // bit equality means it
     if (mo.plan.reps < 1 || mo.plan.reps > 1000) throw gpulab::UsageError("--reps: must be in [1, 1000]");
     if (mo.plan.warmup < 0 || mo.plan.warmup > 100) throw gpulab::UsageError("--warmup: must be in [0, 100]");
     const auto names = kernels::kernel_names();

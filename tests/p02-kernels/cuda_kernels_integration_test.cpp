@@ -43,7 +43,7 @@ TEST(CudaKernelsProgram, WithoutAGpuSkipsWithTheReason) {
 
 TEST(CudaKernelsProgram, BadInputIsAOneLineUsageError) {
   for (const char* args : {"--n 1000", "--n -128", "--n abc", "--reps 0", "--vec-n 0", "--kernels tiled,bogus",
-                           "--bogus-flag", "model --gpu v100", "model --n 100", "launch --size 0x10",
+                           "--bogus-flag", "--rtol -1", "--rtol 2", "model --gpu v100", "model --n 100", "launch --size 0x10",
                            "launch --size 12xx", "launch --block 2048"}) {
     const Result r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;

@@ -89,7 +89,7 @@ MeasureReport measure(const MeasureOptions& o) {
     const TimedRun run = run_vec_add(a, b, n, kCanary, o.tail_guard, o.plan);
     const std::vector<float> want = cpu_vec_add(a, b, n);
     const std::span<const float> got(run.out.data(), n);
-    const CloseReport close = check_close(got, want);
+    const CloseReport close = check_close(got, want, o.tolerance);
     const std::size_t overwritten = canary_overwrites(std::span<const float>(run.out).subspan(n), kCanary);
     Row v = timed_row("vec_add", run);
     v.gbs = 12.0 * static_cast<double>(n) / (v.event_median_ms * 1e-3) / 1e9;
@@ -127,13 +127,13 @@ MeasureReport measure(const MeasureOptions& o) {
       Row row = timed_row(std::string(shape.name), run);
       row.tflops = tflops(o.n, row.event_median_ms * 1e-3);
       const std::vector<float> got = gather_rows(run.out, n, rows);
-      const CloseReport close = check_close(got, want);
+      const CloseReport close = check_close(got, want, o.tolerance);
       row.ok = close.ok();
       row.check = close.ok() ? "PASS" : describe(close, got, want);
       if (mo.keep_every_output) {
         std::size_t bad_runs = 0, worst = 0;
         for (const auto& out : run.every_out) {
-          const CloseReport c = check_close(gather_rows(out, n, rows), want);
+          const CloseReport c = check_close(gather_rows(out, n, rows), want, o.tolerance);
           if (!c.ok()) ++bad_runs;
           worst = std::max(worst, c.mismatches);
         }

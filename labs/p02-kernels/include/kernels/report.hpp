@@ -15,6 +15,7 @@
 #include "kernels/launch_config.hpp"
 #include "kernels/matmul_model.hpp"
 #include "kernels/ptxas_report.hpp"
+#include "kernels/tolerance.hpp"
 
 namespace kernels {
 
@@ -27,6 +28,7 @@ struct MeasureOptions {
   bool tail_guard = true;
   bool exact_alloc = false;              // no canary slack: unguarded writes really go out of bounds
   bool drop_second_sync = false;
+  Tolerance tolerance;                   // --rtol; 0 demands bit equality with the CPU
   std::uint64_t seed = 1;
 };
 
