@@ -51,6 +51,13 @@ TEST(PagedKvCli, DefaultPrintsTheCurriculumFigures) {
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos);
 }
 
+TEST(PagedKvCli, PoolExhaustionIsReportedNotFailed) {
+  const ProgramRun r = run("--pool-blocks 1000");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(pool exhausted: 14 of 50 requests fit)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("at least 4.7x less"), std::string::npos) << r.out;
+}
+
 TEST(PagedKvCli, KvMathJson) {
   const ProgramRun r = run("kv-math --model llama-3-8b --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

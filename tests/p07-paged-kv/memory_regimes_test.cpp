@@ -26,6 +26,9 @@ TEST(MemoryRegimes, PrefixSharingReportsAnExhaustedPool) {
   const SharingResult r = prefix_sharing(1000, 16, 50, 1024, 40);
   EXPECT_FALSE(r.fit_without_sharing);
   EXPECT_TRUE(r.fit_with_sharing);
+  EXPECT_EQ(r.served_without_sharing, 14u);  // 14 x 67 = 938 blocks; the 15th runs dry
+  EXPECT_EQ(r.served_with_sharing, 50u);
+  EXPECT_EQ(r.blocks_without_sharing, 1000u);
 }
 
 TEST(MemoryRegimes, CowTracePassesAndShowsTheFork) {

@@ -67,6 +67,7 @@ SharingResult prefix_sharing(std::size_t pool_blocks, std::size_t block_size, st
       Sequence s(pool);
       for (std::size_t t = 0; t < prefix_len + generated_len && out.fit_without_sharing; ++t)
         out.fit_without_sharing = s.append(token_of(t < prefix_len ? 0 : r + 1, t)) == Status::kOk;
+      if (out.fit_without_sharing) ++out.served_without_sharing;
       seqs.push_back(std::move(s));
     }
     out.blocks_without_sharing = pool.used_blocks();
@@ -81,6 +82,7 @@ SharingResult prefix_sharing(std::size_t pool_blocks, std::size_t block_size, st
       Sequence s = prompt.fork();
       for (std::size_t t = prefix_len; t < prefix_len + generated_len && out.fit_with_sharing; ++t)
         out.fit_with_sharing = s.append(token_of(r + 1, t)) == Status::kOk;
+      if (out.fit_with_sharing) ++out.served_with_sharing;
       seqs.push_back(std::move(s));
     }
     out.blocks_with_sharing = pool.used_blocks();

@@ -21,6 +21,8 @@ struct SharingResult {
   std::size_t blocks_with_sharing = 0;     // physical blocks used, one shared copy of the prompt
   bool fit_without_sharing = true;         // false: the pool ran out (the count is then a floor)
   bool fit_with_sharing = true;
+  std::size_t served_without_sharing = 0;  // requests that fit completely
+  std::size_t served_with_sharing = 0;
 };
 SharingResult prefix_sharing(std::size_t pool_blocks, std::size_t block_size, std::size_t requests,
                              std::size_t prefix_len, std::size_t generated_len);
