@@ -2,7 +2,6 @@
 // right by running it in a PTX interpreter against a reference evaluation.
 #include <fmt/format.h>
 
-#include <bit>
 #include <fstream>
 #include <gpulab/cli.hpp>
 #include <gpulab/json.hpp>
@@ -75,11 +74,6 @@ ptxc::ptx::Module parse_own_ptx(const std::string& text) {
 std::string verdict(const ptxc::DiffResult& r) {
   return r.pass ? "PASS" : "FAIL";
 }
-std::string why(const ptxc::DiffResult& r) {
-  if (!r.fault.empty()) return r.fault;
-  return fmt::format("{} of {} elements differ, first {}", r.comparison.mismatches,
-                     r.comparison.compared, r.comparison.first_mismatch);
-}
 
 struct RunFlags {
   int n = 1000;
@@ -129,16 +123,6 @@ int cmd_compile(const std::string& file, const std::string& out_path, const std:
 }
 
 // ptxc run FILE: compile, execute every (or one) kernel, compare with the reference.
-// Elements whose bits differ between two runs of the same kernel.
-std::size_t differing(const std::vector<std::vector<float>>& a,
-                      const std::vector<std::vector<float>>& b) {
-  std::size_t n = 0;
-  for (std::size_t p = 0; p < a.size() && p < b.size(); ++p)
-    for (std::size_t i = 0; i < a[p].size() && i < b[p].size(); ++i)
-      n += std::bit_cast<std::uint32_t>(a[p][i]) != std::bit_cast<std::uint32_t>(b[p][i]);
-  return n;
-}
-
 int cmd_run(const std::string& file, const std::string& kernel, const std::string& against,
             bool device, const RunFlags& f, const gpulab::CommonOptions& common) {
   check_sizes(f);
@@ -172,7 +156,7 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
     const auto& entry = entry_of(module, k.name);
     const auto r = ptxc::run_differential(k, entry, opts);
     all_pass = all_pass && r.pass;
-    if (!r.pass) failures.push_back(fmt::format("FAIL {}: {}", k.name, why(r)));
+    if (!r.pass) failures.push_back(fmt::format("FAIL {}: {}", k.name, ptxc::describe_failure(r)));
     std::vector<std::string> row = {k.name, fmt::format("{}", ptxc::ptx::instruction_count(entry))};
     gpulab::Json j = {{"kernel", k.name}, {"instructions", ptxc::ptx::instruction_count(entry)}};
     if (other) {
@@ -185,15 +169,15 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
         try {
           const auto mine = ptxc::run_ptx(entry, k.params, inputs, f.n, f.block);
           const auto theirs = ptxc::run_ptx(*oe, k.params, inputs, f.n, f.block);
-          const std::size_t differ = differing(mine.buffers, theirs.buffers);
+          const std::size_t differ = ptxc::count_bit_differences(mine.buffers, theirs.buffers);
           cmp = differ == 0 ? "bit-identical" : fmt::format("{} elements differ", differ);
-          j["other_differing_elements"] = differ;
+          j["against_differing_elements"] = differ;
         } catch (const std::exception& e) {
           cmp = "failed";
           failures.push_back(fmt::format("FAIL {} ({}): {}", k.name, against, e.what()));
           all_pass = false;
         }
-        j["other_instructions"] = ptxc::ptx::instruction_count(*oe);
+        j["against_instructions"] = ptxc::ptx::instruction_count(*oe);
         row.push_back(fmt::format("{}", ptxc::ptx::instruction_count(*oe)));
       } else {
         row.emplace_back("-");
@@ -208,7 +192,7 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
       std::string cmp = "interpreter faulted";
       if (r.fault.empty()) {
         const auto interp = ptxc::run_ptx(entry, k.params, inputs, f.n, f.block);
-        const std::size_t differ = differing(interp.buffers, gpu.buffers);
+        const std::size_t differ = ptxc::count_bit_differences(interp.buffers, gpu.buffers);
         cmp = differ == 0 ? fmt::format("bit-identical on {}", gpu.device)
                           : fmt::format("{} elements differ", differ);
         if (differ != 0) {
@@ -231,7 +215,7 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
     j["executed"] = r.stats.instructions;
     j["max_abs_error"] = r.comparison.max_abs_error;
     j["pass"] = r.pass;
-    if (!r.pass) j["failure"] = why(r);
+    if (!r.pass) j["failure"] = ptxc::describe_failure(r);
     results.push_back(j);
   }
   if (!found) throw gpulab::UsageError(fmt::format("no kernel named '{}' in {}", kernel, file));
@@ -253,13 +237,10 @@ int cmd_run(const std::string& file, const std::string& kernel, const std::strin
 // ptxc: the built-in suite at -O0 and -O1.
 int cmd_suite(bool dump, const RunFlags& f, const gpulab::CommonOptions& common) {
   check_sizes(f);
-  const std::string source(ptxc::builtin_suite_source());
-  const auto o0 = compile_or_report(source, "<suite>", options_for(0, f.target, f.no_guard));
-  const auto o1 = compile_or_report(source, "<suite>", options_for(1, f.target, f.no_guard));
-  const auto m0 = parse_own_ptx(o0.ptx);
-  const auto m1 = parse_own_ptx(o1.ptx);
-  if (dump && !common.json) fmt::print("{}\n", o1.ptx);
-  const ptxc::DiffOptions opts{.n = f.n, .block = f.block, .seed = common.seed, .tol = {}};
+  const auto emit = options_for(1, f.target, f.no_guard).emit;
+  const auto suite =
+      ptxc::run_suite({.n = f.n, .block = f.block, .seed = common.seed, .tol = {}}, emit);
+  if (dump && !common.json) fmt::print("{}\n", suite.ptx_o1);
   gpulab::Table table;
   table.column("kernel", gpulab::Table::Align::kLeft)
       .column("-O0 insts")
@@ -270,30 +251,29 @@ int cmd_suite(bool dump, const RunFlags& f, const gpulab::CommonOptions& common)
       .column("-O1", gpulab::Table::Align::kLeft);
   gpulab::Json results = gpulab::Json::array();
   std::vector<std::string> failures;
-  int passed = 0;
-  const auto& kernels = o1.program.kernels;
-  for (const auto& k : kernels) {
-    const auto& e0 = entry_of(m0, k.name);
-    const auto& e1 = entry_of(m1, k.name);
-    const auto r0 = ptxc::run_differential(k, e0, opts);
-    const auto r1 = ptxc::run_differential(k, e1, opts);
-    if (!r0.pass) failures.push_back(fmt::format("FAIL {} -O0: {}", k.name, why(r0)));
-    if (!r1.pass) failures.push_back(fmt::format("FAIL {} -O1: {}", k.name, why(r1)));
-    passed += (r0.pass && r1.pass) ? 1 : 0;
-    const auto n0 = ptxc::ptx::instruction_count(e0);
-    const auto n1 = ptxc::ptx::instruction_count(e1);
-    table.row({k.name, fmt::format("{}", n0), fmt::format("{}", n1),
-               fmt::format("{}", static_cast<long long>(n0) - static_cast<long long>(n1)),
-               r1.fault.empty() ? fmt::format("{:.1e}", r1.comparison.max_abs_error) : "-",
-               verdict(r0), verdict(r1)});
-    results.push_back({{"kernel", k.name},
-                       {"instructions_O0", n0},
-                       {"instructions_O1", n1},
-                       {"max_abs_error_O1", r1.comparison.max_abs_error},
-                       {"pass_O0", r0.pass},
-                       {"pass_O1", r1.pass}});
+  std::size_t passed = 0;
+  for (const auto& row : suite.rows) {
+    if (!row.o0.pass)
+      failures.push_back(
+          fmt::format("FAIL {} -O0: {}", row.kernel, ptxc::describe_failure(row.o0)));
+    if (!row.o1.pass)
+      failures.push_back(
+          fmt::format("FAIL {} -O1: {}", row.kernel, ptxc::describe_failure(row.o1)));
+    passed += row.pass() ? 1 : 0;
+    table.row({row.kernel, fmt::format("{}", row.instructions_o0),
+               fmt::format("{}", row.instructions_o1),
+               fmt::format("{}", static_cast<long long>(row.instructions_o0) -
+                                     static_cast<long long>(row.instructions_o1)),
+               row.o1.fault.empty() ? fmt::format("{:.1e}", row.o1.comparison.max_abs_error) : "-",
+               verdict(row.o0), verdict(row.o1)});
+    results.push_back({{"kernel", row.kernel},
+                       {"instructions_O0", row.instructions_o0},
+                       {"instructions_O1", row.instructions_o1},
+                       {"max_abs_error_O1", row.o1.comparison.max_abs_error},
+                       {"pass_O0", row.o0.pass},
+                       {"pass_O1", row.o1.pass}});
   }
-  const bool ok = passed == static_cast<int>(kernels.size());
+  const bool ok = passed == suite.rows.size();
   if (common.json) {
     gpulab::print_json({{"n", f.n},
                         {"block", f.block},
@@ -304,7 +284,7 @@ int cmd_suite(bool dump, const RunFlags& f, const gpulab::CommonOptions& common)
     fmt::print("{}", table.render());
     fmt::print(
         "{}/{} kernels agree with the reference at -O0 and -O1 (n={}, block={}, seed={}): {}\n",
-        passed, kernels.size(), f.n, f.block, common.seed, ok ? "PASS" : "FAIL");
+        passed, suite.rows.size(), f.n, f.block, common.seed, ok ? "PASS" : "FAIL");
     for (const auto& line : failures) fmt::print("{}\n", line);
   }
   return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;

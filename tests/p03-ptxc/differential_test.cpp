@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ptxc/suite.hpp"
 #include "test_util.hpp"
 
@@ -18,15 +20,20 @@ ptxc::DiffResult diff(const ptxc::Compilation& c, std::size_t k, ptxc::DiffOptio
 }  // namespace
 
 TEST(Differential, EveryBuiltinKernelAgreesWithTheReferenceAtBothLevels) {
-  for (int level : {0, 1}) {
-    const auto c = ptxc_test::compile_at(ptxc::builtin_suite_source(), level);
-    ASSERT_EQ(c.program.kernels.size(), 10U);
-    for (std::size_t k = 0; k < c.program.kernels.size(); ++k) {
-      const auto r = diff(c, k);
-      EXPECT_TRUE(r.pass) << c.program.kernels[k].name << " -O" << level << ": " << r.fault
-                          << r.comparison.first_mismatch;
-    }
+  const auto suite = ptxc::run_suite({}, {});
+  ASSERT_EQ(suite.rows.size(), 10U);
+  for (const auto& row : suite.rows) {
+    EXPECT_TRUE(row.pass()) << row.kernel << ": " << ptxc::describe_failure(row.o0) << " / "
+                            << ptxc::describe_failure(row.o1);
+    EXPECT_LE(row.instructions_o1, row.instructions_o0) << row.kernel;
   }
+}
+
+TEST(Differential, CountBitDifferencesSeesTheLastBit) {
+  const std::vector<std::vector<float>> a = {{1.0F, 2.0F}};
+  const std::vector<std::vector<float>> b = {{1.0F, std::nextafter(2.0F, 3.0F)}};
+  EXPECT_EQ(ptxc::count_bit_differences(a, a), 0U);
+  EXPECT_EQ(ptxc::count_bit_differences(a, b), 1U);
 }
 
 TEST(Differential, TheGuardCatchesATailThatIsNotABlockMultiple) {

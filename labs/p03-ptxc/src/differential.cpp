@@ -105,4 +105,21 @@ DiffResult run_differential(const Kernel& kernel, const ptx::Entry& entry,
   return r;
 }
 
+std::string describe_failure(const DiffResult& r) {
+  if (!r.fault.empty()) return r.fault;
+  return fmt::format("{} of {} elements differ, first {}", r.comparison.mismatches,
+                     r.comparison.compared, r.comparison.first_mismatch);
+}
+
+std::size_t count_bit_differences(const std::vector<std::vector<float>>& a,
+                                  const std::vector<std::vector<float>>& b) {
+  std::size_t n = 0;
+  for (std::size_t p = 0; p < a.size() && p < b.size(); ++p) {
+    n += a[p].size() > b[p].size() ? a[p].size() - b[p].size() : b[p].size() - a[p].size();
+    for (std::size_t i = 0; i < a[p].size() && i < b[p].size(); ++i)
+      n += std::bit_cast<std::uint32_t>(a[p][i]) != std::bit_cast<std::uint32_t>(b[p][i]);
+  }
+  return n;
+}
+
 }  // namespace ptxc

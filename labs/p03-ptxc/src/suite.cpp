@@ -1,5 +1,8 @@
 #include "ptxc/suite.hpp"
 
+#include "ptxc/compiler.hpp"
+#include "ptxc/ptx_module.hpp"
+
 namespace ptxc {
 
 std::string_view builtin_suite_source() {
@@ -39,6 +42,26 @@ kernel norm2(a: f32*, b: f32*, c: f32*) {
     c[i] = sqrt(a[i] * a[i] + b[i] * b[i]);
 }
 )";
+}
+
+SuiteRun run_suite(const DiffOptions& opts, const EmitOptions& emit) {
+  auto o0_opts = CompileOptions::at_level(0);
+  auto o1_opts = CompileOptions::at_level(1);
+  o0_opts.emit.target = o1_opts.emit.target = emit.target;
+  o0_opts.emit.guard = o1_opts.emit.guard = emit.guard;
+  const auto o0 = compile(builtin_suite_source(), "<suite>", o0_opts);
+  const auto o1 = compile(builtin_suite_source(), "<suite>", o1_opts);
+  const auto m0 = ptx::parse_ptx(o0.ptx);
+  const auto m1 = ptx::parse_ptx(o1.ptx);
+  SuiteRun run;
+  run.ptx_o1 = o1.ptx;
+  for (const auto& k : o1.program.kernels) {
+    const ptx::Entry& e0 = *m0.find(k.name);
+    const ptx::Entry& e1 = *m1.find(k.name);
+    run.rows.push_back({k.name, ptx::instruction_count(e0), ptx::instruction_count(e1),
+                        run_differential(k, e0, opts), run_differential(k, e1, opts)});
+  }
+  return run;
 }
 
 }  // namespace ptxc

@@ -69,4 +69,12 @@ struct DiffResult {
 
 DiffResult run_differential(const Kernel& kernel, const ptx::Entry& entry, const DiffOptions& opts);
 
+// The fault, or "3 of 3000 elements differ, first c[17]: got 1.5, want 1.25".
+std::string describe_failure(const DiffResult& r);
+
+// Elements whose f32 bits differ between two runs' buffers: the measure for
+// two compilers (or a GPU and the interpreter) that should agree exactly.
+std::size_t count_bit_differences(const std::vector<std::vector<float>>& a,
+                                  const std::vector<std::vector<float>>& b);
+
 }  // namespace ptxc
