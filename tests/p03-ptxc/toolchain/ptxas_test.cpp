@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <ostream>
 #include <string>
 
 #include "ptxc/compiler.hpp"
@@ -17,8 +18,15 @@ namespace {
 
 struct Case {
   int level;
-  const char* arch;
+  const char* arch;    // ptxas -arch
+  const char* target;  // ptxc --target (.target and .version of the module)
+  bool guard = true;
 };
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << "-O" << c.level << " --target " << c.target << (c.guard ? "" : " --no-guard")
+      << " | ptxas -arch=" << c.arch;
+}
 
 class Ptxas : public testing::TestWithParam<Case> {};
 
@@ -27,9 +35,11 @@ TEST_P(Ptxas, AcceptsTheSuitePtx) {
   if (ptxas.empty() || ptxas.find("NOTFOUND") != std::string::npos ||
       access(ptxas.c_str(), X_OK) != 0)
     GTEST_SKIP() << "ptxas not found at configure time (install the CUDA Toolkit)";
-  const auto [level, arch] = GetParam();
-  const auto c =
-      ptxc::compile(ptxc::builtin_suite_source(), "<suite>", ptxc::CompileOptions::at_level(level));
+  const auto [level, arch, target, guard] = GetParam();
+  auto opts = ptxc::CompileOptions::at_level(level);
+  opts.emit.target = target;
+  opts.emit.guard = guard;
+  const auto c = ptxc::compile(ptxc::builtin_suite_source(), "<suite>", opts);
   char dir_template[] = "/tmp/ptxc-ptxas-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
@@ -46,12 +56,17 @@ TEST_P(Ptxas, AcceptsTheSuitePtx) {
   rmdir(dir.c_str());
 }
 
+// The default .target sm_75 module assembled for Ampere and Hopper, the
+// sm_90 module (.version 7.8) for Hopper, and the deliberately unguarded one.
 INSTANTIATE_TEST_SUITE_P(Suite, Ptxas,
-                         testing::Values(Case{0, "sm_80"}, Case{1, "sm_80"}, Case{0, "sm_90"},
-                                         Case{1, "sm_90"}),
-                         [](const testing::TestParamInfo<Case>& param_info) {
-                           return std::string("O") + std::to_string(param_info.param.level) + "_" +
-                                  param_info.param.arch;
+                         testing::Values(Case{0, "sm_80", "sm_75"}, Case{1, "sm_80", "sm_75"},
+                                         Case{0, "sm_90", "sm_75"}, Case{1, "sm_90", "sm_75"},
+                                         Case{1, "sm_90", "sm_90"},
+                                         Case{1, "sm_80", "sm_80", false}),
+                         [](const testing::TestParamInfo<Case>& info_) {
+                           const Case& c = info_.param;
+                           return std::string("O") + std::to_string(c.level) + "_" + c.arch +
+                                  "_target_" + c.target + (c.guard ? "" : "_noguard");
                          });
 
 }  // namespace
