@@ -127,5 +127,4 @@ void BM_MimallocMallocFree(benchmark::State& state) {
 }
 BENCHMARK(BM_MimallocMallocFree)->Arg(512)->Arg(64 << 10)->Arg(2 << 20);
 
-
 }  // namespace

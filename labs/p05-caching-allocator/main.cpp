@@ -22,7 +22,9 @@ namespace {
 using namespace caching_alloc;
 constexpr std::string_view kProgram = "caching-alloc";
 
-double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / static_cast<double>(kMiB); }
+double mib(std::uint64_t bytes) {
+  return static_cast<double>(bytes) / static_cast<double>(kMiB);
+}
 
 struct Flags {
   gpulab::CommonOptions common;
@@ -53,7 +55,8 @@ void add_allocator_flags(CLI::App& sub, Flags& f) {
       ->check(CLI::IsMember({"first", "best"}))
       ->capture_default_str();
   sub.add_option("--cross-stream", f.cross,
-                 "A cached block of another stream: 'event' reuses it behind an event edge, 'refuse' never does (PyTorch)")
+                 "A cached block of another stream: 'event' reuses it behind an event edge, "
+                 "'refuse' never does (PyTorch)")
       ->check(CLI::IsMember({"event", "refuse"}))
       ->capture_default_str();
 }
@@ -74,14 +77,18 @@ int run_demos(const Flags& f) {
   const ChurnResult churn = demo_churn(5000, 2 * kMiB);
   // The demos are lessons; if the model ever stops teaching them, say so.
   std::vector<std::string> failures;
-  if (mixed.free_bytes != grouped.free_bytes) failures.push_back("demo 1: the two layouts differ in free memory");
-  if (mixed.alloc_16mb_ok || !grouped.alloc_16mb_ok) failures.push_back("demo 1: 16 MB alloc outcome is not fails/ok");
-  if (churn.raw_frees != 5000 || churn.cached_device_mallocs != 1 || churn.cached_device_frees != 0) {
+  if (mixed.free_bytes != grouped.free_bytes)
+    failures.push_back("demo 1: the two layouts differ in free memory");
+  if (mixed.alloc_16mb_ok || !grouped.alloc_16mb_ok)
+    failures.push_back("demo 1: 16 MB alloc outcome is not fails/ok");
+  if (churn.raw_frees != 5000 || churn.cached_device_mallocs != 1 ||
+      churn.cached_device_frees != 0) {
     failures.push_back("demo 2: the cache did not absorb the churn");
   }
   if (f.common.json) {
     const auto frag = [](const FragmentationResult& r) {
-      return gpulab::Json{{"free_bytes", r.free_bytes}, {"largest_hole_bytes", r.largest_hole},
+      return gpulab::Json{{"free_bytes", r.free_bytes},
+                          {"largest_hole_bytes", r.largest_hole},
                           {"alloc_16mb_ok", r.alloc_16mb_ok}};
     };
     gpulab::print_json(gpulab::Json{
@@ -97,15 +104,16 @@ int run_demos(const Flags& f) {
         {"failures", failures}});
   } else {
     const auto row = [](std::string_view label, const FragmentationResult& r) {
-      fmt::print("  {:<23}free={} MB  largest hole={:>3} MB  16MB alloc: {}\n", label, r.free_bytes / kMiB,
-                 r.largest_hole / kMiB, r.alloc_16mb_ok ? "OK" : "FAILS (fragmented!)");
+      fmt::print("  {:<23}free={} MB  largest hole={:>3} MB  16MB alloc: {}\n", label,
+                 r.free_bytes / kMiB, r.largest_hole / kMiB,
+                 r.alloc_16mb_ok ? "OK" : "FAILS (fragmented!)");
     };
     fmt::print("== Demo 1: external fragmentation is a shape problem ==\n");
     row("interleaved (mixed)", mixed);
     row("grouped (disciplined)", grouped);
     fmt::print("\n== Demo 2: the caching allocator's reason to exist ==\n");
-    fmt::print("  {:<11}: {:>5} mallocs, {:>5} frees (each free = device sync)\n", "raw driver", churn.raw_mallocs,
-               churn.raw_frees);
+    fmt::print("  {:<11}: {:>5} mallocs, {:>5} frees (each free = device sync)\n", "raw driver",
+               churn.raw_mallocs, churn.raw_frees);
     fmt::print("  {:<11}: {:>5} device mallocs, {:>5} bin hits, {} device frees\n", "caching",
                churn.cached_device_mallocs, churn.cached_bin_hits, churn.cached_device_frees);
     for (const auto& msg : failures) fmt::print("FAIL {}\n", msg);
@@ -151,26 +159,38 @@ int run_replay(const Flags& f) {
                                     {"cross_stream_syncs", s.cross_stream_syncs}});
   } else {
     gpulab::Table t;
-    t.column("step").column("line").column("op", gpulab::Table::Align::kLeft).column("id", gpulab::Table::Align::kLeft)
-        .column("size B").column("stream").column("reserved MiB").column("allocated MiB").column("cached MiB")
-        .column("largest cached MiB").column("note", gpulab::Table::Align::kLeft);
+    t.column("step")
+        .column("line")
+        .column("op", gpulab::Table::Align::kLeft)
+        .column("id", gpulab::Table::Align::kLeft)
+        .column("size B")
+        .column("stream")
+        .column("reserved MiB")
+        .column("allocated MiB")
+        .column("cached MiB")
+        .column("largest cached MiB")
+        .column("note", gpulab::Table::Align::kLeft);
     std::size_t n = 0;
     for (const ReplayStep& st : r.steps) {
-      const std::string note = st.oom ? "OOM"
-                               : st.skipped      ? "skipped (its alloc failed)"
-                               : st.cross_stream ? "bin hit, cross-stream"
-                               : st.from_cache   ? "bin hit"
+      const std::string note = st.oom                           ? "OOM"
+                               : st.skipped                     ? "skipped (its alloc failed)"
+                               : st.cross_stream                ? "bin hit, cross-stream"
+                               : st.from_cache                  ? "bin hit"
                                : st.event.op == TraceOp::kAlloc ? "device malloc"
                                                                 : "";
       t.row({fmt::format("{}", ++n), fmt::format("{}", st.event.line),
-             st.event.op == TraceOp::kAlloc ? "alloc" : "free", st.event.id, fmt::format("{}", st.event.size),
-             fmt::format("{}", st.event.stream), fmt::format("{:.2f}", mib(st.reserved)),
-             fmt::format("{:.2f}", mib(st.allocated)), fmt::format("{:.2f}", mib(st.cached)),
-             fmt::format("{:.2f}", mib(st.largest_cached)), note});
+             st.event.op == TraceOp::kAlloc ? "alloc" : "free", st.event.id,
+             fmt::format("{}", st.event.size), fmt::format("{}", st.event.stream),
+             fmt::format("{:.2f}", mib(st.reserved)), fmt::format("{:.2f}", mib(st.allocated)),
+             fmt::format("{:.2f}", mib(st.cached)), fmt::format("{:.2f}", mib(st.largest_cached)),
+             note});
     }
     fmt::print("{}", t.render());
-    fmt::print("device mallocs {}, device frees {}, bin hits {}, splits {}, merges {}, OOMs {}, cross-stream syncs {}\n",
-               s.device_mallocs, s.device_frees, s.bin_hits, s.splits, s.merges, s.ooms, s.cross_stream_syncs);
+    fmt::print(
+        "device mallocs {}, device frees {}, bin hits {}, splits {}, merges {}, OOMs {}, "
+        "cross-stream syncs {}\n",
+        s.device_mallocs, s.device_frees, s.bin_hits, s.splits, s.merges, s.ooms,
+        s.cross_stream_syncs);
   }
   if (!f.plot_path.empty()) {
     gpulab::PlotSpec spec;
@@ -239,10 +259,13 @@ int run_fit(const Flags& f) {
     for (const FitPolicy fit : {FitPolicy::kFirstFit, FitPolicy::kBestFit}) {
       AllocatorConfig cfg = config_of(f);
       cfg.fit = fit;
-      rows.push_back({mixed ? "mixed 1-9 MiB" : "uniform 8 MiB", fit, run_fit_workload(cfg, mixed, f.common.seed, f.steps)});
+      rows.push_back({mixed ? "mixed 1-9 MiB" : "uniform 8 MiB", fit,
+                      run_fit_workload(cfg, mixed, f.common.seed, f.steps)});
     }
   }
-  const auto fit_name = [](FitPolicy p) { return p == FitPolicy::kFirstFit ? "first-fit" : "best-fit"; };
+  const auto fit_name = [](FitPolicy p) {
+    return p == FitPolicy::kFirstFit ? "first-fit" : "best-fit";
+  };
   if (f.common.json) {
     gpulab::Json out = gpulab::Json::array();
     for (const Row& row : rows) {
@@ -258,16 +281,23 @@ int run_fit(const Flags& f) {
     return gpulab::kExitOk;
   }
   gpulab::Table t;
-  t.column("workload", gpulab::Table::Align::kLeft).column("bins", gpulab::Table::Align::kLeft)
-      .column("peak reserved MiB").column("device mallocs").column("OOMs").column("mean fragmentation")
+  t.column("workload", gpulab::Table::Align::kLeft)
+      .column("bins", gpulab::Table::Align::kLeft)
+      .column("peak reserved MiB")
+      .column("device mallocs")
+      .column("OOMs")
+      .column("mean fragmentation")
       .column("16 MiB fits in cache");
   for (const Row& row : rows) {
     t.row({row.workload, fit_name(row.fit), fmt::format("{:.0f}", mib(row.r.peak_reserved)),
            fmt::format("{}", row.r.device_mallocs), fmt::format("{}", row.r.ooms),
-           fmt::format("{:.3f}", row.r.mean_fragmentation), fmt::format("{:.1f}%", 100.0 * row.r.fits_16mb)});
+           fmt::format("{:.3f}", row.r.mean_fragmentation),
+           fmt::format("{:.1f}%", 100.0 * row.r.fits_16mb)});
   }
-  fmt::print("demo-1 shape on a 256 MiB device: {} allocations, long-lived interleaved with short-lived (seed {}, {})\n",
-             f.steps, f.common.seed, f.coalesce ? "coalescing" : "no coalescing");
+  fmt::print(
+      "demo-1 shape on a 256 MiB device: {} allocations, long-lived interleaved with short-lived "
+      "(seed {}, {})\n",
+      f.steps, f.common.seed, f.coalesce ? "coalescing" : "no coalescing");
   fmt::print("{}", t.render());
   fmt::print("fragmentation = 1 - largest cached block / cached bytes, averaged over steps\n");
   return gpulab::kExitOk;
@@ -278,8 +308,10 @@ int run_sawtooth_cmd(const Flags& f) {
   constexpr int kBurstEvery = 10;
   std::vector<SawtoothResult> rs;
   rs.push_back(run_sawtooth(config_of(f), ReleasePolicy::kNever, 0, kIterations, kBurstEvery));
-  rs.push_back(run_sawtooth(config_of(f), ReleasePolicy::kIdle, f.idle_ticks, kIterations, kBurstEvery));
-  rs.push_back(run_sawtooth(config_of(f), ReleasePolicy::kEveryIteration, 0, kIterations, kBurstEvery));
+  rs.push_back(
+      run_sawtooth(config_of(f), ReleasePolicy::kIdle, f.idle_ticks, kIterations, kBurstEvery));
+  rs.push_back(
+      run_sawtooth(config_of(f), ReleasePolicy::kEveryIteration, 0, kIterations, kBurstEvery));
   if (f.common.json) {
     gpulab::Json out = gpulab::Json::array();
     for (const auto& r : rs) {
@@ -290,16 +322,23 @@ int run_sawtooth_cmd(const Flags& f) {
                      {"device_frees", r.device_frees},
                      {"reserved_mib_per_iteration", r.reserved_mib}});
     }
-    gpulab::print_json(gpulab::Json{{"iterations", kIterations}, {"burst_every", kBurstEvery}, {"policies", out}});
+    gpulab::print_json(
+        gpulab::Json{{"iterations", kIterations}, {"burst_every", kBurstEvery}, {"policies", out}});
   } else {
-    fmt::print("{} iterations of 8 x 6 MiB activations; every {}th adds an 8 x 24 MiB evaluation burst ({})\n",
-               kIterations, kBurstEvery, f.coalesce ? "coalescing" : "no coalescing");
+    fmt::print(
+        "{} iterations of 8 x 6 MiB activations; every {}th adds an 8 x 24 MiB evaluation burst "
+        "({})\n",
+        kIterations, kBurstEvery, f.coalesce ? "coalescing" : "no coalescing");
     gpulab::Table t;
-    t.column("release policy", gpulab::Table::Align::kLeft).column("peak reserved MiB").column("mean reserved MiB")
-        .column("device mallocs").column("device frees (syncs)");
+    t.column("release policy", gpulab::Table::Align::kLeft)
+        .column("peak reserved MiB")
+        .column("mean reserved MiB")
+        .column("device mallocs")
+        .column("device frees (syncs)");
     for (const auto& r : rs) {
-      t.row({r.policy, fmt::format("{:.0f}", mib(r.peak_reserved)), fmt::format("{:.1f}", r.mean_reserved_mib),
-             fmt::format("{}", r.device_mallocs), fmt::format("{}", r.device_frees)});
+      t.row({r.policy, fmt::format("{:.0f}", mib(r.peak_reserved)),
+             fmt::format("{:.1f}", r.mean_reserved_mib), fmt::format("{}", r.device_mallocs),
+             fmt::format("{}", r.device_frees)});
     }
     fmt::print("{}", t.render());
   }
@@ -332,26 +371,36 @@ int main(int argc, char** argv) {
   app.fallthrough();
   gpulab::add_json_flag(app, f.common);
 
-  auto* replay = app.add_subcommand("replay", "Replay an op,id,size,stream CSV trace; memory figures per step");
+  auto* replay = app.add_subcommand(
+      "replay", "Replay an op,id,size,stream CSV trace; memory figures per step");
   replay->add_option("trace", f.trace_path, "Trace file (CSV: op,id,size,stream)")->required();
-  replay->add_option("--plot", f.plot_path, "Write reserved/allocated/cached/largest block per step as an SVG");
+  replay->add_option("--plot", f.plot_path,
+                     "Write reserved/allocated/cached/largest block per step as an SVG");
   add_allocator_flags(*replay, f);
 
-  auto* metrics = app.add_subcommand("metrics", "Replay a trace, then print the allocator state as Prometheus text");
+  auto* metrics = app.add_subcommand(
+      "metrics", "Replay a trace, then print the allocator state as Prometheus text");
   metrics->add_option("trace", f.trace_path, "Trace file (CSV: op,id,size,stream)")->required();
   add_allocator_flags(*metrics, f);
 
-  auto* fit = app.add_subcommand("fit", "Best-fit vs first-fit bins on the demo-1 workload (extension 4)");
+  auto* fit =
+      app.add_subcommand("fit", "Best-fit vs first-fit bins on the demo-1 workload (extension 4)");
   gpulab::add_seed_flag(*fit, f.common);
   fit->add_flag("--coalesce", f.coalesce, "Merge adjacent free blocks in the cache (extension 1)");
-  fit->add_option("--steps", f.steps, "Allocations in the workload")->capture_default_str()->check(CLI::Range(1, 1000000));
+  fit->add_option("--steps", f.steps, "Allocations in the workload")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
 
-  auto* saw = app.add_subcommand("sawtooth", "Reserved memory under never / idle-N / every-iteration release (extension 2)");
-  saw->add_option("--idle", f.idle_ticks, "Iterations a segment must stay free before the idle policy returns it")
+  auto* saw = app.add_subcommand(
+      "sawtooth", "Reserved memory under never / idle-N / every-iteration release (extension 2)");
+  saw->add_option("--idle", f.idle_ticks,
+                  "Iterations a segment must stay free before the idle policy returns it")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000}));
-  saw->add_flag("--coalesce", f.coalesce, "Merge adjacent free blocks, so split segments can go back too");
-  saw->add_option("--plot", f.plot_path, "Write reserved MiB per iteration for each policy as an SVG");
+  saw->add_flag("--coalesce", f.coalesce,
+                "Merge adjacent free blocks, so split segments can go back too");
+  saw->add_option("--plot", f.plot_path,
+                  "Write reserved MiB per iteration for each policy as an SVG");
   app.require_subcommand(0, 1);
 
   return gpulab::run_program(kProgram, app, argc, argv, [&] {

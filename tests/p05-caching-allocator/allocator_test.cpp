@@ -156,7 +156,7 @@ TEST(Allocator, FreeNeverReachesDriver) {
 TEST(Allocator, FlushCacheReleasesUnsplitBlocks) {
   Device dev(64 * kMiB);
   CachingAllocator a(dev);
-  const auto whole = must_alloc(a, 12 * kMiB);       // >= 10 MiB: its own 12 MiB segment, unsplit
+  const auto whole = must_alloc(a, 12 * kMiB);        // >= 10 MiB: its own 12 MiB segment, unsplit
   const auto split = must_alloc(a, kOnePointTwoMiB);  // carved from a 20 MiB segment
   must_free(a, whole.addr);
   must_free(a, split.addr);

@@ -34,26 +34,32 @@ std::string write_temp(const std::string& name, const std::string& text) {
 TEST(CachingAllocProgram, DemosPrintTheCurriculumLines) {
   const ProgramRun r = run("");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("interleaved (mixed)    free=128 MB  largest hole=  8 MB  16MB alloc: FAILS (fragmented!)"),
+  EXPECT_NE(r.out.find("interleaved (mixed)    free=128 MB  largest hole=  8 MB  16MB alloc: FAILS "
+                       "(fragmented!)"),
             std::string::npos);
-  EXPECT_NE(r.out.find("caching    :     1 device mallocs,  4999 bin hits, 0 device frees"), std::string::npos);
+  EXPECT_NE(r.out.find("caching    :     1 device mallocs,  4999 bin hits, 0 device frees"),
+            std::string::npos);
 }
 
 TEST(CachingAllocProgram, MalformedTraceIsOneErrorLineAndExit2) {
-  const std::string path = write_temp("bad.csv", "op,id,size,stream\nalloc,a,1024,0\nalloc,b,lots,0\n");
+  const std::string path =
+      write_temp("bad.csv", "op,id,size,stream\nalloc,a,1024,0\nalloc,b,lots,0\n");
   const ProgramRun r = run("replay " + path);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.out, "caching-alloc: error: " + path + ": line 3: size 'lots' is not a byte count between 1 and 2^48\n");
+  EXPECT_EQ(r.out, "caching-alloc: error: " + path +
+                       ": line 3: size 'lots' is not a byte count between 1 and 2^48\n");
 }
 
 TEST(CachingAllocProgram, DoubleFreeAndUnknownIdAreRefused) {
-  const ProgramRun dbl = run("replay " + write_temp("dbl.csv", "alloc,a,1024,0\nfree,a,,\nfree,a,,\n"));
+  const ProgramRun dbl =
+      run("replay " + write_temp("dbl.csv", "alloc,a,1024,0\nfree,a,,\nfree,a,,\n"));
   EXPECT_EQ(dbl.exit_code, 2);
   EXPECT_NE(dbl.out.find("line 3: double free of id 'a'"), std::string::npos) << dbl.out;
   const ProgramRun unk = run("metrics " + write_temp("unk.csv", "free,ghost,,\n"));
   EXPECT_EQ(unk.exit_code, 2);
   EXPECT_NE(unk.out.find("line 1: free of unknown id 'ghost'"), std::string::npos) << unk.out;
-  EXPECT_EQ(unk.out.find("gpulab_allocator"), std::string::npos) << "no metrics from a refused trace";
+  EXPECT_EQ(unk.out.find("gpulab_allocator"), std::string::npos)
+      << "no metrics from a refused trace";
 }
 
 TEST(CachingAllocProgram, MissingFileAndBadFlagsExit2) {

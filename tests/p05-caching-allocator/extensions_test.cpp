@@ -41,7 +41,8 @@ TEST(Coalescing, FailingPatternNowSucceeds) {
       EXPECT_EQ(a.stats().device_mallocs, 1u);
       EXPECT_EQ(a.stats().merges, 1u);
     } else {
-      EXPECT_FALSE(big.ok()) << "1.26 + 19.74 MiB pieces, 12 MiB left on the device, nothing to flush";
+      EXPECT_FALSE(big.ok())
+          << "1.26 + 19.74 MiB pieces, 12 MiB left on the device, nothing to flush";
       EXPECT_EQ(a.stats().ooms, 1u);
     }
   }
@@ -105,8 +106,10 @@ TEST(IdleRelease, SawtoothBetweenNeverAndAlways) {
   const auto always = run_sawtooth(base, ReleasePolicy::kEveryIteration, 0, 30, 10);
   EXPECT_EQ(never.device_frees, 0u);
   EXPECT_GT(idle.device_frees, 0u);
-  EXPECT_LT(idle.device_frees, always.device_frees) << "the idle policy syncs less than empty_cache every step";
-  EXPECT_LT(idle.mean_reserved_mib, never.mean_reserved_mib) << "...and holds less than never releasing";
+  EXPECT_LT(idle.device_frees, always.device_frees)
+      << "the idle policy syncs less than empty_cache every step";
+  EXPECT_LT(idle.mean_reserved_mib, never.mean_reserved_mib)
+      << "...and holds less than never releasing";
   EXPECT_EQ(never.peak_reserved, idle.peak_reserved);
   // The sawtooth: reserved rises at each burst and falls back 3 iterations later.
   ASSERT_EQ(idle.reserved_mib.size(), 30u);
@@ -120,8 +123,8 @@ TEST(BestFit, PicksSmallestFittingBlockFirstFitPicksLowestAddress) {
     AllocatorConfig cfg;
     cfg.fit = fit;
     CachingAllocator a(dev, cfg);
-    const auto big = a.allocate(14 * kMiB, 0).value();    // lower address
-    const auto snug = a.allocate(12 * kMiB, 0).value();   // same 8-16 MiB class
+    const auto big = a.allocate(14 * kMiB, 0).value();   // lower address
+    const auto snug = a.allocate(12 * kMiB, 0).value();  // same 8-16 MiB class
     a.free(big.addr);
     a.free(snug.addr);
     const auto got = a.allocate(11 * kMiB, 0).value();
@@ -184,10 +187,12 @@ TEST(Metrics, PrometheusExpositionIsWellFormed) {
     value[key] += std::stod(line.substr(space + 1));
   }
   const AllocatorStats& s = a.stats();
-  EXPECT_EQ(value["gpulab_allocator_reserved_bytes{pool=\"small\"}"] + value["gpulab_allocator_reserved_bytes{pool=\"large\"}"],
+  EXPECT_EQ(value["gpulab_allocator_reserved_bytes{pool=\"small\"}"] +
+                value["gpulab_allocator_reserved_bytes{pool=\"large\"}"],
             static_cast<double>(s.reserved_bytes));
   EXPECT_EQ(value["gpulab_allocator_cached_bytes"], static_cast<double>(s.cached_bytes()));
-  EXPECT_EQ(value["gpulab_allocator_largest_cached_block_bytes"], static_cast<double>(a.largest_cached_block()));
+  EXPECT_EQ(value["gpulab_allocator_largest_cached_block_bytes"],
+            static_cast<double>(a.largest_cached_block()));
   EXPECT_EQ(value["gpulab_allocator_cross_stream_syncs_total"], 1.0);
   EXPECT_EQ(value["gpulab_allocator_bin_hits_total"], static_cast<double>(s.bin_hits));
 }

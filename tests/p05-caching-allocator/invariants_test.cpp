@@ -14,14 +14,16 @@ namespace {
 TEST(Invariants, RandomOperationsUnderEveryConfiguration) {
   for (const bool coalesce : {false, true}) {
     for (const FitPolicy fit : {FitPolicy::kFirstFit, FitPolicy::kBestFit}) {
-      for (const CrossStreamPolicy cross : {CrossStreamPolicy::kEventEdge, CrossStreamPolicy::kRefuse}) {
+      for (const CrossStreamPolicy cross :
+           {CrossStreamPolicy::kEventEdge, CrossStreamPolicy::kRefuse}) {
         AllocatorConfig cfg;
         cfg.coalesce = coalesce;
         cfg.fit = fit;
         cfg.cross_stream = cross;
         cfg.release_idle_after = coalesce ? 2 : 0;
-        SCOPED_TRACE(::testing::Message() << "coalesce=" << coalesce << " best=" << (fit == FitPolicy::kBestFit)
-                                          << " refuse=" << (cross == CrossStreamPolicy::kRefuse));
+        SCOPED_TRACE(::testing::Message()
+                     << "coalesce=" << coalesce << " best=" << (fit == FitPolicy::kBestFit)
+                     << " refuse=" << (cross == CrossStreamPolicy::kRefuse));
         Device dev(512 * kMiB);
         CachingAllocator a(dev, cfg);
         gpulab::Rng rng(42);
@@ -30,13 +32,15 @@ TEST(Invariants, RandomOperationsUnderEveryConfiguration) {
           const double u = rng.uniform01();
           if (u < 0.55 || live.empty()) {
             // Mostly small and medium sizes, sometimes a large one.
-            const std::uint64_t bytes = rng.bernoulli(0.1)
-                                            ? static_cast<std::uint64_t>(rng.uniform_int(10 * kMiB, 40 * kMiB))
-                                            : static_cast<std::uint64_t>(rng.uniform_int(1, 6 * kMiB));
+            const std::uint64_t bytes =
+                rng.bernoulli(0.1)
+                    ? static_cast<std::uint64_t>(rng.uniform_int(10 * kMiB, 40 * kMiB))
+                    : static_cast<std::uint64_t>(rng.uniform_int(1, 6 * kMiB));
             auto r = a.allocate(bytes, static_cast<StreamId>(rng.uniform_int(0, 2)));
             if (r) live.push_back(r.value().addr);
           } else if (u < 0.97) {
-            const auto i = static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(live.size()) - 1));
+            const auto i = static_cast<std::size_t>(
+                rng.uniform_int(0, static_cast<std::int64_t>(live.size()) - 1));
             a.free(live[i]);
             live[i] = live.back();
             live.pop_back();

@@ -1,11 +1,11 @@
 // Extension 3: the trace parser refuses bad input with the line number, and
 // the replayer reports what the allocator did at every step.
+#include "caching_alloc/trace.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
-
-#include "caching_alloc/trace.hpp"
 
 namespace caching_alloc {
 namespace {
@@ -26,23 +26,30 @@ TEST(TraceParser, AcceptsHeaderCommentsBlanksAndCrlf) {
 }
 
 TEST(TraceParser, ErrorsNameTheLine) {
-  EXPECT_EQ(error_of("alloc,a,1024\n"), "line 1: expected 4 comma-separated fields op,id,size,stream, got 3");
-  EXPECT_EQ(error_of("alloc,a,1,0\nmalloc,b,1,0\n"), "line 2: unknown op 'malloc' (expected alloc or free)");
-  EXPECT_EQ(error_of("alloc,a,12k,0\n"), "line 1: size '12k' is not a byte count between 1 and 2^48");
+  EXPECT_EQ(error_of("alloc,a,1024\n"),
+            "line 1: expected 4 comma-separated fields op,id,size,stream, got 3");
+  EXPECT_EQ(error_of("alloc,a,1,0\nmalloc,b,1,0\n"),
+            "line 2: unknown op 'malloc' (expected alloc or free)");
+  EXPECT_EQ(error_of("alloc,a,12k,0\n"),
+            "line 1: size '12k' is not a byte count between 1 and 2^48");
   EXPECT_EQ(error_of("alloc,a,0,0\n"), "line 1: size '0' is not a byte count between 1 and 2^48");
   EXPECT_EQ(error_of("alloc,a,-5,0\n"), "line 1: size '-5' is not a byte count between 1 and 2^48");
   EXPECT_EQ(error_of("alloc,a,99999999999999999999999,0\n"),
             "line 1: size '99999999999999999999999' is not a byte count between 1 and 2^48");
-  EXPECT_EQ(error_of("alloc,a,1,x\n"), "line 1: stream 'x' is not an integer between 0 and 4294967295");
+  EXPECT_EQ(error_of("alloc,a,1,x\n"),
+            "line 1: stream 'x' is not an integer between 0 and 4294967295");
   EXPECT_EQ(error_of("alloc,,1,0\n"), "line 1: empty id");
   EXPECT_EQ(error_of("alloc,a,,0\n"), "line 1: alloc needs a size");
 }
 
 TEST(TraceParser, LifetimeErrors) {
   EXPECT_EQ(error_of("alloc,a,1,0\nfree,b,,\n"), "line 2: free of unknown id 'b'");
-  EXPECT_EQ(error_of("alloc,a,1,0\nfree,a,,\nfree,a,,\n"), "line 3: double free of id 'a' (already freed on line 2)");
-  EXPECT_EQ(error_of("alloc,a,1,0\nalloc,a,1,0\n"), "line 2: id 'a' is still live (allocated on line 1)");
-  EXPECT_EQ(error_of("alloc,a,1,0\nfree,a,2,0\n"), "line 2: free of 'a' gives size 2, but it was allocated with 1 (line 1)");
+  EXPECT_EQ(error_of("alloc,a,1,0\nfree,a,,\nfree,a,,\n"),
+            "line 3: double free of id 'a' (already freed on line 2)");
+  EXPECT_EQ(error_of("alloc,a,1,0\nalloc,a,1,0\n"),
+            "line 2: id 'a' is still live (allocated on line 1)");
+  EXPECT_EQ(error_of("alloc,a,1,0\nfree,a,2,0\n"),
+            "line 2: free of 'a' gives size 2, but it was allocated with 1 (line 1)");
   // An id may be reused once freed.
   EXPECT_TRUE(parse_trace("alloc,a,1,0\nfree,a,,\nalloc,a,1,0\n").ok());
 }

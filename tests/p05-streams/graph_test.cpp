@@ -101,7 +101,8 @@ TEST(Graph, IssueCostIsMeasuredForBothPaths) {
 TEST(Priority, LatencyOpFinishesAheadOfBulkWork) {
   const PriorityResult r = priority_demo(Clock::kVirtual);
   EXPECT_DOUBLE_EQ(r.latency_op_done_ms, 2);
-  EXPECT_DOUBLE_EQ(r.latency_op_done_fifo_ms, 152) << "behind the three bulk heads that asked first";
+  EXPECT_DOUBLE_EQ(r.latency_op_done_fifo_ms, 152)
+      << "behind the three bulk heads that asked first";
   EXPECT_DOUBLE_EQ(r.bulk_done_ms, 602);
   EXPECT_DOUBLE_EQ(r.bulk_done_fifo_ms, 602) << "priority reorders, it does not add work";
   EXPECT_TRUE(r.pass);

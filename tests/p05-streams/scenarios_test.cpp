@@ -1,9 +1,10 @@
 // The four scenarios' semantics under the virtual clock (exact figures), and
 // once on worker threads for the lifetime and deadlock scenarios, whose
 // verdicts do not depend on timing.
+#include "streams/scenarios.hpp"
+
 #include <gtest/gtest.h>
 
-#include "streams/scenarios.hpp"
 #include "streams/virtual_executor.hpp"
 
 namespace streams {
@@ -11,7 +12,7 @@ namespace {
 
 TEST(Scenarios, PipelineIsExactlyTwiceAsFastInVirtualTime) {
   const PipelineResult r = scenario_pipeline(Clock::kVirtual);
-  EXPECT_DOUBLE_EQ(r.serial_ms, 280);  // 8 x (10 + 15 + 10)
+  EXPECT_DOUBLE_EQ(r.serial_ms, 280);     // 8 x (10 + 15 + 10)
   EXPECT_DOUBLE_EQ(r.pipelined_ms, 140);  // 10 + 8 x 15 + 10: compute-bound
   EXPECT_TRUE(r.pass);
 }
@@ -24,7 +25,8 @@ TEST(Scenarios, DoubleBufferingCostsAlittleAndOneCopyStreamFailsTheGate) {
   PipelineShape one;
   one.buffers = 1;
   VirtualExecutor ex1;
-  EXPECT_GT(time_pipelined(ex1, one), 280.0 / 1.7) << "one buffer serialises copy-in behind copy-out";
+  EXPECT_GT(time_pipelined(ex1, one), 280.0 / 1.7)
+      << "one buffer serialises copy-in behind copy-out";
 }
 
 TEST(Scenarios, LegacyDefaultStreamLosesTheOverlap) {
@@ -38,7 +40,8 @@ TEST(Scenarios, HostOrderedFreeCorruptsStreamOrderedDoesNotVirtual) {
   const LifetimeResult r = scenario_lifetime(Clock::kVirtual, 50, 1);
   EXPECT_EQ(r.host_corrupted, r.host_trials);
   EXPECT_EQ(r.stream_corrupted, 0);
-  EXPECT_EQ(r.reused, r.host_trials + r.trials) << "every trial really handed the block to the other stream";
+  EXPECT_EQ(r.reused, r.host_trials + r.trials)
+      << "every trial really handed the block to the other stream";
   EXPECT_EQ(r.edges, 50u);
   EXPECT_TRUE(r.pass);
 }

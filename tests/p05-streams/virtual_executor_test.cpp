@@ -1,9 +1,9 @@
 // Stream and event semantics, asserted exactly in virtual time.
+#include "streams/virtual_executor.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "streams/virtual_executor.hpp"
 
 namespace streams {
 namespace {
@@ -39,7 +39,8 @@ TEST(VirtualExecutor, EventEdgeOrdersStreams) {
   ex.wait(b, e);
   ex.launch(b, Op{"consumer", 1, {}});
   ex.synchronize();
-  EXPECT_DOUBLE_EQ(span_named(ex, "consumer").start_ms, 10) << "waits for the record, not for the whole stream";
+  EXPECT_DOUBLE_EQ(span_named(ex, "consumer").start_ms, 10)
+      << "waits for the record, not for the whole stream";
   EXPECT_TRUE(ex.query(e));
 }
 
@@ -65,7 +66,8 @@ TEST(VirtualExecutor, LegacyDefaultStreamSerialisesExplicitStreams) {
     ex.launch(b, Op{"b", 10, {}});
     ex.synchronize();
     if (mode == DefaultStream::kLegacy) {
-      EXPECT_DOUBLE_EQ(span_named(ex, "default").start_ms, 10) << "waits for all prior blocking work";
+      EXPECT_DOUBLE_EQ(span_named(ex, "default").start_ms, 10)
+          << "waits for all prior blocking work";
       EXPECT_DOUBLE_EQ(span_named(ex, "b").start_ms, 15) << "later blocking work waits for it";
       EXPECT_DOUBLE_EQ(ex.now_ms(), 25);
     } else {
@@ -73,7 +75,8 @@ TEST(VirtualExecutor, LegacyDefaultStreamSerialisesExplicitStreams) {
       EXPECT_DOUBLE_EQ(span_named(ex, "b").start_ms, 0);
       EXPECT_DOUBLE_EQ(ex.now_ms(), 10);
     }
-    EXPECT_DOUBLE_EQ(span_named(ex, "non-blocking").start_ms, 0) << "cudaStreamNonBlocking is exempt";
+    EXPECT_DOUBLE_EQ(span_named(ex, "non-blocking").start_ms, 0)
+        << "cudaStreamNonBlocking is exempt";
   }
 }
 

@@ -8,7 +8,9 @@
 namespace caching_alloc {
 
 namespace {
-constexpr std::size_t pool_index(Pool p) { return static_cast<std::size_t>(p); }
+constexpr std::size_t pool_index(Pool p) {
+  return static_cast<std::size_t>(p);
+}
 }  // namespace
 
 CachingAllocator::CachingAllocator(Device& device, AllocatorConfig config)
@@ -36,7 +38,8 @@ void CachingAllocator::bin_erase(std::uint64_t addr, const Block& b) {
   bin_for(b.pool, b.size).erase(BinEntry{key, addr, b.size, b.stream});
 }
 
-std::optional<CachingAllocator::Hit> CachingAllocator::find_cached(Pool pool, std::uint64_t rounded, StreamId stream,
+std::optional<CachingAllocator::Hit> CachingAllocator::find_cached(Pool pool, std::uint64_t rounded,
+                                                                   StreamId stream,
                                                                    bool same_stream) {
   const auto stream_ok = [&](const BinEntry& e) { return (e.stream == stream) == same_stream; };
   for (int c = size_class(rounded); c < kSizeClasses; ++c) {
@@ -60,7 +63,8 @@ std::optional<CachingAllocator::Hit> CachingAllocator::find_cached(Pool pool, st
 gpulab::Expected<Allocation> CachingAllocator::allocate(std::uint64_t bytes, StreamId stream) {
   if (bytes == 0) throw std::invalid_argument("allocation of 0 bytes");
   if (bytes > kMaxRequest) {
-    throw std::invalid_argument(fmt::format("allocation of {} bytes is larger than the 2^48-byte limit", bytes));
+    throw std::invalid_argument(
+        fmt::format("allocation of {} bytes is larger than the 2^48-byte limit", bytes));
   }
   const std::uint64_t rounded = round_size(bytes);
   const Pool pool = pool_for(rounded);
@@ -157,7 +161,8 @@ Allocation CachingAllocator::take(std::uint64_t addr, std::optional<Hit> hit, st
 void CachingAllocator::free(std::uint64_t addr) {
   const auto it = blocks_.find(addr);
   if (it == blocks_.end()) {
-    throw std::invalid_argument(fmt::format("free of 0x{:x}, which this allocator never handed out", addr));
+    throw std::invalid_argument(
+        fmt::format("free of 0x{:x}, which this allocator never handed out", addr));
   }
   Block& b = it->second;
   if (!b.allocated) throw std::invalid_argument(fmt::format("double free of 0x{:x}", addr));
@@ -211,7 +216,8 @@ std::uint64_t CachingAllocator::merge_free_neighbours(std::uint64_t addr) {
   return addr;
 }
 
-std::size_t CachingAllocator::release_free_segments(std::uint64_t min_idle_ticks, bool count_as_idle) {
+std::size_t CachingAllocator::release_free_segments(std::uint64_t min_idle_ticks,
+                                                    bool count_as_idle) {
   std::size_t released = 0;
   for (auto it = segments_.begin(); it != segments_.end();) {
     const Segment& seg = it->second;
@@ -235,7 +241,9 @@ std::size_t CachingAllocator::release_free_segments(std::uint64_t min_idle_ticks
   return released;
 }
 
-std::size_t CachingAllocator::empty_cache() { return release_free_segments(0, false); }
+std::size_t CachingAllocator::empty_cache() {
+  return release_free_segments(0, false);
+}
 
 void CachingAllocator::tick() {
   ++tick_;
@@ -303,7 +311,8 @@ std::string CachingAllocator::check_invariants() const {
         allocated += b.size;
       } else {
         const std::uint64_t key = config_.fit == FitPolicy::kBestFit ? b.size : 0;
-        const Bin& bin = bins_[pool_index(b.pool) * kSizeClasses + static_cast<std::size_t>(size_class(b.size))];
+        const Bin& bin =
+            bins_[pool_index(b.pool) * kSizeClasses + static_cast<std::size_t>(size_class(b.size))];
         if (bin.count(BinEntry{key, at, b.size, b.stream}) != 1) {
           return fmt::format("free block 0x{:x} is not in its bin", at);
         }
@@ -312,7 +321,8 @@ std::string CachingAllocator::check_invariants() const {
       prev = at;
       at = b.next;
     }
-    if (covered != seg.size) return fmt::format("segment 0x{:x}: blocks cover {} of {} bytes", base, covered, seg.size);
+    if (covered != seg.size)
+      return fmt::format("segment 0x{:x}: blocks cover {} of {} bytes", base, covered, seg.size);
     if (blocks != seg.blocks || live != seg.live_blocks) {
       return fmt::format("segment 0x{:x}: block counts out of date", base);
     }

@@ -31,7 +31,8 @@ std::optional<std::uint64_t> Device::malloc(std::uint64_t bytes) {
 void Device::free(std::uint64_t addr) {
   const auto live = live_.find(addr);
   if (live == live_.end()) {
-    throw std::invalid_argument(fmt::format("device free of 0x{:x}, which is not a live allocation", addr));
+    throw std::invalid_argument(
+        fmt::format("device free of 0x{:x}, which is not a live allocation", addr));
   }
   std::uint64_t start = addr;
   std::uint64_t size = live->second;

@@ -12,7 +12,8 @@ void family(std::string& out, std::string_view name, std::string_view type, std:
   fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
-void sample(std::string& out, std::string_view name, std::uint64_t value, std::string_view labels = {}) {
+void sample(std::string& out, std::string_view name, std::uint64_t value,
+            std::string_view labels = {}) {
   if (labels.empty()) {
     fmt::format_to(std::back_inserter(out), "{} {}\n", name, value);
   } else {
@@ -28,10 +29,12 @@ std::string prometheus_text(const CachingAllocator& alloc) {
   constexpr std::string_view p = "gpulab_allocator_";
   const auto name = [&](std::string_view n) { return fmt::format("{}{}", p, n); };
 
-  family(out, name("reserved_bytes"), "gauge", "Bytes held from the driver in segments (what nvidia-smi shows).");
+  family(out, name("reserved_bytes"), "gauge",
+         "Bytes held from the driver in segments (what nvidia-smi shows).");
   sample(out, name("reserved_bytes"), s.reserved_by_pool[0], "pool=\"small\"");
   sample(out, name("reserved_bytes"), s.reserved_by_pool[1], "pool=\"large\"");
-  family(out, name("allocated_bytes"), "gauge", "Bytes in live blocks (what the framework reports).");
+  family(out, name("allocated_bytes"), "gauge",
+         "Bytes in live blocks (what the framework reports).");
   sample(out, name("allocated_bytes"), s.allocated_by_pool[0], "pool=\"small\"");
   sample(out, name("allocated_bytes"), s.allocated_by_pool[1], "pool=\"large\"");
   family(out, name("cached_bytes"), "gauge", "Reserved minus allocated: the cache, not a leak.");
@@ -39,7 +42,8 @@ std::string prometheus_text(const CachingAllocator& alloc) {
   family(out, name("largest_cached_block_bytes"), "gauge",
          "Largest free block in the cache; falling while cached grows means fragmentation.");
   sample(out, name("largest_cached_block_bytes"), alloc.largest_cached_block());
-  family(out, name("device_largest_hole_bytes"), "gauge", "Largest hole left in the device address space.");
+  family(out, name("device_largest_hole_bytes"), "gauge",
+         "Largest hole left in the device address space.");
   sample(out, name("device_largest_hole_bytes"), alloc.device().largest_hole());
 
   const auto counter = [&](std::string_view n, std::uint64_t v, std::string_view help) {
@@ -50,9 +54,12 @@ std::string prometheus_text(const CachingAllocator& alloc) {
   counter("allocations_total", s.allocs, "Successful allocations.");
   counter("bin_hits_total", s.bin_hits, "Allocations served from the cache without a driver call.");
   counter("splits_total", s.splits, "Cached blocks split to serve a smaller request.");
-  counter("device_mallocs_total", s.device_mallocs, "Segments obtained from the driver (cudaMalloc).");
-  counter("device_frees_total", s.device_frees, "Segments returned to the driver (cudaFree, each a device sync).");
-  counter("alloc_retries_total", s.alloc_retries, "Failed driver mallocs followed by flushing the cache and retrying.");
+  counter("device_mallocs_total", s.device_mallocs,
+          "Segments obtained from the driver (cudaMalloc).");
+  counter("device_frees_total", s.device_frees,
+          "Segments returned to the driver (cudaFree, each a device sync).");
+  counter("alloc_retries_total", s.alloc_retries,
+          "Failed driver mallocs followed by flushing the cache and retrying.");
   counter("ooms_total", s.ooms, "Allocations that failed even after flush-and-retry.");
   counter("cross_stream_syncs_total", s.cross_stream_syncs,
           "Cached blocks reused on another stream behind an event edge.");

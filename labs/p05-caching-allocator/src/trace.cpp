@@ -11,7 +11,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -52,7 +53,8 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     const std::size_t nl = text.find('\n', pos);
-    const std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    const std::string_view raw =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
     const std::string_view line = trim(raw);
@@ -61,7 +63,8 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
 
     const auto f = split_fields(line);
     if (f.size() != 4) {
-      return at(line_no, fmt::format("expected 4 comma-separated fields op,id,size,stream, got {}", f.size()));
+      return at(line_no, fmt::format("expected 4 comma-separated fields op,id,size,stream, got {}",
+                                     f.size()));
     }
     TraceEvent ev;
     ev.line = line_no;
@@ -83,14 +86,16 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
     std::uint64_t stream = 0;
     const bool has_stream = !f[3].empty();
     if (has_stream && (!parse_u64(f[3], stream) || stream > 0xffffffffu)) {
-      return at(line_no, fmt::format("stream '{}' is not an integer between 0 and 4294967295", f[3]));
+      return at(line_no,
+                fmt::format("stream '{}' is not an integer between 0 and 4294967295", f[3]));
     }
 
     if (ev.op == TraceOp::kAlloc) {
       if (!has_size) return at(line_no, "alloc needs a size");
       if (!has_stream) return at(line_no, "alloc needs a stream");
       if (const auto it = live.find(ev.id); it != live.end()) {
-        return at(line_no, fmt::format("id '{}' is still live (allocated on line {})", ev.id, it->second.line));
+        return at(line_no, fmt::format("id '{}' is still live (allocated on line {})", ev.id,
+                                       it->second.line));
       }
       ev.size = size;
       ev.stream = static_cast<StreamId>(stream);
@@ -100,13 +105,15 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
       const auto it = live.find(ev.id);
       if (it == live.end()) {
         if (const auto f_it = freed_at.find(ev.id); f_it != freed_at.end()) {
-          return at(line_no, fmt::format("double free of id '{}' (already freed on line {})", ev.id, f_it->second));
+          return at(line_no, fmt::format("double free of id '{}' (already freed on line {})", ev.id,
+                                         f_it->second));
         }
         return at(line_no, fmt::format("free of unknown id '{}'", ev.id));
       }
       if (has_size && size != it->second.size) {
-        return at(line_no, fmt::format("free of '{}' gives size {}, but it was allocated with {} (line {})", ev.id,
-                                       size, it->second.size, it->second.line));
+        return at(line_no,
+                  fmt::format("free of '{}' gives size {}, but it was allocated with {} (line {})",
+                              ev.id, size, it->second.size, it->second.line));
       }
       ev.size = it->second.size;
       ev.stream = it->second.stream;
@@ -119,7 +126,8 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
 }
 
 ReplayResult replay_trace(const std::vector<TraceEvent>& events, std::uint64_t device_bytes,
-                          const AllocatorConfig& config, const std::function<void(std::size_t)>& on_step) {
+                          const AllocatorConfig& config,
+                          const std::function<void(std::size_t)>& on_step) {
   Device dev(device_bytes);
   CachingAllocator alloc(dev, config);
   std::unordered_map<std::string, std::uint64_t> addr_of;  // live id -> address

@@ -9,7 +9,8 @@
 
 namespace caching_alloc {
 
-FitResult run_fit_workload(const AllocatorConfig& config, bool mixed_sizes, std::uint64_t seed, int steps) {
+FitResult run_fit_workload(const AllocatorConfig& config, bool mixed_sizes, std::uint64_t seed,
+                           int steps) {
   Device dev(256 * kMiB);
   CachingAllocator alloc(dev, config);
   gpulab::Rng rng(seed);
@@ -24,10 +25,10 @@ FitResult run_fit_workload(const AllocatorConfig& config, bool mixed_sizes, std:
   for (int step = 0; step < steps; ++step) {
     // Alternate long- and short-lived blocks: the interleaving of demo 1.
     const bool long_lived = step % 2 == 0;
-    const std::uint64_t bytes = mixed_sizes
-                                    ? static_cast<std::uint64_t>(rng.uniform_int(1 * kMiB, 9 * kMiB))
-                                    : 8 * kMiB;
-    const int life = long_lived ? static_cast<int>(rng.uniform_int(10, 30)) : static_cast<int>(rng.uniform_int(1, 6));
+    const std::uint64_t bytes =
+        mixed_sizes ? static_cast<std::uint64_t>(rng.uniform_int(1 * kMiB, 9 * kMiB)) : 8 * kMiB;
+    const int life = long_lived ? static_cast<int>(rng.uniform_int(10, 30))
+                                : static_cast<int>(rng.uniform_int(1, 6));
     if (auto a = alloc.allocate(bytes, 0)) live.push_back({a.value().addr, step + life});
     for (std::size_t i = 0; i < live.size();) {
       if (live[i].dies_at <= step) {
@@ -56,8 +57,8 @@ FitResult run_fit_workload(const AllocatorConfig& config, bool mixed_sizes, std:
   return r;
 }
 
-SawtoothResult run_sawtooth(AllocatorConfig base, ReleasePolicy policy, std::uint64_t idle_ticks, int iterations,
-                            int burst_every) {
+SawtoothResult run_sawtooth(AllocatorConfig base, ReleasePolicy policy, std::uint64_t idle_ticks,
+                            int iterations, int burst_every) {
   if (burst_every < 1) throw std::invalid_argument("burst_every must be at least 1");
   Device dev(1024 * kMiB);
   AllocatorConfig cfg = base;
@@ -66,9 +67,15 @@ SawtoothResult run_sawtooth(AllocatorConfig base, ReleasePolicy policy, std::uin
   CachingAllocator alloc(dev, cfg);
   SawtoothResult r;
   switch (policy) {
-    case ReleasePolicy::kNever: r.policy = "never"; break;
-    case ReleasePolicy::kEveryIteration: r.policy = "empty_cache each iteration"; break;
-    case ReleasePolicy::kIdle: r.policy = fmt::format("idle >= {} iterations", idle_ticks); break;
+    case ReleasePolicy::kNever:
+      r.policy = "never";
+      break;
+    case ReleasePolicy::kEveryIteration:
+      r.policy = "empty_cache each iteration";
+      break;
+    case ReleasePolicy::kIdle:
+      r.policy = fmt::format("idle >= {} iterations", idle_ticks);
+      break;
   }
   double sum = 0;
   std::vector<std::uint64_t> addrs;
@@ -86,7 +93,8 @@ SawtoothResult run_sawtooth(AllocatorConfig base, ReleasePolicy policy, std::uin
     for (const std::uint64_t a : addrs) alloc.free(a);
     if (policy == ReleasePolicy::kEveryIteration) alloc.empty_cache();
     alloc.tick();
-    const double mib = static_cast<double>(alloc.stats().reserved_bytes) / static_cast<double>(kMiB);
+    const double mib =
+        static_cast<double>(alloc.stats().reserved_bytes) / static_cast<double>(kMiB);
     r.reserved_mib.push_back(mib);
     sum += mib;
   }

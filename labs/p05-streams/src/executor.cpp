@@ -9,8 +9,8 @@ namespace streams {
 
 std::size_t Graph::ops() const {
   if (!nodes_) return 0;
-  return static_cast<std::size_t>(
-      std::count_if(nodes_->begin(), nodes_->end(), [](const Node& n) { return n.kind == NodeKind::kOp; }));
+  return static_cast<std::size_t>(std::count_if(
+      nodes_->begin(), nodes_->end(), [](const Node& n) { return n.kind == NodeKind::kOp; }));
 }
 
 Executor::Executor(DefaultStream mode) : mode_(mode) {}
@@ -29,7 +29,8 @@ EngineId Executor::create_engine(int slots) {
 }
 
 StreamId Executor::create_stream(StreamOptions options) {
-  if (options.engine && *options.engine >= engines_.size()) throw std::invalid_argument("unknown engine");
+  if (options.engine && *options.engine >= engines_.size())
+    throw std::invalid_argument("unknown engine");
   const auto id = static_cast<StreamId>(streams_.size());
   streams_.push_back(StreamInfo{options, barrier_value_, false, std::nullopt});
   backend_add_stream(id, options);
@@ -71,9 +72,11 @@ void Executor::legacy_prelude(StreamId stream) {
   } else if (StreamInfo& info = streams_[stream]; info.options.blocking) {
     if (info.barrier_seen < barrier_value_) {
       if (capture_) {
-        throw CaptureError(fmt::format(
-            "stream {} would have to wait for the legacy default stream's work, which is outside the capture "
-            "(synchronize before capturing, or use per-thread default streams)", stream));
+        throw CaptureError(
+            fmt::format("stream {} would have to wait for the legacy default stream's work, which "
+                        "is outside the capture "
+                        "(synchronize before capturing, or use per-thread default streams)",
+                        stream));
       }
       wait_for_.add_wait(stream, barrier_event_, barrier_value_, true);
       issue(Node{NodeKind::kWait, stream, {}, barrier_event_, barrier_value_});
@@ -101,7 +104,8 @@ void Executor::submit(Node&& node, bool bound) {
   const StreamId stream = node.stream;
   if (capture_) {
     if (is_legacy_default(stream)) {
-      throw CaptureError("the legacy default stream cannot be captured: it synchronises with every stream");
+      throw CaptureError(
+          "the legacy default stream cannot be captured: it synchronises with every stream");
     }
     legacy_prelude(stream);
     capture_->nodes.push_back(std::move(node));
@@ -110,8 +114,12 @@ void Executor::submit(Node&& node, bool bound) {
   legacy_prelude(stream);
   // The wait-for graph sees nodes in the order the stream will run them.
   switch (node.kind) {
-    case NodeKind::kOp: wait_for_.add_op(stream); break;
-    case NodeKind::kWait: wait_for_.add_wait(stream, node.event, node.value, bound); break;
+    case NodeKind::kOp:
+      wait_for_.add_op(stream);
+      break;
+    case NodeKind::kWait:
+      wait_for_.add_wait(stream, node.event, node.value, bound);
+      break;
     case NodeKind::kRecord:
       wait_for_.add_record(stream, node.event, node.value);  // may throw DeadlockError
       events_[node.event] = node.value;
@@ -145,9 +153,10 @@ void Executor::wait(StreamId stream, EventId event) {
     const std::uint64_t rel = capture_->counted[event];
     if (rel == 0) {
       if (events_[event] == 0) return;  // never recorded: CUDA makes this a no-op
-      throw CaptureError(fmt::format(
-          "stream {} waits for event {}, last recorded outside the capture: a graph cannot depend on work outside it",
-          stream, event));
+      throw CaptureError(
+          fmt::format("stream {} waits for event {}, last recorded outside the capture: a graph "
+                      "cannot depend on work outside it",
+                      stream, event));
     }
     submit(Node{NodeKind::kWait, stream, {}, event, rel});
     return;
@@ -160,13 +169,17 @@ void Executor::wait(StreamId stream, EventId event) {
 void Executor::wait_value(StreamId stream, EventId event, std::uint64_t value) {
   check_event(event);
   check_stream(stream);
-  if (capture_) throw CaptureError("wait_value() cannot be captured: it may wait for a record outside the graph");
+  if (capture_)
+    throw CaptureError(
+        "wait_value() cannot be captured: it may wait for a record outside the graph");
   if (value == 0) return;
   submit(Node{NodeKind::kWait, stream, {}, event, value}, value <= events_[event]);
 }
 
 void Executor::synchronize() {
-  if (capture_) throw CaptureError("synchronize() during capture: a graph cannot contain a host synchronisation");
+  if (capture_)
+    throw CaptureError(
+        "synchronize() during capture: a graph cannot contain a host synchronisation");
   if (wait_for_.pending_waits() > 0) {
     throw std::runtime_error("synchronize() would wait forever: " + wait_for_.describe_pending());
   }
@@ -176,7 +189,8 @@ void Executor::synchronize() {
 bool Executor::query(EventId event) {
   check_event(event);
   if (capture_) {
-    throw CaptureError("query() during capture: a data-dependent host decision cannot be frozen into a graph");
+    throw CaptureError(
+        "query() during capture: a data-dependent host decision cannot be frozen into a graph");
   }
   return events_[event] == 0 || fired(event, events_[event]);
 }
@@ -220,7 +234,8 @@ void Executor::launch_graph(const Graph& graph) {
   const std::vector<Node>& nodes = *graph.nodes_;
   graph_values_.resize(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    graph_values_[i] = nodes[i].kind == NodeKind::kOp ? 0 : events_[nodes[i].event] + nodes[i].value;
+    graph_values_[i] =
+        nodes[i].kind == NodeKind::kOp ? 0 : events_[nodes[i].event] + nodes[i].value;
   }
   for (const auto& [event, count] : graph.records_) events_[event] += count;
   issue_graph(graph.nodes_, graph_values_);

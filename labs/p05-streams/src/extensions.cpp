@@ -67,7 +67,8 @@ IssueCost measure_issue_cost(int chunks, int repetitions) {
 
 std::vector<CaptureRejection> capture_rejections() {
   std::vector<CaptureRejection> out;
-  const auto attempt = [&](std::string what, const std::function<void(Executor&, StreamId, EventId)>& body) {
+  const auto attempt = [&](std::string what,
+                           const std::function<void(Executor&, StreamId, EventId)>& body) {
     ThreadExecutor ex;
     const StreamId s = ex.create_stream();
     const EventId outside = ex.create_event();
@@ -85,7 +86,8 @@ std::vector<CaptureRejection> capture_rejections() {
     ex.synchronize();
     out.push_back({std::move(what), std::move(error)});
   };
-  attempt("host synchronize inside the region", [](Executor& ex, StreamId, EventId) { ex.synchronize(); });
+  attempt("host synchronize inside the region",
+          [](Executor& ex, StreamId, EventId) { ex.synchronize(); });
   attempt("data-dependent branch (query an event, decide on the host)",
           [](Executor& ex, StreamId, EventId e) { (void)ex.query(e); });
   attempt("allocate memory inside the region", [](Executor& ex, StreamId s, EventId) {

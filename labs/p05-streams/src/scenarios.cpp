@@ -106,7 +106,8 @@ DefaultStreamResult scenario_default_stream(Clock clock, int ops, double op_ms) 
   const StreamId s1 = ex->create_stream();
   const StreamId s2 = ex->create_stream();
   DefaultStreamResult r;
-  r.one_stream_ms = best_of(clock, [&] { return chains_on(Executor::kDefaultStream, Executor::kDefaultStream); });
+  r.one_stream_ms =
+      best_of(clock, [&] { return chains_on(Executor::kDefaultStream, Executor::kDefaultStream); });
   r.two_stream_ms = best_of(clock, [&] { return chains_on(s1, s2); });
   r.overlap = r.two_stream_ms > 0 ? r.one_stream_ms / r.two_stream_ms : 0;
   r.pass = r.overlap >= 1.5;
@@ -180,7 +181,9 @@ TrialOutcome run_trial(TrialSetup& t, std::uint32_t trial, bool stream_ordered) 
     t.hook.writer = t.writer;
   }
   const bool wall = t.threads != nullptr;
-  const auto jitter = [&] { return std::chrono::microseconds(wall ? t.rng.uniform_int(0, 200) : 0); };
+  const auto jitter = [&] {
+    return std::chrono::microseconds(wall ? t.rng.uniform_int(0, 200) : 0);
+  };
   auto sum = std::make_shared<std::atomic<std::uint64_t>>(0);
   Memory& mem = t.mem;
   Hook& hook = t.hook;
@@ -190,19 +193,22 @@ TrialOutcome run_trial(TrialSetup& t, std::uint32_t trial, bool stream_ordered) 
   t.ex.launch(t.reader, Op{"K first half", 0.5, [&mem, sum, addr, d = jitter()] {
                              std::this_thread::sleep_for(d);
                              std::uint64_t s = 0;
-                             for (std::size_t i = 0; i < kWords / 2; ++i) s += mem.at(addr, i).load(std::memory_order_relaxed);
+                             for (std::size_t i = 0; i < kWords / 2; ++i)
+                               s += mem.at(addr, i).load(std::memory_order_relaxed);
                              sum->fetch_add(s);
                            }});
   t.ex.launch(t.reader, Op{"K second half", 0.5, [&mem, &hook, sum, addr, wall] {
                              if (wall) {
                                std::unique_lock lock(hook.m);
-                               if (!hook.cv.wait_for(lock, std::chrono::seconds(5),
-                                                     [&] { return hook.writer_done || hook.writer_blocked; })) {
+                               if (!hook.cv.wait_for(lock, std::chrono::seconds(5), [&] {
+                                     return hook.writer_done || hook.writer_blocked;
+                                   })) {
                                  hook.timed_out = true;
                                }
                              }
                              std::uint64_t s = 0;
-                             for (std::size_t i = kWords / 2; i < kWords; ++i) s += mem.at(addr, i).load(std::memory_order_relaxed);
+                             for (std::size_t i = kWords / 2; i < kWords; ++i)
+                               s += mem.at(addr, i).load(std::memory_order_relaxed);
                              sum->fetch_add(s);
                            }});
   // The host is already done with the buffer in program order.

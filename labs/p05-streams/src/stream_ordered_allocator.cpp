@@ -10,7 +10,9 @@ StreamOrderedAllocator::StreamOrderedAllocator(Executor& executor, caching_alloc
 
 caching_alloc::Allocation StreamOrderedAllocator::allocate(std::uint64_t bytes, StreamId stream) {
   if (ex_.capturing()) {
-    throw CaptureError("allocate() during capture: it may call the driver and synchronise (use a pre-allocated pool)");
+    throw CaptureError(
+        "allocate() during capture: it may call the driver and synchronise (use a pre-allocated "
+        "pool)");
   }
   auto a = alloc_.allocate(bytes, stream);
   if (!a) throw std::runtime_error(a.error().message);
@@ -33,7 +35,8 @@ caching_alloc::Allocation StreamOrderedAllocator::allocate(std::uint64_t bytes, 
 
 void StreamOrderedAllocator::free(std::uint64_t addr, StreamId stream) {
   const auto it = tag_of_.find(addr);
-  if (it == tag_of_.end()) throw std::invalid_argument("free of an address this allocator did not hand out");
+  if (it == tag_of_.end())
+    throw std::invalid_argument("free of an address this allocator did not hand out");
   auto ev = free_event_.find(stream);
   if (ev == free_event_.end()) ev = free_event_.emplace(stream, ex_.create_event()).first;
   ex_.record(ev->second, stream);  // the free point
@@ -44,7 +47,8 @@ void StreamOrderedAllocator::free(std::uint64_t addr, StreamId stream) {
 
 void StreamOrderedAllocator::free_host_ordered(std::uint64_t addr) {
   const auto it = tag_of_.find(addr);
-  if (it == tag_of_.end()) throw std::invalid_argument("free of an address this allocator did not hand out");
+  if (it == tag_of_.end())
+    throw std::invalid_argument("free of an address this allocator did not hand out");
   alloc_.free(addr);
   tag_of_.erase(it);
 }

@@ -4,7 +4,9 @@
 
 namespace streams {
 
-ThreadExecutor::ThreadExecutor(DefaultStream mode) : Executor(mode) { start(); }
+ThreadExecutor::ThreadExecutor(DefaultStream mode) : Executor(mode) {
+  start();
+}
 
 ThreadExecutor::~ThreadExecutor() {
   // A wait for a value nobody recorded (left behind by a rejected circular
@@ -29,7 +31,8 @@ ThreadExecutor::~ThreadExecutor() {
 }
 
 double ThreadExecutor::now_ms() const {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - epoch_).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - epoch_)
+      .count();
 }
 
 void ThreadExecutor::backend_add_stream(StreamId id, const StreamOptions& options) {
@@ -42,7 +45,9 @@ void ThreadExecutor::backend_add_stream(StreamId id, const StreamOptions& option
   ref.worker = std::thread([this, &ref] { worker_loop(ref); });
 }
 
-void ThreadExecutor::backend_add_event(EventId) { events_.push_back(std::make_unique<EventState>()); }
+void ThreadExecutor::backend_add_event(EventId) {
+  events_.push_back(std::make_unique<EventState>());
+}
 
 void ThreadExecutor::backend_add_engine(EngineId, int slots) {
   engines_.push_back(std::make_unique<EngineState>(slots));

@@ -8,7 +8,9 @@
 
 namespace streams {
 
-VirtualExecutor::VirtualExecutor(DefaultStream mode) : Executor(mode) { start(); }
+VirtualExecutor::VirtualExecutor(DefaultStream mode) : Executor(mode) {
+  start();
+}
 
 void VirtualExecutor::backend_add_stream(StreamId, const StreamOptions& options) {
   VStream s;
@@ -16,11 +18,17 @@ void VirtualExecutor::backend_add_stream(StreamId, const StreamOptions& options)
   vstreams_.push_back(std::move(s));
 }
 
-void VirtualExecutor::backend_add_event(EventId) { values_.push_back(0); }
+void VirtualExecutor::backend_add_event(EventId) {
+  values_.push_back(0);
+}
 
-void VirtualExecutor::backend_add_engine(EngineId, int slots) { vengines_.push_back(VEngine{slots}); }
+void VirtualExecutor::backend_add_engine(EngineId, int slots) {
+  vengines_.push_back(VEngine{slots});
+}
 
-void VirtualExecutor::issue(Node&& node) { vstreams_[node.stream].queue.push_back(std::move(node)); }
+void VirtualExecutor::issue(Node&& node) {
+  vstreams_[node.stream].queue.push_back(std::move(node));
+}
 
 void VirtualExecutor::issue_graph(const std::shared_ptr<const std::vector<Node>>& nodes,
                                   std::span<const std::uint64_t> values) {
@@ -31,7 +39,9 @@ void VirtualExecutor::issue_graph(const std::shared_ptr<const std::vector<Node>>
   }
 }
 
-bool VirtualExecutor::fired(EventId event, std::uint64_t value) { return values_[event] >= value; }
+bool VirtualExecutor::fired(EventId event, std::uint64_t value) {
+  return values_[event] >= value;
+}
 
 void VirtualExecutor::start_op(StreamId id) {
   VStream& s = vstreams_[id];

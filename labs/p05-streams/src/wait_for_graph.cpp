@@ -23,7 +23,8 @@ void WaitForGraph::add_wait(StreamId stream, EventId event, std::uint64_t value,
   if (bound && pending_.empty()) return;  // an edge into a new node cannot close a cycle
   const std::uint32_t w = new_node(stream);
   if (bound) {
-    if (const auto it = recorded_.find({event, value}); it != recorded_.end()) nodes_[it->second].succ.push_back(w);
+    if (const auto it = recorded_.find({event, value}); it != recorded_.end())
+      nodes_[it->second].succ.push_back(w);
   } else {
     pending_[{event, value}].push_back(w);
   }
@@ -37,10 +38,11 @@ void WaitForGraph::add_record(StreamId stream, EventId event, std::uint64_t valu
     if (last != last_on_stream_.end()) {
       for (const std::uint32_t w : waiting->second) {
         if (reaches(w, last->second)) {
-          throw DeadlockError(fmt::format(
-              "circular wait: recording event {} (value {}) on stream {} would release a wait on stream {} "
-              "that this record is itself ordered behind",
-              event, value, stream, nodes_[w].stream));
+          throw DeadlockError(
+              fmt::format("circular wait: recording event {} (value {}) on stream {} would release "
+                          "a wait on stream {} "
+                          "that this record is itself ordered behind",
+                          event, value, stream, nodes_[w].stream));
         }
       }
     }
@@ -86,8 +88,8 @@ std::size_t WaitForGraph::pending_waits() const {
 std::string WaitForGraph::describe_pending() const {
   if (pending_.empty()) return "nothing";
   const auto& [key, waits] = *pending_.begin();
-  return fmt::format("stream {} waits for event {} value {}, which nothing has recorded", nodes_[waits.front()].stream,
-                     key.first, key.second);
+  return fmt::format("stream {} waits for event {} value {}, which nothing has recorded",
+                     nodes_[waits.front()].stream, key.first, key.second);
 }
 
 }  // namespace streams

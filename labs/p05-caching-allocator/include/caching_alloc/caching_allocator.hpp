@@ -46,7 +46,7 @@ struct Allocation {
   std::uint64_t size = 0;       // rounded size, what the block occupies
   std::uint64_t requested = 0;  // what the caller asked for
   StreamId stream = 0;
-  bool from_cache = false;      // a bin hit: no driver call
+  bool from_cache = false;  // a bin hit: no driver call
   // Set when the block was last used on another stream: the caller must make
   // `stream` wait for that stream's free point (an event edge) before using it.
   std::optional<StreamId> reused_from_stream;
@@ -151,10 +151,11 @@ class CachingAllocator {
     Bin* bin;
     Bin::iterator it;
   };
-  [[nodiscard]] std::optional<Hit> find_cached(Pool pool, std::uint64_t rounded, StreamId stream, bool same_stream);
+  [[nodiscard]] std::optional<Hit> find_cached(Pool pool, std::uint64_t rounded, StreamId stream,
+                                               bool same_stream);
   // `hit` is where the block sits in its bin; nullopt for a fresh segment.
-  Allocation take(std::uint64_t addr, std::optional<Hit> hit, std::uint64_t rounded, std::uint64_t requested,
-                  StreamId stream);
+  Allocation take(std::uint64_t addr, std::optional<Hit> hit, std::uint64_t rounded,
+                  std::uint64_t requested, StreamId stream);
   std::uint64_t merge_free_neighbours(std::uint64_t addr);
   std::size_t release_free_segments(std::uint64_t min_idle_ticks, bool count_as_idle);
   void note_peaks();
@@ -164,9 +165,9 @@ class CachingAllocator {
   AllocatorStats stats_;
   std::uint64_t tick_ = 0;
   std::unordered_map<std::uint64_t, Block> blocks_;  // address -> block, live and cached
-  std::map<std::uint64_t, Segment> segments_;         // base address -> segment
+  std::map<std::uint64_t, Segment> segments_;        // base address -> segment
   std::pmr::unsynchronized_pool_resource node_pool_;
-  std::vector<Bin> bins_;                             // kPools x kSizeClasses
+  std::vector<Bin> bins_;  // kPools x kSizeClasses
 };
 
 }  // namespace caching_alloc

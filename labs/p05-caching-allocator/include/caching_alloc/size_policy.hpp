@@ -11,12 +11,13 @@ namespace caching_alloc {
 
 inline constexpr std::uint64_t kMiB = 1024 * 1024;
 
-inline constexpr std::uint64_t kMinBlockSize = 512;        // every size is a multiple of this
-inline constexpr std::uint64_t kSmallSize = 1 * kMiB;      // largest "small" request
-inline constexpr std::uint64_t kSmallBuffer = 2 * kMiB;    // small requests share 2 MiB segments
-inline constexpr std::uint64_t kLargeBuffer = 20 * kMiB;   // 1-10 MiB requests share 20 MiB segments
-inline constexpr std::uint64_t kMinLargeAlloc = 10 * kMiB; // from here a request gets its own segment
-inline constexpr std::uint64_t kRoundLarge = 2 * kMiB;     // ...rounded up to 2 MiB
+inline constexpr std::uint64_t kMinBlockSize = 512;       // every size is a multiple of this
+inline constexpr std::uint64_t kSmallSize = 1 * kMiB;     // largest "small" request
+inline constexpr std::uint64_t kSmallBuffer = 2 * kMiB;   // small requests share 2 MiB segments
+inline constexpr std::uint64_t kLargeBuffer = 20 * kMiB;  // 1-10 MiB requests share 20 MiB segments
+inline constexpr std::uint64_t kMinLargeAlloc =
+    10 * kMiB;                                          // from here a request gets its own segment
+inline constexpr std::uint64_t kRoundLarge = 2 * kMiB;  // ...rounded up to 2 MiB
 
 // Larger requests are refused outright (no GPU has 2^48 bytes), which also
 // keeps every rounding below free of overflow.
@@ -25,7 +26,9 @@ inline constexpr std::uint64_t kMaxRequest = std::uint64_t{1} << 48;
 enum class Pool : std::uint8_t { kSmall = 0, kLarge = 1 };
 inline constexpr int kPools = 2;
 
-constexpr std::string_view pool_name(Pool p) { return p == Pool::kSmall ? "small" : "large"; }
+constexpr std::string_view pool_name(Pool p) {
+  return p == Pool::kSmall ? "small" : "large";
+}
 
 // 1 -> 512, 512 -> 512, 513 -> 1024: internal waste below 512 B buys reuse.
 constexpr std::uint64_t round_size(std::uint64_t size) {

@@ -31,10 +31,10 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text);
 
 struct ReplayStep {
   TraceEvent event;
-  bool oom = false;             // the allocation failed even after flush-and-retry
-  bool skipped = false;         // a free of an allocation that had failed
-  bool from_cache = false;      // served by a bin hit
-  bool cross_stream = false;    // took a block last used on another stream
+  bool oom = false;           // the allocation failed even after flush-and-retry
+  bool skipped = false;       // a free of an allocation that had failed
+  bool from_cache = false;    // served by a bin hit
+  bool cross_stream = false;  // took a block last used on another stream
   std::uint64_t reserved = 0;
   std::uint64_t allocated = 0;
   std::uint64_t cached = 0;

@@ -26,7 +26,8 @@ struct FitResult {
 // with short-lived ones on a 256 MiB device. `mixed_sizes` = false uses
 // demo 1's uniform 8 MiB blocks; true draws 1-9 MiB sizes from `seed`.
 // `config` supplies the fit policy and whether the cache coalesces.
-FitResult run_fit_workload(const AllocatorConfig& config, bool mixed_sizes, std::uint64_t seed, int steps);
+FitResult run_fit_workload(const AllocatorConfig& config, bool mixed_sizes, std::uint64_t seed,
+                           int steps);
 
 enum class ReleasePolicy : std::uint8_t { kNever, kEveryIteration, kIdle };
 
@@ -42,7 +43,7 @@ struct SawtoothResult {
 // A training loop: every iteration allocates and frees 8 x 6 MiB activations;
 // every `burst_every`-th iteration also an evaluation burst of 8 x 24 MiB.
 // `base` supplies coalescing; the release policy is set from `policy`.
-SawtoothResult run_sawtooth(AllocatorConfig base, ReleasePolicy policy, std::uint64_t idle_ticks, int iterations,
-                            int burst_every);
+SawtoothResult run_sawtooth(AllocatorConfig base, ReleasePolicy policy, std::uint64_t idle_ticks,
+                            int iterations, int burst_every);
 
 }  // namespace caching_alloc

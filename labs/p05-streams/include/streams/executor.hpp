@@ -80,7 +80,8 @@ class Executor {
     StreamOptions options;
     std::uint64_t barrier_seen = 0;  // legacy: last default-stream barrier this stream waited for
     bool work_since_barrier = false;
-    std::optional<EventId> tail_event;  // legacy: recorded so the default stream can wait for this stream
+    std::optional<EventId>
+        tail_event;  // legacy: recorded so the default stream can wait for this stream
   };
   void check_stream(StreamId s) const;
   void check_event(EventId e) const;
@@ -97,7 +98,7 @@ class Executor {
   std::vector<std::uint64_t> events_;  // records issued per event
   std::vector<int> engines_;
   WaitForGraph wait_for_;
-  EventId barrier_event_ = 0;      // legacy default stream's barrier
+  EventId barrier_event_ = 0;  // legacy default stream's barrier
   std::uint64_t barrier_value_ = 0;
 
   struct Capture {

@@ -26,7 +26,7 @@ struct IssueCost {
   int nodes_per_iteration = 0;  // ops + records + waits
   double eager_ns_per_op = 0;   // medians over repetitions
   double graph_ns_per_op = 0;
-  double ratio = 0;             // eager / graph
+  double ratio = 0;  // eager / graph
 };
 IssueCost measure_issue_cost(int chunks, int repetitions);
 

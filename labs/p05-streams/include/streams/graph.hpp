@@ -31,8 +31,8 @@ class Graph {
  private:
   friend class Executor;
   std::shared_ptr<const std::vector<Node>> nodes_;
-  std::vector<StreamId> streams_;                               // every stream the graph touches
-  std::vector<std::pair<EventId, std::uint64_t>> records_;     // records per event in the graph
+  std::vector<StreamId> streams_;                           // every stream the graph touches
+  std::vector<std::pair<EventId, std::uint64_t>> records_;  // records per event in the graph
 };
 
 }  // namespace streams

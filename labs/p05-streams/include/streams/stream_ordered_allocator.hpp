@@ -16,7 +16,8 @@ namespace streams {
 
 class StreamOrderedAllocator {
  public:
-  StreamOrderedAllocator(Executor& executor, caching_alloc::Device& device, caching_alloc::AllocatorConfig config = {});
+  StreamOrderedAllocator(Executor& executor, caching_alloc::Device& device,
+                         caching_alloc::AllocatorConfig config = {});
 
   // A block for use on `stream`. Throws std::runtime_error on out-of-memory
   // and CaptureError while capturing (allocation may call the driver and
@@ -34,7 +35,8 @@ class StreamOrderedAllocator {
  private:
   Executor& ex_;
   caching_alloc::CachingAllocator alloc_;
-  std::unordered_map<std::uint64_t, caching_alloc::StreamId> tag_of_;  // live block -> allocation stream
+  std::unordered_map<std::uint64_t, caching_alloc::StreamId>
+      tag_of_;  // live block -> allocation stream
   // Per allocation-stream tag: per freeing stream, the event recorded at its
   // latest free of such a block.
   std::map<caching_alloc::StreamId, std::map<StreamId, EventId>> free_points_;

@@ -28,7 +28,9 @@ class ThreadExecutor final : public Executor {
   // Called on a worker thread just before its stream blocks on an event that
   // has not fired: the deterministic interleaving hook of scenario 3. Set it
   // before issuing work.
-  void set_wait_observer(std::function<void(StreamId)> observer) { observer_ = std::move(observer); }
+  void set_wait_observer(std::function<void(StreamId)> observer) {
+    observer_ = std::move(observer);
+  }
 
  protected:
   void backend_add_stream(StreamId id, const StreamOptions& options) override;

@@ -42,8 +42,8 @@ class VirtualExecutor final : public Executor {
   struct VStream {
     StreamOptions options;
     std::deque<Node> queue;
-    bool running = false;         // an op occupies the stream until busy_until
-    bool wants_engine = false;    // head op is waiting for an engine slot
+    bool running = false;       // an op occupies the stream until busy_until
+    bool wants_engine = false;  // head op is waiting for an engine slot
     std::uint64_t ticket = 0;
     double busy_until = 0;
   };
