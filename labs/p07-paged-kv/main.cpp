@@ -453,8 +453,8 @@ struct SweepOptions {
 int run_sweep(const SweepOptions& o, const gpulab::CommonOptions& common) {
   if (o.sequences == 0 || o.sequences > 1'000'000)
     throw gpulab::UsageError("--sequences must be in 1..1000000");
-  if (o.pool_tokens == 0 || o.pool_tokens > (std::size_t{1} << 30))
-    throw gpulab::UsageError("--pool-tokens must be in 1..2^30");
+  if (o.pool_tokens == 0 || o.pool_tokens > (std::size_t{1} << 28))
+    throw gpulab::UsageError("--pool-tokens must be in 1..2^28");
   for (const auto bs : o.sizes)
     if (bs == 0 || bs > 4096) throw gpulab::UsageError("--sizes entries must be in 1..4096 tokens");
   const auto lengths = sample_lengths(common.quick ? 500 : o.sequences, common.seed);

@@ -65,10 +65,11 @@ TEST(BatchingSimCli, SameSeedSameOutputOtherSeedOtherOutput) {
 }
 
 TEST(BatchingSimCli, BadFlagsExitTwoWithOneLine) {
-  for (const char* args : {"--rate 0", "--rate -1", "--max-batch 0", "--requests 0",
-                           "--slo-tpot-ms 0", "--depths 0,4", "--prompt-min 0", "--rate abc",
-                           "--bogus", "interference --chunk 0", "interference --model nope",
-                           "admission --tpot-headroom 2", "prefix-cache --pool-blocks 0"}) {
+  for (const char* args :
+       {"--rate 0", "--rate -1", "--max-batch 0", "--requests 0", "--slo-tpot-ms 0", "--depths 0,4",
+        "--requests 20000000", "--prompt-min 0", "--rate abc", "--bogus", "interference --chunk 0",
+        "interference --model nope", "admission --tpot-headroom 2", "prefix-cache --pool-blocks 0",
+        "prefix-cache --system-tokens 4000000000"}) {
     const ProgramRun r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("batching-sim: error: ", 0), 0u) << args << ": " << r.err;

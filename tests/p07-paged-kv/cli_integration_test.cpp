@@ -94,7 +94,9 @@ TEST(PagedKvCli, BadInputExitsTwoWithOneLine) {
                            "beam --block-size 0",
                            "block-sweep --sizes 0",
                            "block-sweep --sequences 0",
-                           "evict --requests 5"}) {
+                           "evict --requests 5",
+                           "beam --width 4096 --steps 999000",
+                           "--pool-blocks 100000000"}) {
     const ProgramRun r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("paged-kv: error: ", 0), 0u) << args << ": " << r.err;

@@ -24,7 +24,7 @@ void check_range(const char* what, std::uint32_t lo, std::uint32_t hi) {
 
 void validate(const WorkloadSpec& w) {
   if (w.requests == 0) throw gpulab::UsageError("--requests must be at least 1");
-  if (w.requests > 100'000'000) throw gpulab::UsageError("--requests must be at most 100,000,000");
+  if (w.requests > 10'000'000) throw gpulab::UsageError("--requests must be at most 10,000,000");
   if (!(w.rate_per_s > 0) || !std::isfinite(w.rate_per_s))
     throw gpulab::UsageError("--rate must be > 0 requests/s");
   check_range("prompt length", w.prompt_min, w.prompt_max);
@@ -35,6 +35,8 @@ void validate(const WorkloadSpec& w) {
   if (w.long_fraction > 0) check_range("long prompt length", w.long_min, w.long_max);
   if (w.shared_fraction > 0 && (w.system_prompts == 0 || w.system_tokens == 0))
     throw gpulab::UsageError("shared system prompts need a count and a length >= 1");
+  if (w.system_prompts > 1000 || w.system_tokens > 1'000'000)
+    throw gpulab::UsageError("at most 1000 system prompts of at most 1,000,000 tokens");
 }
 
 std::vector<Request> generate(const WorkloadSpec& w, std::uint64_t seed) {

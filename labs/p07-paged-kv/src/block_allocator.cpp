@@ -12,9 +12,11 @@ BlockAllocator::BlockAllocator(std::size_t num_blocks, std::size_t block_size)
   if (block_size == 0) throw std::invalid_argument("block size must be at least one token");
   if (num_blocks >= static_cast<std::size_t>(std::numeric_limits<BlockId>::max()))
     throw std::invalid_argument(fmt::format("a pool of {} blocks is too large", num_blocks));
-  if (num_blocks > (std::size_t{1} << 34) / block_size)
-    throw std::invalid_argument(fmt::format("a pool of {} blocks x {} tokens is too large to model",
-                                            num_blocks, block_size));
+  // Token slots are 4 bytes each: cap the modelled pool at 2^28 slots (1 GiB).
+  if (num_blocks > (std::size_t{1} << 28) / block_size)
+    throw std::invalid_argument(fmt::format(
+        "a pool of {} blocks x {} tokens is too large to model (at most 2^28 token slots)",
+        num_blocks, block_size));
   refcount_.assign(num_blocks, 0);
   cached_.assign(num_blocks, 0);
   storage_.assign(num_blocks * block_size, 0);
