@@ -185,8 +185,9 @@ TEST(Grpc, PluginReRegistersWhenTheKubeletRestarts) {
   }
   EXPECT_FALSE(exists(dir.path() + "/kubelet.sock"));
   dp::MockKubelet second(dir.path());
-  second.start();
+  second.start();  // deletes the plugin's socket, as a real kubelet does
   ASSERT_TRUE(second.wait_for_capacity("nvidia.com/gpu", 4, 10s));
+  EXPECT_TRUE(exists(dir.path() + "/nvidia-gpu.sock"));
   EXPECT_EQ(second.registrations().size(), 1u);
   EXPECT_EQ(plugin.registrations(), 2);
   plugin.stop();

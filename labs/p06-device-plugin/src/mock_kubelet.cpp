@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -183,7 +184,12 @@ MockKubelet::~MockKubelet() { stop(); }
 
 void MockKubelet::start() {
   Impl& m = *impl_;
-  ::unlink(m.socket_path().c_str());
+  // Like the kubelet's device manager: a (re)starting kubelet removes every
+  // socket in the directory, so plugins must notice and serve again.
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(m.dir, ec)) {
+    if (e.is_socket(ec)) std::filesystem::remove(e.path(), ec);
+  }
   grpc::ServerBuilder b;
   b.AddListeningPort("unix://" + m.socket_path(), grpc::InsecureServerCredentials());
   b.RegisterService(&m);

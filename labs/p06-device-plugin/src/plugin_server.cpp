@@ -188,12 +188,42 @@ struct PluginRunner::Impl {
     return true;
   }
 
+  // Binds (or re-binds) one resource's server to its socket.
+  void open(Served& s) {
+    ::unlink(s.socket_path.c_str());  // a stale socket from a crashed run would block bind()
+    if (!s.service) s.service = std::make_unique<DevicePluginService>(state, s.resource, stopping);
+    grpc::ServerBuilder b;
+    b.AddListeningPort("unix://" + s.socket_path, grpc::InsecureServerCredentials());
+    b.RegisterService(s.service.get());
+    s.server = b.BuildAndStart();
+    if (!s.server) throw gpulab::RunError(fmt::format("cannot serve on {}", s.socket_path));
+    say(fmt::format("serving {} on {}", s.resource, s.socket_path));
+  }
+
+  // A starting kubelet deletes every socket in its directory; serve again before registering.
+  void reopen_missing() {
+    for (Served& s : served) {
+      if (file_id(s.socket_path)) continue;
+      s.server->Shutdown(std::chrono::system_clock::now() + 1s);
+      s.server->Wait();
+      open(s);
+    }
+  }
+
   void watch() {
     const std::string kubelet = dir + "/" + std::string(kKubeletSocket);
     std::optional<FileId> registered_with;
     while (!stopping && !refused) {
       const auto id = file_id(kubelet);
       if (id && id != registered_with) {
+        try {
+          reopen_missing();
+        } catch (const std::exception& e) {
+          std::lock_guard lock(mu);
+          refusal = e.what();
+          refused = true;
+          break;
+        }
         if (register_all()) registered_with = id;
       } else if (!id) {
         registered_with.reset();  // the kubelet went away; register when it returns
@@ -214,14 +244,7 @@ void PluginRunner::start() {
     Served s;
     s.resource = resource;
     s.socket_path = m.dir + "/" + endpoint_for(resource);
-    ::unlink(s.socket_path.c_str());  // a stale socket from a crashed run would block bind()
-    s.service = std::make_unique<DevicePluginService>(m.state, resource, m.stopping);
-    grpc::ServerBuilder b;
-    b.AddListeningPort("unix://" + s.socket_path, grpc::InsecureServerCredentials());
-    b.RegisterService(s.service.get());
-    s.server = b.BuildAndStart();
-    if (!s.server) throw gpulab::RunError(fmt::format("cannot serve on {}", s.socket_path));
-    m.say(fmt::format("serving {} on {}", resource, s.socket_path));
+    m.open(s);
     m.served.push_back(std::move(s));
   }
   m.started = true;

@@ -45,7 +45,9 @@ class MockKubelet {
   MockKubelet(const MockKubelet&) = delete;
   MockKubelet& operator=(const MockKubelet&) = delete;
 
-  void start();  // serves kubelet.sock; throws gpulab::RunError if it cannot bind
+  // Removes the sockets in the directory (as the kubelet does when it starts),
+  // then serves kubelet.sock; throws gpulab::RunError if it cannot bind.
+  void start();
   void stop();   // closes plugin streams, stops serving, removes kubelet.sock
 
   // Registration attempts so far (accepted and refused).

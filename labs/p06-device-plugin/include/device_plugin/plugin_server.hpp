@@ -16,7 +16,8 @@ std::string endpoint_for(const std::string& resource);
 
 // Serves every resource of `state` from `socket_dir`, registers each with
 // `socket_dir`/kubelet.sock once it exists, and registers again whenever the
-// kubelet socket is re-created (a kubelet restart).
+// kubelet socket is re-created (a kubelet restart) — re-creating its own
+// socket first if the restarting kubelet deleted it.
 class PluginRunner {
  public:
   using Log = std::function<void(const std::string&)>;
