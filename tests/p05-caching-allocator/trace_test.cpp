@@ -40,6 +40,9 @@ TEST(TraceParser, ErrorsNameTheLine) {
             "line 1: stream 'x' is not an integer between 0 and 4294967295");
   EXPECT_EQ(error_of("alloc,,1,0\n"), "line 1: empty id");
   EXPECT_EQ(error_of("alloc,a,,0\n"), "line 1: alloc needs a size");
+  EXPECT_EQ(error_of(std::string_view("\x01\xff,a,1,0\n", 9)),
+            "line 1: unknown op '\\x01\\xff' (expected alloc or free)")
+      << "binary garbage is shown escaped, never raw";
 }
 
 TEST(TraceParser, LifetimeErrors) {

@@ -34,6 +34,21 @@ std::vector<std::string_view> split_fields(std::string_view line) {
   return fields;
 }
 
+// Field text for an error message: non-printable bytes as \xNN, long fields cut.
+std::string printable(std::string_view field) {
+  std::string out;
+  for (const char ch : field.substr(0, 64)) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(ch);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  if (field.size() > 64) out += "...";
+  return out;
+}
+
 gpulab::Error at(std::size_t line, std::string message) {
   return gpulab::Error{fmt::format("line {}: {}", line, message)};
 }
@@ -73,7 +88,7 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
     } else if (f[0] == "free") {
       ev.op = TraceOp::kFree;
     } else {
-      return at(line_no, fmt::format("unknown op '{}' (expected alloc or free)", f[0]));
+      return at(line_no, fmt::format("unknown op '{}' (expected alloc or free)", printable(f[0])));
     }
     if (f[1].empty()) return at(line_no, "empty id");
     ev.id = std::string(f[1]);
@@ -81,21 +96,22 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
     std::uint64_t size = 0;
     const bool has_size = !f[2].empty();
     if (has_size && (!parse_u64(f[2], size) || size == 0 || size > kMaxRequest)) {
-      return at(line_no, fmt::format("size '{}' is not a byte count between 1 and 2^48", f[2]));
+      return at(line_no,
+                fmt::format("size '{}' is not a byte count between 1 and 2^48", printable(f[2])));
     }
     std::uint64_t stream = 0;
     const bool has_stream = !f[3].empty();
     if (has_stream && (!parse_u64(f[3], stream) || stream > 0xffffffffu)) {
-      return at(line_no,
-                fmt::format("stream '{}' is not an integer between 0 and 4294967295", f[3]));
+      return at(line_no, fmt::format("stream '{}' is not an integer between 0 and 4294967295",
+                                     printable(f[3])));
     }
 
     if (ev.op == TraceOp::kAlloc) {
       if (!has_size) return at(line_no, "alloc needs a size");
       if (!has_stream) return at(line_no, "alloc needs a stream");
       if (const auto it = live.find(ev.id); it != live.end()) {
-        return at(line_no, fmt::format("id '{}' is still live (allocated on line {})", ev.id,
-                                       it->second.line));
+        return at(line_no, fmt::format("id '{}' is still live (allocated on line {})",
+                                       printable(ev.id), it->second.line));
       }
       ev.size = size;
       ev.stream = static_cast<StreamId>(stream);
@@ -105,10 +121,10 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
       const auto it = live.find(ev.id);
       if (it == live.end()) {
         if (const auto f_it = freed_at.find(ev.id); f_it != freed_at.end()) {
-          return at(line_no, fmt::format("double free of id '{}' (already freed on line {})", ev.id,
-                                         f_it->second));
+          return at(line_no, fmt::format("double free of id '{}' (already freed on line {})",
+                                         printable(ev.id), f_it->second));
         }
-        return at(line_no, fmt::format("free of unknown id '{}'", ev.id));
+        return at(line_no, fmt::format("free of unknown id '{}'", printable(ev.id)));
       }
       if (has_size && size != it->second.size) {
         return at(line_no,
