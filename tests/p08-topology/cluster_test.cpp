@@ -57,3 +57,34 @@ TEST(ClusterJson, ErrorsNameTheProblem) {
 }
 
 }  // namespace
+
+#include "topology/yaml.hpp"
+
+namespace {
+
+TEST(ClusterYaml, TheShippedYamlEqualsTheJsonAndTheDefault) {
+  if (!topo::yaml_supported()) GTEST_SKIP() << "built without libyaml (apt-get install libyaml-dev)";
+  const auto y = topo::load_cluster(std::string(GPULAB_LAB_DIR) + "/topologies/curriculum.yaml");
+  ASSERT_TRUE(y) << y.error().message;
+  const auto def = topo::curriculum_cluster();
+  EXPECT_EQ(y.value().name, def.name);
+  EXPECT_EQ(y.value().gpus(), def.gpus());
+  EXPECT_DOUBLE_EQ(y.value().nvlink.bandwidth, def.nvlink.bandwidth);
+  EXPECT_DOUBLE_EQ(y.value().infiniband.latency, def.infiniband.latency);
+  EXPECT_TRUE(y.value().gpudirect_rdma);
+}
+
+TEST(ClusterYaml, ErrorsComeFromTheSameChecksAsJson) {
+  if (!topo::yaml_supported()) GTEST_SKIP() << "built without libyaml (apt-get install libyaml-dev)";
+  auto c = topo::parse_cluster_yaml("nodes: [1, 2\n");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("not valid YAML (line"), std::string::npos) << c.error().message;
+  c = topo::parse_cluster_yaml("nodes: \"4\"\ngpus_per_node: 8\n");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("nodes: expected a number"), std::string::npos) << c.error().message;
+  c = topo::parse_cluster_yaml("- 1\n- 2\n");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("JSON object"), std::string::npos) << c.error().message;
+}
+
+}  // namespace

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gpulab/json.hpp"
+#include "topology/yaml.hpp"
 
 namespace topo {
 namespace {
@@ -52,6 +53,16 @@ Cluster curriculum_cluster() {
 gpulab::Expected<Cluster> parse_cluster_json(const std::string& text) {
   const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
   if (doc.is_discarded()) return gpulab::Error{"not valid JSON"};
+  return cluster_from_json(doc);
+}
+
+gpulab::Expected<Cluster> parse_cluster_yaml(const std::string& text) {
+  auto doc = yaml_to_json(text);
+  if (!doc) return doc.error();
+  return cluster_from_json(doc.value());
+}
+
+gpulab::Expected<Cluster> cluster_from_json(const gpulab::Json& doc) {
   if (!doc.is_object()) return gpulab::Error{"expected a JSON object at the top level"};
   try {
     for (const auto& [key, value] : doc.items()) {
@@ -90,7 +101,8 @@ gpulab::Expected<Cluster> load_cluster(const std::string& path) {
   if (!in) return gpulab::Error{fmt::format("{}: cannot open", path)};
   std::stringstream ss;
   ss << in.rdbuf();
-  auto c = parse_cluster_json(ss.str());
+  const bool yaml = path.ends_with(".yaml") || path.ends_with(".yml");
+  auto c = yaml ? parse_cluster_yaml(ss.str()) : parse_cluster_json(ss.str());
   if (!c) return gpulab::Error{fmt::format("{}: {}", path, c.error().message)};
   return c;
 }

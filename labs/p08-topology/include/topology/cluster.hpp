@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpulab/expected.hpp"
+#include "gpulab/json.hpp"
 #include "topology/cost_model.hpp"
 
 namespace topo {
@@ -32,9 +33,12 @@ struct Cluster {
 // PCIe 64 GB/s, HBM 3.35 TB/s, 2 us per hop on every link.
 Cluster curriculum_cluster();
 
-// Parses the JSON description (see labs/p08-topology/topologies/*.json);
-// errors name the field and what was wrong.
+// Parses the description (see labs/p08-topology/topologies/); errors name the
+// field and what was wrong. YAML goes through the same checks as JSON.
 gpulab::Expected<Cluster> parse_cluster_json(const std::string& text);
+gpulab::Expected<Cluster> parse_cluster_yaml(const std::string& text);
+gpulab::Expected<Cluster> cluster_from_json(const gpulab::Json& doc);
+// JSON, or YAML when the name ends in .yaml/.yml.
 gpulab::Expected<Cluster> load_cluster(const std::string& path);
 
 }  // namespace topo
