@@ -53,6 +53,8 @@ class Sequence {
   [[nodiscard]] Sequence fork() const;
   // Drops this sequence's references, tail block first (so, as in vLLM, the
   // end of a prompt is evicted from a prefix cache before its beginning).
+  // Throws DoubleFree only if someone released this sequence's blocks behind
+  // its back — a bookkeeping bug; from the destructor that terminates.
   void release();
 
   [[nodiscard]] std::span<const BlockId> block_table() const { return table_; }
