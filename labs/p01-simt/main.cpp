@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 
 #include <cstdio>
-#include <map>
 
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
@@ -20,11 +19,14 @@ constexpr std::string_view kProgram = "simt-sim";
 
 // Flags that change how the machine behaves; both the report and `run` take them.
 void add_machine_flags(CLI::App& app, simt::Config& config) {
-  static const std::map<std::string, simt::SchedulingPolicy> policies{
-      {"greedy", simt::SchedulingPolicy::kGreedy}, {"round-robin", simt::SchedulingPolicy::kRoundRobin}};
-  app.add_option("--policy", config.policy,
-                 "Warp scheduler: greedy (greedy-then-oldest: stay on a warp until it stalls) or round-robin")
-      ->transform(CLI::CheckedTransformer(policies, CLI::ignore_case))
+  // A string option: CLI11's enum mapping would print "{greedy->0,...}" in --help.
+  app.add_option_function<std::string>(
+         "--policy",
+         [&config](const std::string& name) {
+           config.policy = name == "greedy" ? simt::SchedulingPolicy::kGreedy : simt::SchedulingPolicy::kRoundRobin;
+         },
+         "Warp scheduler: greedy (greedy-then-oldest: stay on a warp until it stalls) or round-robin")
+      ->check(CLI::IsMember({"greedy", "round-robin"}))
       ->default_str("greedy");
   app.add_option("--load-latency", config.load_latency, "Cycles a warp waits after LD")
       ->capture_default_str()
