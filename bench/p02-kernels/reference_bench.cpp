@@ -14,8 +14,9 @@ void BM_CpuMatmulRow(benchmark::State& state) {
   const std::vector<std::size_t> row{n / 2};
   for (auto _ : state) benchmark::DoNotOptimize(kernels::cpu_matmul_rows(a, b, n, row).data());
   // One row is n^2 FMAs = 2n^2 FLOP.
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(n * n) * static_cast<double>(state.iterations()) / 1e9,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * static_cast<double>(n * n) * static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_CpuMatmulRow)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 

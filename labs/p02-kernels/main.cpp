@@ -1,12 +1,12 @@
 // cuda-kernels: vec_add, then matmul from naive to register micro-tiles and
 // cuBLAS, each verified against the CPU and timed with CUDA events.
 #include <fmt/core.h>
-#include <gpulab/cli.hpp>
-#include <gpulab/json.hpp>
 
 #include <charconv>
-#include <optional>
 #include <fstream>
+#include <gpulab/cli.hpp>
+#include <gpulab/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "kernels/report.hpp"
@@ -23,18 +23,21 @@ std::pair<std::uint64_t, std::uint64_t> parse_extent(const std::string& text, co
     std::uint64_t v = 0;
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || p != s.data() + s.size() || v == 0)
-      throw gpulab::UsageError(fmt::format("{} '{}': expected N or WxH with positive integers", flag, text));
+      throw gpulab::UsageError(
+          fmt::format("{} '{}': expected N or WxH with positive integers", flag, text));
     return v;
   };
   if (x == std::string::npos) return {number(text), 1};
-  return {number(std::string_view(text).substr(0, x)), number(std::string_view(text).substr(x + 1))};
+  return {number(std::string_view(text).substr(0, x)),
+          number(std::string_view(text).substr(x + 1))};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "P02 Lab 01: vec_add and matmul (naive, tiled, micro-tiled, cuBLAS) on the GPU, each verified against a CPU\n"
+      "P02 Lab 01: vec_add and matmul (naive, tiled, micro-tiled, cuBLAS) on the GPU, each "
+      "verified against a CPU\n"
       "reference and timed with CUDA events. Subcommands model, launch and ptxas need no GPU."};
   gpulab::CommonOptions common;
   kernels::MeasureOptions mo;
@@ -44,57 +47,73 @@ int main(int argc, char** argv) {
   app.add_option("--n", mo.n, "Matmul size n (n x n floats), a multiple of 128 in [128, 16384]")
       ->capture_default_str();
   auto* vec_n_opt =
-      app.add_option("--vec-n", mo.vec_n, "vec_add elements, in [1, 2^28]; --no-tail-guard defaults it to (1<<20)+3")
+      app.add_option("--vec-n", mo.vec_n,
+                     "vec_add elements, in [1, 2^28]; --no-tail-guard defaults it to (1<<20)+3")
           ->capture_default_str();
-  app.add_option("--reps", mo.plan.reps, "Timed repetitions per kernel (the median is reported), 1..1000")
+  app.add_option("--reps", mo.plan.reps,
+                 "Timed repetitions per kernel (the median is reported), 1..1000")
       ->capture_default_str();
-  app.add_option("--warmup", mo.plan.warmup, "Untimed warm-up launches per kernel, 0..100")->capture_default_str();
-  app.add_option("--kernels", mo.kernels, "Comma-separated subset of: vec_add,naive,tiled,rect64x16,micro2x2,"
-                                          "micro4x4,micro8x8,micro8x8_lb,cublas (default: all)")
+  app.add_option("--warmup", mo.plan.warmup, "Untimed warm-up launches per kernel, 0..100")
+      ->capture_default_str();
+  app.add_option("--kernels", mo.kernels,
+                 "Comma-separated subset of: vec_add,naive,tiled,rect64x16,micro2x2,"
+                 "micro4x4,micro8x8,micro8x8_lb,cublas (default: all)")
       ->delimiter(',');
   bool no_tail_guard = false;
-  app.add_flag("--no-tail-guard", no_tail_guard,
-               "Guided breakage: launch vec_add without `if (i < n)` and report what it wrote past the end");
+  app.add_flag(
+      "--no-tail-guard", no_tail_guard,
+      "Guided breakage: launch vec_add without `if (i < n)` and report what it wrote past the end");
   app.add_flag("--exact-alloc", mo.exact_alloc,
-               "Allocate exactly n floats (no canary slack): with --no-tail-guard a real out-of-bounds write for "
+               "Allocate exactly n floats (no canary slack): with --no-tail-guard a real "
+               "out-of-bounds write for "
                "compute-sanitizer");
   app.add_flag("--drop-second-sync", mo.drop_second_sync,
-               "Guided breakage: the tiled matmul without its second __syncthreads(); every run is verified");
+               "Guided breakage: the tiled matmul without its second __syncthreads(); every run is "
+               "verified");
   app.add_option("--rtol", mo.tolerance.rtol,
-                 "Relative tolerance of the elementwise check, 0..1 (0: bit equality, which GPU FMAs break)")
+                 "Relative tolerance of the elementwise check, 0..1 (0: bit equality, which GPU "
+                 "FMAs break)")
       ->capture_default_str();
   bool enforce_gates = false;
-  app.add_flag("--enforce-gates", enforce_gates, "Exit 1 when a performance gate fails (default: report only)");
+  app.add_flag("--enforce-gates", enforce_gates,
+               "Exit 1 when a performance gate fails (default: report only)");
 
-  auto* model = app.add_subcommand("model", "The roofline model of every matmul kernel (no GPU needed)");
+  auto* model =
+      app.add_subcommand("model", "The roofline model of every matmul kernel (no GPU needed)");
   int model_n = 1024;
   std::string gpu = "t4";
-  model->add_option("--n", model_n, "Matrix size, a multiple of 128 in [128, 16384]")->capture_default_str();
+  model->add_option("--n", model_n, "Matrix size, a multiple of 128 in [128, 16384]")
+      ->capture_default_str();
   model->add_option("--gpu", gpu, "Datasheet roof: t4, a100, h100 or h200")->capture_default_str();
   std::string plot_path, measured_path;
   model->add_option("--plot", plot_path, "Also draw the roofline into this SVG file (gnuplot)");
   model->add_option("--measured", measured_path,
                     "With --plot: overlay the TFLOP/s of a saved `cuda-kernels --json` run");
 
-  auto* launch = app.add_subcommand("launch", "Grid arithmetic for N elements or a WxH image (no GPU needed)");
+  auto* launch =
+      app.add_subcommand("launch", "Grid arithmetic for N elements or a WxH image (no GPU needed)");
   std::string size = "1920x1080", block = "16x16";
   launch->add_option("--size", size, "Elements: N or WxH")->capture_default_str();
   launch->add_option("--block", block, "Block: threads or BXxBY")->capture_default_str();
 
-  auto* ptxas = app.add_subcommand("ptxas", "Registers and spills ptxas reported for sm_90 at build time");
+  auto* ptxas =
+      app.add_subcommand("ptxas", "Registers and spills ptxas reported for sm_90 at build time");
   std::string report_path = kernels::default_ptxas_report_path();
   ptxas->add_option("--report", report_path, "A saved `nvcc -Xptxas=-v` output to read instead");
 
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
     auto check_n = [](int n) {
       if (n < 128 || n > 16384 || n % 128 != 0)
-        throw gpulab::UsageError(fmt::format("--n {}: must be a multiple of 128 in [128, 16384]", n));
+        throw gpulab::UsageError(
+            fmt::format("--n {}: must be a multiple of 128 in [128, 16384]", n));
     };
     if (*model) {
       check_n(model_n);
       const auto roof = kernels::datasheet_roof(gpu);
-      if (!roof) throw gpulab::UsageError(fmt::format("--gpu '{}': expected t4, a100, h100 or h200", gpu));
-      if (!measured_path.empty() && plot_path.empty()) throw gpulab::UsageError("--measured needs --plot FILE.svg");
+      if (!roof)
+        throw gpulab::UsageError(fmt::format("--gpu '{}': expected t4, a100, h100 or h200", gpu));
+      if (!measured_path.empty() && plot_path.empty())
+        throw gpulab::UsageError("--measured needs --plot FILE.svg");
       if (common.json)
         gpulab::print_json(kernels::model_json(model_n, *roof));
       else
@@ -103,21 +122,26 @@ int main(int argc, char** argv) {
         std::optional<gpulab::Json> measured;
         if (!measured_path.empty()) {
           std::ifstream in(measured_path);
-          if (!in) throw gpulab::UsageError(fmt::format("--measured: cannot read '{}'", measured_path));
+          if (!in)
+            throw gpulab::UsageError(fmt::format("--measured: cannot read '{}'", measured_path));
           measured = gpulab::Json::parse(in, nullptr, /*allow_exceptions=*/false);
           if (measured->is_discarded())
             throw gpulab::UsageError(fmt::format("--measured: '{}' is not JSON", measured_path));
         }
-        gpulab::write_svg_plot(kernels::roofline_plot(*roof, measured ? &*measured : nullptr), plot_path);
+        gpulab::write_svg_plot(kernels::roofline_plot(*roof, measured ? &*measured : nullptr),
+                               plot_path);
       }
       return gpulab::kExitOk;
     }
     if (*launch) {
       const auto [w, h] = parse_extent(size, "--size");
       const auto [bx, by] = parse_extent(block, "--block");
-      if (bx > 1024 || by > 1024) throw gpulab::UsageError("--block: a block dimension is at most 1024");
-      const bool two_d = size.find('x') != std::string::npos || block.find('x') != std::string::npos;
-      const auto cfg = two_d ? kernels::launch_2d(w, h, static_cast<std::uint32_t>(bx), static_cast<std::uint32_t>(by))
+      if (bx > 1024 || by > 1024)
+        throw gpulab::UsageError("--block: a block dimension is at most 1024");
+      const bool two_d =
+          size.find('x') != std::string::npos || block.find('x') != std::string::npos;
+      const auto cfg = two_d ? kernels::launch_2d(w, h, static_cast<std::uint32_t>(bx),
+                                                  static_cast<std::uint32_t>(by))
                              : kernels::launch_1d(w, static_cast<std::uint32_t>(bx));
       if (common.json)
         gpulab::print_json(kernels::launch_json(cfg, w * h));
@@ -127,7 +151,8 @@ int main(int argc, char** argv) {
     }
     if (*ptxas) {
       if (report_path.empty())
-        throw gpulab::Unsupported("this build has no CUDA compiler, so ptxas never ran (no register report)");
+        throw gpulab::Unsupported(
+            "this build has no CUDA compiler, so ptxas never ran (no register report)");
       std::ifstream in(report_path);
       if (!in) throw gpulab::UsageError(fmt::format("cannot read ptxas report '{}'", report_path));
       std::stringstream text;
@@ -144,14 +169,17 @@ int main(int argc, char** argv) {
 
     check_n(mo.n);
     mo.tail_guard = !no_tail_guard;
-    if (no_tail_guard && vec_n_opt->count() == 0) mo.vec_n = (1u << 20) + 3;  // not 1<<20+3, which is 1<<23
+    if (no_tail_guard && vec_n_opt->count() == 0)
+      mo.vec_n = (1u << 20) + 3;  // not 1<<20+3, which is 1<<23
     if (mo.vec_n < 1 || mo.vec_n > (1ull << 28))
       throw gpulab::UsageError(fmt::format("--vec-n {}: must be in [1, 268435456]", mo.vec_n));
     if (!(mo.tolerance.rtol >= 0 && mo.tolerance.rtol <= 1))
       throw gpulab::UsageError(fmt::format("--rtol {}: must be in [0, 1]", mo.tolerance.rtol));
     if (mo.tolerance.rtol == 0) mo.tolerance.atol = 0;  // bit equality means it
-    if (mo.plan.reps < 1 || mo.plan.reps > 1000) throw gpulab::UsageError("--reps: must be in [1, 1000]");
-    if (mo.plan.warmup < 0 || mo.plan.warmup > 100) throw gpulab::UsageError("--warmup: must be in [0, 100]");
+    if (mo.plan.reps < 1 || mo.plan.reps > 1000)
+      throw gpulab::UsageError("--reps: must be in [1, 1000]");
+    if (mo.plan.warmup < 0 || mo.plan.warmup > 100)
+      throw gpulab::UsageError("--warmup: must be in [0, 100]");
     const auto names = kernels::kernel_names();
     for (const auto& k : mo.kernels)
       if (std::find(names.begin(), names.end(), k) == names.end())

@@ -19,13 +19,14 @@ TEST(BankModel, ColumnOfA32WideTileIsA32WayConflict) {
 TEST(BankModel, PaddingTo33MakesTheColumnConflictFree) {
   // Element (r, c) of float[32][33] lives in bank (r + c) mod 32.
   const auto addr = tile_column_addresses(33, 5);
-  for (int lane = 0; lane < 32; ++lane) EXPECT_EQ(bank_of(addr[static_cast<std::size_t>(lane)]), (lane + 5) % 32);
+  for (int lane = 0; lane < 32; ++lane)
+    EXPECT_EQ(bank_of(addr[static_cast<std::size_t>(lane)]), (lane + 5) % 32);
   EXPECT_EQ(transpose_read_conflict(33), 1);
 }
 
 TEST(BankModel, RowsAndBroadcastsAreFree) {
   EXPECT_EQ(conflict_degree(tile_row_addresses(32, 7)), 1);
   const std::vector<std::uint64_t> same(32, 256);
-  EXPECT_EQ(conflict_degree(same), 1);  // one word, broadcast
+  EXPECT_EQ(conflict_degree(same), 1);        // one word, broadcast
   EXPECT_EQ(transpose_read_conflict(34), 2);  // an even pad still pairs rows up
 }

@@ -1,11 +1,11 @@
 // Runs coalescing-bench the way a user would.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
@@ -42,8 +42,9 @@ TEST(CoalescingBenchProgram, WithoutAGpuSkipsWithTheReason) {
 }
 
 TEST(CoalescingBenchProgram, BadInputIsAOneLineUsageError) {
-  for (const char* args : {"--buffer-mb 0", "--buffer-mb x", "--transpose-n 100", "--reps 0", "--warmup -1",
-                           "--only stride,bogus", "--nope", "model --transpose-n 33"}) {
+  for (const char* args :
+       {"--buffer-mb 0", "--buffer-mb x", "--transpose-n 100", "--reps 0", "--warmup -1",
+        "--only stride,bogus", "--nope", "model --transpose-n 33"}) {
     const Result r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("coalescing-bench: error: ", 0), 0u) << args << "\n" << r.out;
@@ -60,7 +61,8 @@ TEST(CoalescingBenchProgram, ModelRunsWithoutAGpu) {
 }
 
 TEST(CoalescingBenchProgram, ModelDrawsTheStrideCliff) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "gnuplot is not installed";
   const std::string svg = testing::TempDir() + "coalescing-stride.svg";
   std::remove(svg.c_str());
   const Result r = run("model --plot " + svg);

@@ -9,14 +9,16 @@ TEST(SectorModel, StrideSweepSectorsPerRequest) {
   const int strides[] = {1, 2, 4, 8, 16, 32};
   const std::size_t sectors[] = {4, 8, 16, 32, 32, 32};
   for (int i = 0; i < 6; ++i)
-    EXPECT_EQ(strided_access(static_cast<std::uint64_t>(strides[i])).sectors, sectors[i]) << "stride " << strides[i];
+    EXPECT_EQ(strided_access(static_cast<std::uint64_t>(strides[i])).sectors, sectors[i])
+        << "stride " << strides[i];
 }
 
 TEST(SectorModel, CliffFlattensAtOneSectorPerElement) {
   const AccessModel c = strided_access(1);
   EXPECT_DOUBLE_EQ(predicted_relative_bandwidth(strided_access(2), c), 0.5);
   EXPECT_DOUBLE_EQ(predicted_relative_bandwidth(strided_access(8), c), 0.125);
-  EXPECT_DOUBLE_EQ(predicted_relative_bandwidth(strided_access(32), c), 0.125);  // no further: 1 float per sector
+  EXPECT_DOUBLE_EQ(predicted_relative_bandwidth(strided_access(32), c),
+                   0.125);  // no further: 1 float per sector
 }
 
 TEST(SectorModel, AosLoadingOneFieldCostsThreeTimes) {

@@ -1,7 +1,8 @@
 #include "coalescing/stride_plot.hpp"
 
-#include <gpulab/cli.hpp>
 #include <gtest/gtest.h>
+
+#include <gpulab/cli.hpp>
 
 using namespace coalescing;
 
@@ -10,7 +11,8 @@ TEST(StridePlot, ModelAloneAndWithAMeasuredRun) {
   ASSERT_EQ(model_only.series.size(), 1u);
   EXPECT_EQ(model_only.series[0].y.back(), 0.125);  // the model's floor at stride 32
 
-  const auto doc = gpulab::Json::parse(R"({"stride": [{"label": "1", "gbs": 200.0}, {"label": "32", "gbs": 8.0}]})");
+  const auto doc = gpulab::Json::parse(
+      R"({"stride": [{"label": "1", "gbs": 200.0}, {"label": "32", "gbs": 8.0}]})");
   const auto spec = stride_plot(&doc);
   ASSERT_EQ(spec.series.size(), 2u);
   EXPECT_EQ(spec.series[1].x, (std::vector<double>{1, 32}));
@@ -18,8 +20,9 @@ TEST(StridePlot, ModelAloneAndWithAMeasuredRun) {
 }
 
 TEST(StridePlot, RejectsDocumentsThatAreNotASweep) {
-  for (const char* text : {R"([])", R"({"stride": []})", R"({"stride": [{"label": "x", "gbs": 1}]})",
-                           R"({"stride": [{"label": "2", "gbs": 1}]})", R"({"transpose": []})"}) {
+  for (const char* text :
+       {R"([])", R"({"stride": []})", R"({"stride": [{"label": "x", "gbs": 1}]})",
+        R"({"stride": [{"label": "2", "gbs": 1}]})", R"({"transpose": []})"}) {
     const auto doc = gpulab::Json::parse(text);
     EXPECT_THROW(stride_plot(&doc), gpulab::UsageError) << text;
   }

@@ -11,10 +11,10 @@ TEST(TransposeModel, LadderPredictions) {
   ASSERT_EQ(m.size(), 6u);
   EXPECT_EQ(m[0].name, "copy");
   EXPECT_DOUBLE_EQ(m[0].fraction_of_copy(), 1.0);
-  EXPECT_EQ(m[1].store_sectors, 32u);                   // naive writes a column
+  EXPECT_EQ(m[1].store_sectors, 32u);                     // naive writes a column
   EXPECT_NEAR(m[1].fraction_of_copy(), 8.0 / 36, 1e-12);  // 22%: the curriculum's T4 measured 26%
-  EXPECT_EQ(m[2].smem_load_conflict, 32);               // tiled: conflicted read
-  EXPECT_EQ(m[3].smem_load_conflict, 1);                // padded: conflict-free
+  EXPECT_EQ(m[2].smem_load_conflict, 32);                 // tiled: conflicted read
+  EXPECT_EQ(m[3].smem_load_conflict, 1);                  // padded: conflict-free
   EXPECT_DOUBLE_EQ(m[3].fraction_of_copy(), 1.0);
 }
 
@@ -28,6 +28,7 @@ TEST(TransposeGate, NinetyPercentOfCopy) {
   };
   EXPECT_TRUE(transpose_gate({row("copy", 100), row("tiled+pad", 94)}).pass);
   EXPECT_FALSE(transpose_gate({row("copy", 100), row("tiled+pad", 80)}).pass);
-  EXPECT_FALSE(transpose_gate({row("copy", 100), row("tiled+pad", 99, false)}).pass);  // wrong is not fast
+  EXPECT_FALSE(
+      transpose_gate({row("copy", 100), row("tiled+pad", 99, false)}).pass);  // wrong is not fast
   EXPECT_FALSE(transpose_gate({row("copy", 100)}).evaluated);
 }

@@ -1,11 +1,11 @@
 // Runs the cuda-kernels program the way a user would.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
@@ -42,9 +42,10 @@ TEST(CudaKernelsProgram, WithoutAGpuSkipsWithTheReason) {
 }
 
 TEST(CudaKernelsProgram, BadInputIsAOneLineUsageError) {
-  for (const char* args : {"--n 1000", "--n -128", "--n abc", "--reps 0", "--vec-n 0", "--kernels tiled,bogus",
-                           "--bogus-flag", "--rtol -1", "--rtol 2", "model --gpu v100", "model --n 100", "launch --size 0x10",
-                           "launch --size 12xx", "launch --block 2048"}) {
+  for (const char* args :
+       {"--n 1000", "--n -128", "--n abc", "--reps 0", "--vec-n 0", "--kernels tiled,bogus",
+        "--bogus-flag", "--rtol -1", "--rtol 2", "model --gpu v100", "model --n 100",
+        "launch --size 0x10", "launch --size 12xx", "launch --block 2048"}) {
     const Result r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("cuda-kernels: error: ", 0), 0u) << args << "\n" << r.out;
@@ -70,7 +71,8 @@ TEST(CudaKernelsProgram, JsonIsOneDocument) {
 }
 
 TEST(CudaKernelsProgram, ModelDrawsTheRoofline) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "gnuplot is not installed";
   const std::string svg = testing::TempDir() + "kernels-roofline.svg";
   std::remove(svg.c_str());
   const Result r = run("model --gpu h200 --plot " + svg);

@@ -29,8 +29,8 @@ TEST(LaunchConfig, CeilDiv) {
 }
 
 TEST(LaunchConfig, ReportsWhatTheHardwareRejects) {
-  EXPECT_NE(launch_problem(launch_1d(4096, 2048)), "");         // over 1,024 threads per block
+  EXPECT_NE(launch_problem(launch_1d(4096, 2048)), "");              // over 1,024 threads per block
   EXPECT_NE(launch_problem(launch_2d(16, 70000 * 16, 16, 16)), "");  // grid.y over 65,535
-  EXPECT_NE(launch_problem(launch_1d(0, 256)), "");              // empty
-  EXPECT_EQ(launch_problem(launch_1d(1ull << 31, 1024)), "");    // grid.x may be large
+  EXPECT_NE(launch_problem(launch_1d(0, 256)), "");                  // empty
+  EXPECT_EQ(launch_problem(launch_1d(1ull << 31, 1024)), "");        // grid.x may be large
 }

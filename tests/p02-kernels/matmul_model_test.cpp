@@ -22,8 +22,9 @@ TEST(MatmulModel, CurriculumRooflineOnAT4) {
   ASSERT_TRUE(t4);
   // The curriculum's "0.04 TFLOP/s" counts an FMA as one FLOP; with two it is 0.08.
   EXPECT_NEAR(roofline_tflops(shape_of(MatmulKernel::kNaive), *t4), 0.08, 1e-12);
-  EXPECT_NEAR(roofline_tflops(shape_of(MatmulKernel::kTiled), *t4), 2.56, 1e-12);  // "past 1 TFLOP/s"
-  EXPECT_DOUBLE_EQ(roofline_tflops(shape_of(MatmulKernel::kMicro8x8), *t4), 8.1);   // compute roof
+  EXPECT_NEAR(roofline_tflops(shape_of(MatmulKernel::kTiled), *t4), 2.56,
+              1e-12);  // "past 1 TFLOP/s"
+  EXPECT_DOUBLE_EQ(roofline_tflops(shape_of(MatmulKernel::kMicro8x8), *t4), 8.1);  // compute roof
   EXPECT_FALSE(datasheet_roof("v100"));
 }
 

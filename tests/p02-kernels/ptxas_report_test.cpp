@@ -14,17 +14,21 @@ namespace {
 constexpr const char* kSample =
     "ptxas info    : 0 bytes gmem\n"
     "ptxas info    : Compiling entry function "
-    "'_ZN7kernels50_GLOBAL__N__b4845e08_17_device_kernels_cu_7dff670c7vec_addILb1EEEvPKfS3_Pfi' for 'sm_90'\n"
+    "'_ZN7kernels50_GLOBAL__N__b4845e08_17_device_kernels_cu_7dff670c7vec_addILb1EEEvPKfS3_Pfi' "
+    "for 'sm_90'\n"
     "ptxas info    : Function properties for "
     "_ZN7kernels50_GLOBAL__N__b4845e08_17_device_kernels_cu_7dff670c7vec_addILb1EEEvPKfS3_Pfi\n"
     "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
     "ptxas info    : Used 12 registers, used 0 barriers\n"
     "ptxas info    : Compiling entry function "
-    "'_ZN7kernels50_GLOBAL__N__b4845e08_17_device_kernels_cu_7dff670c18matmul_micro8x8_lbEPKfS2_Pfi' for 'sm_90'\n"
+    "'_ZN7kernels50_GLOBAL__N__b4845e08_17_device_kernels_cu_7dff670c18matmul_micro8x8_lbEPKfS2_"
+    "Pfi' for 'sm_90'\n"
     "ptxas info    : Function properties for "
-    "_ZN7kernels50_GLOBAL__N__b4845e08_17_device_kernels_cu_7dff670c18matmul_micro8x8_lbEPKfS2_Pfi\n"
+    "_ZN7kernels50_GLOBAL__N__b4845e08_17_device_kernels_cu_7dff670c18matmul_micro8x8_lbEPKfS2_"
+    "Pfi\n"
     "    448 bytes stack frame, 1420 bytes spill stores, 1264 bytes spill loads\n"
-    "ptxas info    : Used 64 registers, used 1 barriers, 448 bytes cumulative stack size, 8192 bytes smem\n";
+    "ptxas info    : Used 64 registers, used 1 barriers, 448 bytes cumulative stack size, 8192 "
+    "bytes smem\n";
 }  // namespace
 
 TEST(PtxasReport, ParsesRegistersSpillsAndSharedMemory) {
@@ -49,7 +53,8 @@ TEST(PtxasReport, IgnoresNoiseAndKeepsUndemanglableNames) {
             "matmul_micro<64, 64, 16, 4, 4>");
 }
 
-// The build compiles the CUDA sources whenever nvcc exists; the report proves ptxas ran on all of them.
+// The build compiles the CUDA sources whenever nvcc exists; the report proves ptxas ran on all of
+// them.
 TEST(PtxasReport, BuildCompiledEveryKernelWhenNvccExists) {
   const std::string path = default_ptxas_report_path();
   if (path.empty()) GTEST_SKIP() << "built without a CUDA compiler";

@@ -15,7 +15,8 @@ TEST(Reference, MatmulRowsOfAKnownProduct) {
   const std::vector<std::size_t> all{0, 1}, second{1};
   EXPECT_EQ(cpu_matmul_rows(a, b, 2, all), (std::vector<float>{19, 22, 43, 50}));
   EXPECT_EQ(cpu_matmul_rows(a, b, 2, second), (std::vector<float>{43, 50}));
-  EXPECT_EQ(gather_rows(std::vector<float>{19, 22, 43, 50}, 2, second), (std::vector<float>{43, 50}));
+  EXPECT_EQ(gather_rows(std::vector<float>{19, 22, 43, 50}, 2, second),
+            (std::vector<float>{43, 50}));
 }
 
 TEST(Reference, RowsToVerify) {

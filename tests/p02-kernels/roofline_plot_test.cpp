@@ -1,7 +1,8 @@
 #include "kernels/roofline_plot.hpp"
 
-#include <gpulab/cli.hpp>
 #include <gtest/gtest.h>
+
+#include <gpulab/cli.hpp>
 
 using namespace kernels;
 
@@ -12,8 +13,10 @@ TEST(RooflinePlot, RoofModelAndMeasuredPoints) {
                      {"kernel": "cublas", "tflops": 50.0}]})");
   const auto spec = roofline_plot(h200, &doc);
   ASSERT_EQ(spec.series.size(), 3u);
-  EXPECT_DOUBLE_EQ(*std::max_element(spec.series[0].y.begin(), spec.series[0].y.end()), 67.0);  // compute roof
-  EXPECT_EQ(spec.series[2].x, (std::vector<double>{0.25, 32.0}));  // cuBLAS has no modelled intensity
+  EXPECT_DOUBLE_EQ(*std::max_element(spec.series[0].y.begin(), spec.series[0].y.end()),
+                   67.0);  // compute roof
+  EXPECT_EQ(spec.series[2].x,
+            (std::vector<double>{0.25, 32.0}));  // cuBLAS has no modelled intensity
   EXPECT_EQ(spec.series[2].y, (std::vector<double>{1.5, 30.0}));
   EXPECT_EQ(roofline_plot(h200, nullptr).series.size(), 2u);
 }

@@ -13,7 +13,8 @@ TEST(Tolerance, RelativeOneInAThousand) {
   EXPECT_FALSE(close_enough(1001.5f, 1000.0f, {}));
   EXPECT_TRUE(close_enough(0.0f, 0.0f, {}));
   EXPECT_FALSE(close_enough(std::nanf(""), std::nanf(""), {}));
-  EXPECT_TRUE(close_enough(std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(), {}));
+  EXPECT_TRUE(close_enough(std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::infinity(), {}));
 }
 
 TEST(Tolerance, ReportsCountAndFirstMismatch) {
@@ -32,7 +33,8 @@ TEST(Tolerance, PassesRoundingNoiseAndFailsSizeMismatch) {
   const std::vector<float> got{1.0001f, 1.9999f, 3};
   EXPECT_TRUE(check_close(got, want).ok());
   EXPECT_FALSE(check_close(std::vector<float>{1, 2}, want).ok());
-  EXPECT_FALSE(check_close(std::vector<float>{}, std::vector<float>{}).ok());  // nothing checked is not a pass
+  EXPECT_FALSE(check_close(std::vector<float>{}, std::vector<float>{})
+                   .ok());  // nothing checked is not a pass
 }
 
 TEST(Tolerance, CanaryCountsOutOfBoundsWrites) {

@@ -46,7 +46,8 @@ __device__ void field_sum_body(Load load, float* partial, long long points) {
 }
 
 __global__ void sum_x_aos(const Point* pts, float* partial, long long points) {
-  field_sum_body([pts](long long i) { return pts[i].x; }, partial, points);  // 12-byte stride per lane
+  field_sum_body([pts](long long i) { return pts[i].x; }, partial,
+                 points);  // 12-byte stride per lane
 }
 
 __global__ void sum_x_soa(const float* xs, float* partial, long long points) {
@@ -88,7 +89,8 @@ __global__ void transpose_tiled(const float* in, float* out, int n) {
 
 // The occupancy experiment: one thread per element in 32x32 blocks, and a
 // promise of one 1,024-thread block per SM.
-__global__ void __launch_bounds__(1024, 1) transpose_padded_1024(const float* in, float* out, int n) {
+__global__ void __launch_bounds__(1024, 1)
+    transpose_padded_1024(const float* in, float* out, int n) {
   transpose_tiled_body<kTile + 1, kTile>(in, out, n);
 }
 
@@ -103,7 +105,8 @@ __global__ void transpose_padded_cp_async(const float* in, float* out, int n) {
     const int x = (t % tiles_x) * kTile + threadIdx.x;
     const int y = (t / tiles_x) * kTile + threadIdx.y;
     for (int j = 0; j < kTile; j += kBlockRows)
-      __pipeline_memcpy_async(&tile[buf][threadIdx.y + j][threadIdx.x], &in[(y + j) * n + x], sizeof(float));
+      __pipeline_memcpy_async(&tile[buf][threadIdx.y + j][threadIdx.x], &in[(y + j) * n + x],
+                              sizeof(float));
     __pipeline_commit();
   };
   int buf = 0;
@@ -119,7 +122,8 @@ __global__ void transpose_padded_cp_async(const float* in, float* out, int n) {
     __syncthreads();
     const int x = (t / tiles_x) * kTile + threadIdx.x;
     const int y = (t % tiles_x) * kTile + threadIdx.y;
-    for (int j = 0; j < kTile; j += kBlockRows) out[(y + j) * n + x] = tile[buf][threadIdx.x][threadIdx.y + j];
+    for (int j = 0; j < kTile; j += kBlockRows)
+      out[(y + j) * n + x] = tile[buf][threadIdx.x][threadIdx.y + j];
     __syncthreads();  // nobody still reads tile[buf] when the next issue refills it
     buf ^= 1;
   }
@@ -130,13 +134,16 @@ __global__ void transpose_padded_cp_async(const float* in, float* out, int n) {
 template <class T>
 class DeviceArray {
  public:
-  explicit DeviceArray(std::size_t count) : count_(count) { GPULAB_CUDA_CHECK(cudaMalloc(&ptr_, count * sizeof(T))); }
+  explicit DeviceArray(std::size_t count) : count_(count) {
+    GPULAB_CUDA_CHECK(cudaMalloc(&ptr_, count * sizeof(T)));
+  }
   ~DeviceArray() { cudaFree(ptr_); }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
   T* get() const { return ptr_; }
   void upload(const std::vector<T>& host) {
-    GPULAB_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+    GPULAB_CUDA_CHECK(
+        cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   }
   std::vector<T> download() const {
     std::vector<T> host(count_);
@@ -177,7 +184,8 @@ struct Launch {
 // kernel's registers and occupancy from the runtime.
 Measured time_kernel(const Launch& l, void** args, const Plan& plan) {
   Measured m;
-  for (int i = 0; i < plan.warmup; ++i) GPULAB_CUDA_CHECK(cudaLaunchKernel(l.fn, l.grid, l.block, args, 0, nullptr));
+  for (int i = 0; i < plan.warmup; ++i)
+    GPULAB_CUDA_CHECK(cudaLaunchKernel(l.fn, l.grid, l.block, args, 0, nullptr));
   GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
   Event start, stop;
   for (int r = 0; r < plan.reps; ++r) {
@@ -193,17 +201,22 @@ Measured time_kernel(const Launch& l, void** args, const Plan& plan) {
   GPULAB_CUDA_CHECK(cudaFuncGetAttributes(&attr, l.fn));
   m.registers = attr.numRegs;
   m.threads_per_block = static_cast<int>(l.block.x * l.block.y * l.block.z);
-  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&m.blocks_per_sm, l.fn, m.threads_per_block, 0));
+  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&m.blocks_per_sm, l.fn,
+                                                                  m.threads_per_block, 0));
   int device = 0, max_threads = 0;
   GPULAB_CUDA_CHECK(cudaGetDevice(&device));
-  GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  m.occupancy = max_threads > 0 ? static_cast<double>(m.blocks_per_sm * m.threads_per_block) / max_threads : 0.0;
+  GPULAB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  m.occupancy = max_threads > 0
+                    ? static_cast<double>(m.blocks_per_sm * m.threads_per_block) / max_threads
+                    : 0.0;
   return m;
 }
 
 void first_mismatch(Measured& m, std::size_t index, float got, float want) {
   m.verified = false;
-  m.mismatch = "element " + std::to_string(index) + ": got " + std::to_string(got) + ", want " + std::to_string(want);
+  m.mismatch = "element " + std::to_string(index) + ": got " + std::to_string(got) + ", want " +
+               std::to_string(want);
 }
 
 unsigned blocks_for(std::size_t threads, unsigned block) {
@@ -215,7 +228,8 @@ unsigned blocks_for(std::size_t threads, unsigned block) {
 DeviceInfo open_device() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) throw_no_device(std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err));
+  if (err != cudaSuccess)
+    throw_no_device(std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err));
   if (count == 0) throw_no_device("cudaGetDeviceCount found 0 devices");
   GPULAB_CUDA_CHECK(cudaSetDevice(0));
   GPULAB_CUDA_CHECK(cudaFree(nullptr));  // create the context before anything is timed
@@ -265,9 +279,9 @@ Measured run_float4_copy(std::size_t floats, const Plan& plan) {
   const float4* pin = reinterpret_cast<const float4*>(in.get());  // cudaMalloc aligns to 256 bytes
   float4* pout = reinterpret_cast<float4*>(out.get());
   void* args[] = {&pin, &pout, &count};
-  Measured m = time_kernel(
-      {reinterpret_cast<const void*>(&float4_copy), dim3(blocks_for(static_cast<std::size_t>(count), 256)), dim3(256)},
-      args, plan);
+  Measured m = time_kernel({reinterpret_cast<const void*>(&float4_copy),
+                            dim3(blocks_for(static_cast<std::size_t>(count), 256)), dim3(256)},
+                           args, plan);
   const std::vector<float> got = out.download();
   m.verified = true;
   for (std::size_t i = 0; i < static_cast<std::size_t>(count) * 4; ++i)
@@ -296,7 +310,8 @@ Measured run_field_sum(Layout layout, std::size_t points, const Plan& plan) {
     data.upload(host);
     const Point* pts = reinterpret_cast<const Point*>(data.get());
     void* args[] = {&pts, &pp, &np};
-    m = time_kernel({reinterpret_cast<const void*>(&sum_x_aos), dim3(blocks), dim3(kThreads)}, args, plan);
+    m = time_kernel({reinterpret_cast<const void*>(&sum_x_aos), dim3(blocks), dim3(kThreads)}, args,
+                    plan);
   } else {
     std::vector<float> host(points);
     for (std::size_t i = 0; i < points; ++i) host[i] = static_cast<float>(i % 8);
@@ -304,12 +319,14 @@ Measured run_field_sum(Layout layout, std::size_t points, const Plan& plan) {
     data.upload(host);
     const float* xs = data.get();
     void* args[] = {&xs, &pp, &np};
-    m = time_kernel({reinterpret_cast<const void*>(&sum_x_soa), dim3(blocks), dim3(kThreads)}, args, plan);
+    m = time_kernel({reinterpret_cast<const void*>(&sum_x_soa), dim3(blocks), dim3(kThreads)}, args,
+                    plan);
   }
   double got = 0;
   for (float p : partial.download()) got += p;
   m.verified = got == want;
-  if (!m.verified) m.mismatch = "sum of x: got " + std::to_string(got) + ", want " + std::to_string(want);
+  if (!m.verified)
+    m.mismatch = "sum of x: got " + std::to_string(got) + ", want " + std::to_string(want);
   return m;
 }
 
@@ -322,10 +339,18 @@ Measured run_transpose(Transpose kind, int n, const Plan& plan) {
   const unsigned tiles = static_cast<unsigned>(n / kTile);
   Launch l{nullptr, dim3(tiles, tiles), dim3(kTile, kBlockRows)};
   switch (kind) {
-    case Transpose::kCopy: l.fn = reinterpret_cast<const void*>(&copy_2d); break;
-    case Transpose::kNaive: l.fn = reinterpret_cast<const void*>(&transpose_naive); break;
-    case Transpose::kTiled: l.fn = reinterpret_cast<const void*>(&transpose_tiled<kTile>); break;
-    case Transpose::kPadded: l.fn = reinterpret_cast<const void*>(&transpose_tiled<kTile + 1>); break;
+    case Transpose::kCopy:
+      l.fn = reinterpret_cast<const void*>(&copy_2d);
+      break;
+    case Transpose::kNaive:
+      l.fn = reinterpret_cast<const void*>(&transpose_naive);
+      break;
+    case Transpose::kTiled:
+      l.fn = reinterpret_cast<const void*>(&transpose_tiled<kTile>);
+      break;
+    case Transpose::kPadded:
+      l.fn = reinterpret_cast<const void*>(&transpose_tiled<kTile + 1>);
+      break;
     case Transpose::kPaddedBounds1024:
       l.fn = reinterpret_cast<const void*>(&transpose_padded_1024);
       l.block = dim3(kTile, kTile);
@@ -333,10 +358,12 @@ Measured run_transpose(Transpose kind, int n, const Plan& plan) {
     case Transpose::kPaddedCpAsync: {
       l.fn = reinterpret_cast<const void*>(&transpose_padded_cp_async);
       int per_sm = 0, device = 0, sms = 0;
-      GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.fn, kTile * kBlockRows, 0));
+      GPULAB_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.fn, kTile * kBlockRows, 0));
       GPULAB_CUDA_CHECK(cudaGetDevice(&device));
       GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-      const unsigned resident = static_cast<unsigned>(per_sm * sms);  // persistent: one wave of blocks
+      const unsigned resident =
+          static_cast<unsigned>(per_sm * sms);  // persistent: one wave of blocks
       l.grid = dim3(resident < tiles * tiles ? resident : tiles * tiles);
       break;
     }

@@ -8,15 +8,26 @@ namespace coalescing {
 namespace {
 
 [[noreturn]] void unavailable() {
-  throw gpulab::Unsupported("no CUDA device (this build has no CUDA compiler; install the CUDA Toolkit and reconfigure)");
+  throw gpulab::Unsupported(
+      "no CUDA device (this build has no CUDA compiler; install the CUDA Toolkit and reconfigure)");
 }
 
 }  // namespace
 
-DeviceInfo open_device() { unavailable(); }
-Measured run_strided_copy(std::size_t, int, const Plan&) { unavailable(); }
-Measured run_float4_copy(std::size_t, const Plan&) { unavailable(); }
-Measured run_field_sum(Layout, std::size_t, const Plan&) { unavailable(); }
-Measured run_transpose(Transpose, int, const Plan&) { unavailable(); }
+DeviceInfo open_device() {
+  unavailable();
+}
+Measured run_strided_copy(std::size_t, int, const Plan&) {
+  unavailable();
+}
+Measured run_float4_copy(std::size_t, const Plan&) {
+  unavailable();
+}
+Measured run_field_sum(Layout, std::size_t, const Plan&) {
+  unavailable();
+}
+Measured run_transpose(Transpose, int, const Plan&) {
+  unavailable();
+}
 
 }  // namespace coalescing

@@ -1,10 +1,10 @@
 #include "coalescing/report.hpp"
 
 #include <fmt/core.h>
-#include <gpulab/stats.hpp>
-#include <gpulab/table.hpp>
 
 #include <algorithm>
+#include <gpulab/stats.hpp>
+#include <gpulab/table.hpp>
 
 #include "coalescing/bank_model.hpp"
 #include "coalescing/sector_model.hpp"
@@ -16,7 +16,9 @@ namespace {
 using gpulab::Table;
 constexpr auto L = Table::Align::kLeft;
 
-std::string version(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+std::string version(int v) {
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
 
 Row measured_row(std::string label, const Measured& m, double useful_bytes) {
   Row r;
@@ -37,11 +39,17 @@ std::string check_cell(const Row& r) {
   return r.ok ? "PASS" : "FAIL";
 }
 
-std::string num(double v, int digits = 1) { return fmt::format("{:.{}f}", v, digits); }
+std::string num(double v, int digits = 1) {
+  return fmt::format("{:.{}f}", v, digits);
+}
 
-std::string pct(double fraction) { return fmt::format("{:.1f}", 100 * fraction); }
+std::string pct(double fraction) {
+  return fmt::format("{:.1f}", 100 * fraction);
+}
 
-std::string conflict(int degree) { return degree == 0 ? "-" : fmt::format("{}-way", degree); }
+std::string conflict(int degree) {
+  return degree == 0 ? "-" : fmt::format("{}-way", degree);
+}
 
 }  // namespace
 
@@ -57,7 +65,8 @@ bool BenchReport::all_checks_pass() const {
 }
 
 bool BenchReport::all_gates_pass() const {
-  return std::all_of(gates.begin(), gates.end(), [](const Gate& g) { return !g.evaluated || g.pass; });
+  return std::all_of(gates.begin(), gates.end(),
+                     [](const Gate& g) { return !g.evaluated || g.pass; });
 }
 
 BenchReport run_bench(const BenchOptions& o) {
@@ -71,7 +80,8 @@ BenchReport run_bench(const BenchOptions& o) {
     for (int s : kStrides) {
       const Measured m = run_strided_copy(floats, s, o.plan);
       // Useful bytes: each copied element is read once and written once.
-      Row r = measured_row(fmt::format("{}", s), m, 2.0 * 4.0 * static_cast<double>(floats / static_cast<std::size_t>(s)));
+      Row r = measured_row(fmt::format("{}", s), m,
+                           2.0 * 4.0 * static_cast<double>(floats / static_cast<std::size_t>(s)));
       const AccessModel am = strided_access(static_cast<std::uint64_t>(s));
       r.model_note = fmt::format("{}", am.sectors);
       r.model_gbs = predicted_relative_bandwidth(am, coalesced);  // scaled by stride 1 below
@@ -97,7 +107,8 @@ BenchReport run_bench(const BenchOptions& o) {
 
   if (section_selected(o, "float4")) {
     const std::size_t n4 = floats - floats % 4;
-    Row scalar = measured_row("float", run_strided_copy(n4, 1, o.plan), 8.0 * static_cast<double>(n4));
+    Row scalar =
+        measured_row("float", run_strided_copy(n4, 1, o.plan), 8.0 * static_cast<double>(n4));
     Row vec = measured_row("float4", run_float4_copy(n4, o.plan), 8.0 * static_cast<double>(n4));
     scalar.model_note = "4";
     vec.model_note = fmt::format("{}", distinct_sectors(warp_addresses(4, 4), 16));
@@ -107,16 +118,18 @@ BenchReport run_bench(const BenchOptions& o) {
   }
 
   if (section_selected(o, "transpose")) {
-    const double useful = 2.0 * 4.0 * static_cast<double>(o.transpose_n) * static_cast<double>(o.transpose_n);
+    const double useful =
+        2.0 * 4.0 * static_cast<double>(o.transpose_n) * static_cast<double>(o.transpose_n);
     for (const auto& tm : transpose_models(o.transpose_n)) {
       Row r;
       if (tm.kind == Transpose::kPaddedCpAsync && rep.device.cc_major < 8) {
         r.label = std::string(tm.name);
         r.skipped = true;
-        r.skip_reason = fmt::format("cp.async needs sm_80+, this GPU is sm_{}{}", rep.device.cc_major,
-                                    rep.device.cc_minor);
+        r.skip_reason = fmt::format("cp.async needs sm_80+, this GPU is sm_{}{}",
+                                    rep.device.cc_major, rep.device.cc_minor);
       } else {
-        r = measured_row(std::string(tm.name), run_transpose(tm.kind, o.transpose_n, o.plan), useful);
+        r = measured_row(std::string(tm.name), run_transpose(tm.kind, o.transpose_n, o.plan),
+                         useful);
       }
       r.model_fraction = tm.fraction_of_copy();
       rep.transpose.push_back(r);
@@ -152,24 +165,32 @@ Gate transpose_gate(const std::vector<Row>& rows) {
 std::string render(const BenchReport& r) {
   const auto& d = r.device;
   std::string out;
-  out += fmt::format("device   {} (sm_{}{}, {} SMs), driver {}, runtime {}\n", d.name, d.cc_major, d.cc_minor,
-                     d.sm_count, version(d.driver_version), version(d.runtime_version));
-  out += fmt::format("timing   CUDA events, median of {} after {} warm-up; GB/s = useful bytes / time\n",
-                     r.options.plan.reps, r.options.plan.warmup);
+  out += fmt::format("device   {} (sm_{}{}, {} SMs), driver {}, runtime {}\n", d.name, d.cc_major,
+                     d.cc_minor, d.sm_count, version(d.driver_version), version(d.runtime_version));
+  out += fmt::format(
+      "timing   CUDA events, median of {} after {} warm-up; GB/s = useful bytes / time\n",
+      r.options.plan.reps, r.options.plan.warmup);
   auto fails = [&](const std::vector<Row>& rows, std::string_view section) {
     std::string f;
     for (const auto& row : rows)
-      if (!row.skipped && !row.ok) f += fmt::format("FAIL {} {}: {}\n", section, row.label, row.mismatch);
+      if (!row.skipped && !row.ok)
+        f += fmt::format("FAIL {} {}: {}\n", section, row.label, row.mismatch);
     return f;
   };
   if (!r.stride.empty()) {
-    out += fmt::format("\n== stride sweep: out[i*s] = in[i*s], {} MiB buffers ==\n", r.options.buffer_mb);
+    out += fmt::format("\n== stride sweep: out[i*s] = in[i*s], {} MiB buffers ==\n",
+                       r.options.buffer_mb);
     Table t;
-    t.column("stride").column("check", L).column("sectors/request").column("ms").column("GB/s").column("model GB/s");
+    t.column("stride")
+        .column("check", L)
+        .column("sectors/request")
+        .column("ms")
+        .column("GB/s")
+        .column("model GB/s");
     t.column("x slower");
     for (const auto& row : r.stride)
-      t.row({row.label, check_cell(row), row.model_note, num(row.median_ms, 3), num(row.gbs), num(row.model_gbs),
-             num(r.stride.front().gbs / row.gbs)});
+      t.row({row.label, check_cell(row), row.model_note, num(row.median_ms, 3), num(row.gbs),
+             num(row.model_gbs), num(r.stride.front().gbs / row.gbs)});
     out += t.render();
     out += fmt::format("cliff: stride {} is {:.1f}x slower than stride 1 (sector model: {:.1f}x)\n",
                        r.stride.back().label, r.stride.front().gbs / r.stride.back().gbs,
@@ -177,11 +198,18 @@ std::string render(const BenchReport& r) {
     out += fails(r.stride, "stride");
   }
   if (!r.aos.empty()) {
-    out += fmt::format("\n== AoS vs SoA: sum of .x over {} points ==\n", (r.options.buffer_mb << 20) / 4);
+    out += fmt::format("\n== AoS vs SoA: sum of .x over {} points ==\n",
+                       (r.options.buffer_mb << 20) / 4);
     Table t;
-    t.column("layout", L).column("check", L).column("sectors/request").column("ms").column("GB/s").column("model GB/s");
+    t.column("layout", L)
+        .column("check", L)
+        .column("sectors/request")
+        .column("ms")
+        .column("GB/s")
+        .column("model GB/s");
     for (const auto& row : r.aos)
-      t.row({row.label, check_cell(row), row.model_note, num(row.median_ms, 3), num(row.gbs), num(row.model_gbs)});
+      t.row({row.label, check_cell(row), row.model_note, num(row.median_ms, 3), num(row.gbs),
+             num(row.model_gbs)});
     out += t.render();
     out += fmt::format("SoA / AoS: {:.2f}x (sector model: {:.2f}x)\n", r.aos[0].gbs / r.aos[1].gbs,
                        r.aos[0].model_gbs / r.aos[1].model_gbs);
@@ -190,32 +218,49 @@ std::string render(const BenchReport& r) {
   if (!r.vector_copy.empty()) {
     out += fmt::format("\n== vectorised copy: {} MiB ==\n", r.options.buffer_mb);
     Table t;
-    t.column("width", L).column("check", L).column("sectors/request").column("ms").column("GB/s").column("model GB/s");
+    t.column("width", L)
+        .column("check", L)
+        .column("sectors/request")
+        .column("ms")
+        .column("GB/s")
+        .column("model GB/s");
     for (const auto& row : r.vector_copy)
-      t.row({row.label, check_cell(row), row.model_note, num(row.median_ms, 3), num(row.gbs), num(row.model_gbs)});
+      t.row({row.label, check_cell(row), row.model_note, num(row.median_ms, 3), num(row.gbs),
+             num(row.model_gbs)});
     out += t.render();
-    out += fmt::format("float4 / float: {:.2f}x (model: 1.00x at the DRAM; a quarter of the load instructions)\n",
-                       r.vector_copy[1].gbs / r.vector_copy[0].gbs);
+    out += fmt::format(
+        "float4 / float: {:.2f}x (model: 1.00x at the DRAM; a quarter of the load instructions)\n",
+        r.vector_copy[1].gbs / r.vector_copy[0].gbs);
     out += fails(r.vector_copy, "float4");
   }
   if (!r.transpose.empty()) {
-    out += fmt::format("\n== transpose ladder: {} x {} floats, 32x32 tiles ==\n", r.options.transpose_n,
-                       r.options.transpose_n);
+    out += fmt::format("\n== transpose ladder: {} x {} floats, 32x32 tiles ==\n",
+                       r.options.transpose_n, r.options.transpose_n);
     const auto models = transpose_models(r.options.transpose_n);
     Table t;
-    t.column("kernel", L).column("check", L).column("ms").column("GB/s").column("% of copy").column("model %");
-    t.column("st sectors/req").column("smem ld conflict").column("regs").column("blocks/SM").column("occupancy %");
+    t.column("kernel", L)
+        .column("check", L)
+        .column("ms")
+        .column("GB/s")
+        .column("% of copy")
+        .column("model %");
+    t.column("st sectors/req")
+        .column("smem ld conflict")
+        .column("regs")
+        .column("blocks/SM")
+        .column("occupancy %");
     for (std::size_t i = 0; i < r.transpose.size(); ++i) {
       const auto& row = r.transpose[i];
       const auto& m = models[i];
       if (row.skipped) {
-        t.row({row.label, "n/a", "-", "-", "-", pct(m.fraction_of_copy()), std::to_string(m.store_sectors),
-               conflict(m.smem_load_conflict), "-", "-", "-"});
+        t.row({row.label, "n/a", "-", "-", "-", pct(m.fraction_of_copy()),
+               std::to_string(m.store_sectors), conflict(m.smem_load_conflict), "-", "-", "-"});
         continue;
       }
-      t.row({row.label, check_cell(row), num(row.median_ms, 3), num(row.gbs), pct(row.fraction_of_copy),
-             pct(m.fraction_of_copy()), std::to_string(m.store_sectors), conflict(m.smem_load_conflict),
-             std::to_string(row.registers), std::to_string(row.blocks_per_sm), num(100 * row.occupancy, 0)});
+      t.row({row.label, check_cell(row), num(row.median_ms, 3), num(row.gbs),
+             pct(row.fraction_of_copy), pct(m.fraction_of_copy()), std::to_string(m.store_sectors),
+             conflict(m.smem_load_conflict), std::to_string(row.registers),
+             std::to_string(row.blocks_per_sm), num(100 * row.occupancy, 0)});
     }
     out += t.render();
     for (const auto& row : r.transpose)
@@ -269,7 +314,8 @@ gpulab::Json to_json(const BenchReport& r) {
   j["transpose"] = rows(r.transpose);
   j["gates"] = gpulab::Json::array();
   for (const auto& g : r.gates)
-    j["gates"].push_back({{"gate", g.name}, {"evaluated", g.evaluated}, {"pass", g.pass}, {"detail", g.detail}});
+    j["gates"].push_back(
+        {{"gate", g.name}, {"evaluated", g.evaluated}, {"pass", g.pass}, {"detail", g.detail}});
   j["all_checks_pass"] = r.all_checks_pass();
   return j;
 }
@@ -279,17 +325,25 @@ std::string render_model(int transpose_n) {
   const AccessModel coalesced = strided_access(1);
   out += "== stride sweep: a warp loads 32 floats `stride` elements apart ==\n";
   Table s;
-  s.column("stride").column("sectors/request").column("bytes fetched").column("useful %").column("model x slower");
+  s.column("stride")
+      .column("sectors/request")
+      .column("bytes fetched")
+      .column("useful %")
+      .column("model x slower");
   for (int st : kStrides) {
     const AccessModel m = strided_access(static_cast<std::uint64_t>(st));
-    s.row({std::to_string(st), std::to_string(m.sectors), std::to_string(m.fetched_bytes), pct(m.efficiency()),
-           num(1.0 / predicted_relative_bandwidth(m, coalesced))});
+    s.row({std::to_string(st), std::to_string(m.sectors), std::to_string(m.fetched_bytes),
+           pct(m.efficiency()), num(1.0 / predicted_relative_bandwidth(m, coalesced))});
   }
   out += s.render();
 
   out += "\n== AoS vs SoA: a warp loads .x of struct {float x, y, z;} ==\n";
   Table a;
-  a.column("layout", L).column("lane stride B").column("sectors/request").column("useful %").column("model x slower");
+  a.column("layout", L)
+      .column("lane stride B")
+      .column("sectors/request")
+      .column("useful %")
+      .column("model x slower");
   const AccessModel aos = aos_field_access(12);
   a.row({"SoA", "4", std::to_string(coalesced.sectors), pct(coalesced.efficiency()), num(1.0)});
   a.row({"AoS", "12", std::to_string(aos.sectors), pct(aos.efficiency()),
@@ -298,7 +352,11 @@ std::string render_model(int transpose_n) {
 
   out += "\n== float vs float4: bytes per warp request ==\n";
   Table v;
-  v.column("width", L).column("bytes/request").column("sectors/request").column("useful %").column("requests per KiB");
+  v.column("width", L)
+      .column("bytes/request")
+      .column("sectors/request")
+      .column("useful %")
+      .column("requests per KiB");
   const std::size_t s4 = distinct_sectors(warp_addresses(4, 4), 16);
   v.row({"float", "128", std::to_string(coalesced.sectors), pct(coalesced.efficiency()), "8"});
   v.row({"float4", "512", std::to_string(s4), pct(512.0 / (32.0 * static_cast<double>(s4))), "2"});
@@ -310,21 +368,31 @@ std::string render_model(int transpose_n) {
   for (int pitch : {32, 33}) {
     const auto addr = tile_column_addresses(pitch, 0);
     b.row({fmt::format("float[32][{}]", pitch),
-           fmt::format("{} {} {} {}", bank_of(addr[0]), bank_of(addr[1]), bank_of(addr[2]), bank_of(addr[3])),
+           fmt::format("{} {} {} {}", bank_of(addr[0]), bank_of(addr[1]), bank_of(addr[2]),
+                       bank_of(addr[3])),
            fmt::format("{}-way", transpose_read_conflict(pitch))});
   }
   out += b.render();
 
-  out += fmt::format("\n== transpose ladder, n = {}: sectors per warp request and bank conflicts ==\n", transpose_n);
+  out +=
+      fmt::format("\n== transpose ladder, n = {}: sectors per warp request and bank conflicts ==\n",
+                  transpose_n);
   Table t;
-  t.column("kernel", L).column("ld sectors").column("st sectors").column("smem st").column("smem ld");
+  t.column("kernel", L)
+      .column("ld sectors")
+      .column("st sectors")
+      .column("smem st")
+      .column("smem ld");
   t.column("model % of copy");
   for (const auto& m : transpose_models(transpose_n))
     t.row({std::string(m.name), std::to_string(m.load_sectors), std::to_string(m.store_sectors),
-           conflict(m.smem_store_conflict), conflict(m.smem_load_conflict), pct(m.fraction_of_copy())});
+           conflict(m.smem_store_conflict), conflict(m.smem_load_conflict),
+           pct(m.fraction_of_copy())});
   out += t.render();
-  out += "the DRAM-sector model cannot see bank conflicts: tiled and tiled+pad predict the same 100%; the smem ld\n"
-         "column says which one the shared-memory pipe will slow down\n";
+  out +=
+      "the DRAM-sector model cannot see bank conflicts: tiled and tiled+pad predict the same 100%; "
+      "the smem ld\n"
+      "column says which one the shared-memory pipe will slow down\n";
   return out;
 }
 
@@ -343,7 +411,8 @@ gpulab::Json model_json(int transpose_n) {
   j["aos_soa"] = {{"soa_sectors", coalesced.sectors},
                   {"aos_sectors", aos.sectors},
                   {"ratio", 1.0 / predicted_relative_bandwidth(aos, coalesced)}};
-  j["banks"] = {{"pitch_32", transpose_read_conflict(32)}, {"pitch_33", transpose_read_conflict(33)}};
+  j["banks"] = {{"pitch_32", transpose_read_conflict(32)},
+                {"pitch_33", transpose_read_conflict(33)}};
   j["transpose"] = gpulab::Json::array();
   for (const auto& m : transpose_models(transpose_n))
     j["transpose"].push_back({{"kernel", m.name},

@@ -5,19 +5,23 @@
 
 namespace coalescing {
 
-std::vector<std::uint64_t> warp_addresses(std::uint64_t stride_elems, std::uint64_t elem_bytes, std::uint64_t base) {
+std::vector<std::uint64_t> warp_addresses(std::uint64_t stride_elems, std::uint64_t elem_bytes,
+                                          std::uint64_t base) {
   std::vector<std::uint64_t> a(kWarpSize);
   for (int lane = 0; lane < kWarpSize; ++lane)
-    a[static_cast<std::size_t>(lane)] = base + static_cast<std::uint64_t>(lane) * stride_elems * elem_bytes;
+    a[static_cast<std::size_t>(lane)] =
+        base + static_cast<std::uint64_t>(lane) * stride_elems * elem_bytes;
   return a;
 }
 
 std::size_t distinct_sectors(std::span<const std::uint64_t> addresses, std::uint64_t access_bytes,
                              std::uint64_t sector_bytes) {
-  if (access_bytes == 0 || sector_bytes == 0) throw std::invalid_argument("distinct_sectors: sizes must be > 0");
+  if (access_bytes == 0 || sector_bytes == 0)
+    throw std::invalid_argument("distinct_sectors: sizes must be > 0");
   std::vector<std::uint64_t> sectors;
   for (std::uint64_t a : addresses)
-    for (std::uint64_t s = a / sector_bytes; s <= (a + access_bytes - 1) / sector_bytes; ++s) sectors.push_back(s);
+    for (std::uint64_t s = a / sector_bytes; s <= (a + access_bytes - 1) / sector_bytes; ++s)
+      sectors.push_back(s);
   std::sort(sectors.begin(), sectors.end());
   return static_cast<std::size_t>(std::unique(sectors.begin(), sectors.end()) - sectors.begin());
 }
@@ -38,7 +42,8 @@ AccessModel strided_access(std::uint64_t stride_elems, std::uint64_t elem_bytes)
 }
 
 AccessModel aos_field_access(std::uint64_t struct_bytes, std::uint64_t field_bytes) {
-  if (field_bytes > struct_bytes) throw std::invalid_argument("aos_field_access: field larger than the struct");
+  if (field_bytes > struct_bytes)
+    throw std::invalid_argument("aos_field_access: field larger than the struct");
   return model_of(warp_addresses(1, struct_bytes), field_bytes);
 }
 

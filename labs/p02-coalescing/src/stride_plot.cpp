@@ -1,6 +1,7 @@
 #include "coalescing/stride_plot.hpp"
 
 #include <fmt/core.h>
+
 #include <gpulab/cli.hpp>
 
 #include "coalescing/report.hpp"
@@ -18,19 +19,23 @@ gpulab::PlotSpec stride_plot(const gpulab::Json* measured) {
   gpulab::PlotSeries model{"sector model (32-byte sectors)", {}, {}, false};
   for (int s : kStrides) {
     model.x.push_back(s);
-    model.y.push_back(predicted_relative_bandwidth(strided_access(static_cast<std::uint64_t>(s)), strided_access(1)));
+    model.y.push_back(predicted_relative_bandwidth(strided_access(static_cast<std::uint64_t>(s)),
+                                                   strided_access(1)));
   }
   spec.series.push_back(model);
   if (measured != nullptr) {
-    const auto bad = [] { return gpulab::UsageError("--measured: not the output of `coalescing-bench --json` with a stride sweep"); };
-    if (!measured->is_object() || !measured->contains("stride") || !(*measured)["stride"].is_array() ||
-        (*measured)["stride"].empty())
+    const auto bad = [] {
+      return gpulab::UsageError(
+          "--measured: not the output of `coalescing-bench --json` with a stride sweep");
+    };
+    if (!measured->is_object() || !measured->contains("stride") ||
+        !(*measured)["stride"].is_array() || (*measured)["stride"].empty())
       throw bad();
     gpulab::PlotSeries got{"measured", {}, {}, true};
     double base = 0;
     for (const auto& row : (*measured)["stride"]) {
-      if (!row.is_object() || !row.contains("label") || !row["label"].is_string() || !row.contains("gbs") ||
-          !row["gbs"].is_number())
+      if (!row.is_object() || !row.contains("label") || !row["label"].is_string() ||
+          !row.contains("gbs") || !row["gbs"].is_number())
         throw bad();
       double stride = 0;
       try {

@@ -1,17 +1,20 @@
 #include "kernels/cuda_error.hpp"
 
 #include <fmt/core.h>
-#include <gpulab/cli.hpp>
 
 #include <filesystem>
+#include <gpulab/cli.hpp>
 
 namespace kernels {
 
 void throw_cuda_error(const char* file, int line, const char* call, const std::string& message) {
-  throw gpulab::RunError(
-      fmt::format("CUDA error at {}:{}: {}: {}", std::filesystem::path(file).filename().string(), line, call, message));
+  throw gpulab::RunError(fmt::format("CUDA error at {}:{}: {}: {}",
+                                     std::filesystem::path(file).filename().string(), line, call,
+                                     message));
 }
 
-void throw_no_device(const std::string& reason) { throw gpulab::Unsupported(fmt::format("no CUDA device ({})", reason)); }
+void throw_no_device(const std::string& reason) {
+  throw gpulab::Unsupported(fmt::format("no CUDA device ({})", reason));
+}
 
 }  // namespace kernels

@@ -135,7 +135,8 @@ __global__ void matmul_micro(const float* A, const float* B, float* C, int n) {
 // The same 8x8 micro-tile kernel, promised to run 4 blocks of 256 threads per
 // SM: ptxas must fit it in 65,536 / 1,024 = 64 registers per thread, although
 // the accumulators alone need 64. See `cuda-kernels ptxas` for what it did.
-__global__ void __launch_bounds__(256, 4) matmul_micro8x8_lb(const float* A, const float* B, float* C, int n) {
+__global__ void __launch_bounds__(256, 4)
+    matmul_micro8x8_lb(const float* A, const float* B, float* C, int n) {
   matmul_micro_body<128, 128, 8, 8, 8>(A, B, C, n);
 }
 
@@ -151,11 +152,13 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   float* get() const { return ptr_; }
   void upload(const std::vector<float>& host) {
-    GPULAB_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+    GPULAB_CUDA_CHECK(
+        cudaMemcpy(ptr_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
   }
   std::vector<float> download() const {
     std::vector<float> host(count_);
-    GPULAB_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, count_ * sizeof(float), cudaMemcpyDeviceToHost));
+    GPULAB_CUDA_CHECK(
+        cudaMemcpy(host.data(), ptr_, count_ * sizeof(float), cudaMemcpyDeviceToHost));
     return host;
   }
 
@@ -183,7 +186,7 @@ TimedRun time_launches(Launch&& launch, const TimingPlan& plan, AfterRep&& after
   TimedRun run;
   for (int i = 0; i < plan.warmup; ++i) {
     launch();
-    GPULAB_CUDA_CHECK(cudaGetLastError());   // launch-configuration errors (synchronous)
+    GPULAB_CUDA_CHECK(cudaGetLastError());  // launch-configuration errors (synchronous)
   }
   GPULAB_CUDA_CHECK(cudaDeviceSynchronize());  // faults of the kernel itself (asynchronous)
 
@@ -210,13 +213,15 @@ TimedRun time_launches(Launch&& launch, const TimingPlan& plan, AfterRep&& after
 }
 
 void check_plan(const TimingPlan& plan) {
-  if (plan.warmup < 0 || plan.reps < 1) throw std::invalid_argument("timing plan needs reps >= 1 and warmup >= 0");
+  if (plan.warmup < 0 || plan.reps < 1)
+    throw std::invalid_argument("timing plan needs reps >= 1 and warmup >= 0");
 }
 
 class Cublas {
  public:
   Cublas() {
-    if (cublasCreate(&h_) != CUBLAS_STATUS_SUCCESS) throw_cuda_error(__FILE__, __LINE__, "cublasCreate", "failed");
+    if (cublasCreate(&h_) != CUBLAS_STATUS_SUCCESS)
+      throw_cuda_error(__FILE__, __LINE__, "cublasCreate", "failed");
     // Plain FP32: no TF32 Tensor-Core shortcut, so the comparison is like for like.
     cublasSetMathMode(h_, CUBLAS_DEFAULT_MATH);
   }
@@ -226,8 +231,10 @@ class Cublas {
   // Row-major C = A * B is column-major C^T = B^T * A^T: pass B first.
   void sgemm_row_major(const float* A, const float* B, float* C, int n) const {
     const float one = 1.0f, zero = 0.0f;
-    const cublasStatus_t s = cublasSgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, B, n, A, n, &zero, C, n);
-    if (s != CUBLAS_STATUS_SUCCESS) throw_cuda_error(__FILE__, __LINE__, "cublasSgemm", cublasGetStatusString(s));
+    const cublasStatus_t s =
+        cublasSgemm(h_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, B, n, A, n, &zero, C, n);
+    if (s != CUBLAS_STATUS_SUCCESS)
+      throw_cuda_error(__FILE__, __LINE__, "cublasSgemm", cublasGetStatusString(s));
   }
 
  private:
@@ -243,21 +250,27 @@ KernelLaunch matmul_launch(MatmulKernel k, int n, bool second_sync) {
   const unsigned un = static_cast<unsigned>(n);
   switch (k) {
     case MatmulKernel::kNaive:
-      return {reinterpret_cast<const void*>(&matmul_naive), dim3((un + 15) / 16, (un + 15) / 16), dim3(16, 16)};
+      return {reinterpret_cast<const void*>(&matmul_naive), dim3((un + 15) / 16, (un + 15) / 16),
+              dim3(16, 16)};
     case MatmulKernel::kTiled:
       return {second_sync ? reinterpret_cast<const void*>(&matmul_tiled<true>)
                           : reinterpret_cast<const void*>(&matmul_tiled<false>),
               dim3(un / 32, un / 32), dim3(32, 32)};
     case MatmulKernel::kRect64x16:
-      return {reinterpret_cast<const void*>(&matmul_rect64x16), dim3(un / 16, un / 64), dim3(16, 64)};
+      return {reinterpret_cast<const void*>(&matmul_rect64x16), dim3(un / 16, un / 64),
+              dim3(16, 64)};
     case MatmulKernel::kMicro2x2:
-      return {reinterpret_cast<const void*>(&matmul_micro<32, 32, 32, 2, 2>), dim3(un / 32, un / 32), dim3(256)};
+      return {reinterpret_cast<const void*>(&matmul_micro<32, 32, 32, 2, 2>),
+              dim3(un / 32, un / 32), dim3(256)};
     case MatmulKernel::kMicro4x4:
-      return {reinterpret_cast<const void*>(&matmul_micro<64, 64, 16, 4, 4>), dim3(un / 64, un / 64), dim3(256)};
+      return {reinterpret_cast<const void*>(&matmul_micro<64, 64, 16, 4, 4>),
+              dim3(un / 64, un / 64), dim3(256)};
     case MatmulKernel::kMicro8x8:
-      return {reinterpret_cast<const void*>(&matmul_micro<128, 128, 8, 8, 8>), dim3(un / 128, un / 128), dim3(256)};
+      return {reinterpret_cast<const void*>(&matmul_micro<128, 128, 8, 8, 8>),
+              dim3(un / 128, un / 128), dim3(256)};
     case MatmulKernel::kMicro8x8Bounded:
-      return {reinterpret_cast<const void*>(&matmul_micro8x8_lb), dim3(un / 128, un / 128), dim3(256)};
+      return {reinterpret_cast<const void*>(&matmul_micro8x8_lb), dim3(un / 128, un / 128),
+              dim3(256)};
     case MatmulKernel::kCublas:
       break;
   }
@@ -269,7 +282,8 @@ KernelLaunch matmul_launch(MatmulKernel k, int n, bool second_sync) {
 DeviceInfo open_device() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) throw_no_device(std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err));
+  if (err != cudaSuccess)
+    throw_no_device(std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err));
   if (count == 0) throw_no_device("cudaGetDeviceCount found 0 devices");
   GPULAB_CUDA_CHECK(cudaSetDevice(0));
   GPULAB_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, not inside the first timing
@@ -291,14 +305,16 @@ TimedRun run_copy(std::size_t bytes, const TimingPlan& plan) {
   DeviceBuffer in(n), out(n);
   GPULAB_CUDA_CHECK(cudaMemset(in.get(), 0, n * sizeof(float)));
   const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
-  return time_launches([&] { copy_kernel<<<blocks, 256>>>(in.get(), out.get(), static_cast<long long>(n)); }, plan,
-                       [](TimedRun&) {});
+  return time_launches(
+      [&] { copy_kernel<<<blocks, 256>>>(in.get(), out.get(), static_cast<long long>(n)); }, plan,
+      [](TimedRun&) {});
 }
 
-TimedRun run_vec_add(const std::vector<float>& a, const std::vector<float>& b, std::size_t n, float canary,
-                     bool tail_guard, const TimingPlan& plan) {
+TimedRun run_vec_add(const std::vector<float>& a, const std::vector<float>& b, std::size_t n,
+                     float canary, bool tail_guard, const TimingPlan& plan) {
   check_plan(plan);
-  if (a.size() != b.size() || a.size() < n) throw std::invalid_argument("run_vec_add: a and b must be equal and >= n");
+  if (a.size() != b.size() || a.size() < n)
+    throw std::invalid_argument("run_vec_add: a and b must be equal and >= n");
   const std::size_t len = a.size();
   constexpr unsigned kThreads = 256;
   const unsigned blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);  // ceil-div
@@ -321,8 +337,8 @@ TimedRun run_vec_add(const std::vector<float>& a, const std::vector<float>& b, s
   return run;
 }
 
-TimedRun run_matmul(MatmulKernel kernel, const std::vector<float>& a, const std::vector<float>& b, int n,
-                    const TimingPlan& plan, const MatmulOptions& opts) {
+TimedRun run_matmul(MatmulKernel kernel, const std::vector<float>& a, const std::vector<float>& b,
+                    int n, const TimingPlan& plan, const MatmulOptions& opts) {
   check_plan(plan);
   const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
   if (n <= 0 || n % 128 != 0 || a.size() != count || b.size() != count)
@@ -346,8 +362,9 @@ TimedRun run_matmul(MatmulKernel kernel, const std::vector<float>& a, const std:
     float* pc = dc.get();
     int nn = n;
     void* args[] = {&pa, &pb, &pc, &nn};
-    run = time_launches([&] { GPULAB_CUDA_CHECK(cudaLaunchKernel(l.fn, l.grid, l.block, args, 0, nullptr)); }, plan,
-                        keep);
+    run = time_launches(
+        [&] { GPULAB_CUDA_CHECK(cudaLaunchKernel(l.fn, l.grid, l.block, args, 0, nullptr)); }, plan,
+        keep);
   }
   run.out = dc.download();
   return run;
@@ -362,11 +379,15 @@ KernelResources matmul_resources(MatmulKernel kernel) {
   r.local_bytes = attr.localSizeBytes;
   r.static_smem_bytes = attr.sharedSizeBytes;
   r.threads_per_block = static_cast<int>(l.block.x * l.block.y * l.block.z);
-  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, l.fn, r.threads_per_block, 0));
+  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, l.fn,
+                                                                  r.threads_per_block, 0));
   int device = 0, max_threads = 0;
   GPULAB_CUDA_CHECK(cudaGetDevice(&device));
-  GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  r.occupancy = max_threads > 0 ? static_cast<double>(r.blocks_per_sm * r.threads_per_block) / max_threads : 0.0;
+  GPULAB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  r.occupancy = max_threads > 0
+                    ? static_cast<double>(r.blocks_per_sm * r.threads_per_block) / max_threads
+                    : 0.0;
   return r;
 }
 

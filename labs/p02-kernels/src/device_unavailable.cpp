@@ -8,20 +8,28 @@ namespace kernels {
 namespace {
 
 [[noreturn]] void unavailable() {
-  throw gpulab::Unsupported("no CUDA device (this build has no CUDA compiler; install the CUDA Toolkit and reconfigure)");
+  throw gpulab::Unsupported(
+      "no CUDA device (this build has no CUDA compiler; install the CUDA Toolkit and reconfigure)");
 }
 
 }  // namespace
 
-DeviceInfo open_device() { unavailable(); }
-TimedRun run_copy(std::size_t, const TimingPlan&) { unavailable(); }
-TimedRun run_vec_add(const std::vector<float>&, const std::vector<float>&, std::size_t, float, bool, const TimingPlan&) {
+DeviceInfo open_device() {
   unavailable();
 }
-TimedRun run_matmul(MatmulKernel, const std::vector<float>&, const std::vector<float>&, int, const TimingPlan&,
-                    const MatmulOptions&) {
+TimedRun run_copy(std::size_t, const TimingPlan&) {
   unavailable();
 }
-KernelResources matmul_resources(MatmulKernel) { unavailable(); }
+TimedRun run_vec_add(const std::vector<float>&, const std::vector<float>&, std::size_t, float, bool,
+                     const TimingPlan&) {
+  unavailable();
+}
+TimedRun run_matmul(MatmulKernel, const std::vector<float>&, const std::vector<float>&, int,
+                    const TimingPlan&, const MatmulOptions&) {
+  unavailable();
+}
+KernelResources matmul_resources(MatmulKernel) {
+  unavailable();
+}
 
 }  // namespace kernels

@@ -22,10 +22,12 @@ LaunchConfig launch_1d(std::uint64_t n, std::uint32_t threads) {
   return cfg;
 }
 
-LaunchConfig launch_2d(std::uint64_t width, std::uint64_t height, std::uint32_t bx, std::uint32_t by) {
+LaunchConfig launch_2d(std::uint64_t width, std::uint64_t height, std::uint32_t bx,
+                       std::uint32_t by) {
   LaunchConfig cfg;
   cfg.block = {bx, by, 1};
-  cfg.grid = {to_dim(bx == 0 ? 0 : ceil_div(width, bx)), to_dim(by == 0 ? 0 : ceil_div(height, by)), 1};
+  cfg.grid = {to_dim(bx == 0 ? 0 : ceil_div(width, bx)), to_dim(by == 0 ? 0 : ceil_div(height, by)),
+              1};
   return cfg;
 }
 
@@ -43,15 +45,19 @@ std::uint64_t idle_tail_threads(const LaunchConfig& cfg, std::uint64_t n) {
 }
 
 std::string launch_problem(const LaunchConfig& cfg) {
-  // Limits shared by every architecture from sm_75 on (CUDA Programming Guide, compute capabilities table).
+  // Limits shared by every architecture from sm_75 on (CUDA Programming Guide, compute capabilities
+  // table).
   const std::uint64_t tpb = threads_per_block(cfg.block);
-  if (tpb == 0 || cfg.grid.x == 0 || cfg.grid.y == 0 || cfg.grid.z == 0) return "empty launch (a dimension is 0)";
+  if (tpb == 0 || cfg.grid.x == 0 || cfg.grid.y == 0 || cfg.grid.z == 0)
+    return "empty launch (a dimension is 0)";
   if (tpb > 1024) return fmt::format("{} threads per block (the limit is 1,024)", tpb);
   if (cfg.block.x > 1024 || cfg.block.y > 1024 || cfg.block.z > 64)
     return "block dimension over its limit (x, y <= 1,024, z <= 64)";
-  if (cfg.grid.x > 2147483647u) return fmt::format("grid.x = {} (the limit is 2^31 - 1)", cfg.grid.x);
+  if (cfg.grid.x > 2147483647u)
+    return fmt::format("grid.x = {} (the limit is 2^31 - 1)", cfg.grid.x);
   if (cfg.grid.y > 65535 || cfg.grid.z > 65535)
-    return fmt::format("grid.y = {}, grid.z = {} (each is limited to 65,535)", cfg.grid.y, cfg.grid.z);
+    return fmt::format("grid.y = {}, grid.z = {} (each is limited to 65,535)", cfg.grid.y,
+                       cfg.grid.z);
   return {};
 }
 

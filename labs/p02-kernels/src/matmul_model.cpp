@@ -36,7 +36,9 @@ double matmul_flops(std::int64_t n) {
   return 2.0 * d * d * d;
 }
 
-double tflops(std::int64_t n, double seconds) { return seconds > 0 ? matmul_flops(n) / seconds / 1e12 : 0.0; }
+double tflops(std::int64_t n, double seconds) {
+  return seconds > 0 ? matmul_flops(n) / seconds / 1e12 : 0.0;
+}
 
 double global_loads_per_fma(const MatmulShape& s) {
   if (s.kernel == MatmulKernel::kNaive) return 2.0;  // a row element and a column element per FMA

@@ -38,7 +38,8 @@ std::string short_kernel_name(const std::string& mangled) {
 
 std::vector<PtxasEntry> parse_ptxas_report(std::string_view text) {
   static const std::regex entry_re(R"(Compiling entry function '([^']+)' for '([^']+)')");
-  static const std::regex frame_re(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex frame_re(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
   static const std::regex used_re(R"(Used (\d+) registers)");
   static const std::regex smem_re(R"((\d+) bytes smem)");
   std::vector<PtxasEntry> entries;

@@ -1,8 +1,7 @@
 #include "kernels/reference.hpp"
 
-#include <gpulab/rng.hpp>
-
 #include <algorithm>
+#include <gpulab/rng.hpp>
 #include <stdexcept>
 
 namespace kernels {
@@ -15,7 +14,8 @@ std::vector<float> random_values(std::size_t count, std::uint64_t seed) {
 }
 
 std::vector<float> cpu_vec_add(std::span<const float> a, std::span<const float> b, std::size_t n) {
-  if (a.size() < n || b.size() < n) throw std::invalid_argument("cpu_vec_add: inputs shorter than n");
+  if (a.size() < n || b.size() < n)
+    throw std::invalid_argument("cpu_vec_add: inputs shorter than n");
   std::vector<float> c(n);
   for (std::size_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
   return c;
@@ -34,9 +34,10 @@ std::vector<std::size_t> rows_to_verify(std::size_t n, std::size_t full_limit, s
   return rows;
 }
 
-std::vector<float> cpu_matmul_rows(std::span<const float> a, std::span<const float> b, std::size_t n,
-                                   std::span<const std::size_t> rows) {
-  if (a.size() != n * n || b.size() != n * n) throw std::invalid_argument("cpu_matmul_rows: A and B must be n x n");
+std::vector<float> cpu_matmul_rows(std::span<const float> a, std::span<const float> b,
+                                   std::size_t n, std::span<const std::size_t> rows) {
+  if (a.size() != n * n || b.size() != n * n)
+    throw std::invalid_argument("cpu_matmul_rows: A and B must be n x n");
   std::vector<float> out(rows.size() * n);
   std::vector<double> acc(n);
   for (std::size_t r = 0; r < rows.size(); ++r) {
@@ -54,7 +55,8 @@ std::vector<float> cpu_matmul_rows(std::span<const float> a, std::span<const flo
   return out;
 }
 
-std::vector<float> gather_rows(std::span<const float> c, std::size_t n, std::span<const std::size_t> rows) {
+std::vector<float> gather_rows(std::span<const float> c, std::size_t n,
+                               std::span<const std::size_t> rows) {
   if (c.size() != n * n) throw std::invalid_argument("gather_rows: C must be n x n");
   std::vector<float> out;
   out.reserve(rows.size() * n);

@@ -1,11 +1,11 @@
 #include "kernels/report.hpp"
 
 #include <fmt/core.h>
-#include <gpulab/stats.hpp>
-#include <gpulab/table.hpp>
 
 #include <algorithm>
 #include <fstream>
+#include <gpulab/stats.hpp>
+#include <gpulab/table.hpp>
 #include <sstream>
 
 #include "kernels/reference.hpp"
@@ -23,11 +23,14 @@ constexpr auto L = Table::Align::kLeft;
 
 std::string grouped(std::uint64_t v) {
   std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+    s.insert(static_cast<std::size_t>(i), ",");
   return s;
 }
 
-std::string version(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+std::string version(int v) {
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
 
 Row timed_row(std::string kernel, const TimedRun& run) {
   Row row;
@@ -44,7 +47,9 @@ const Row* find(const std::vector<Row>& rows, std::string_view kernel) {
   return nullptr;
 }
 
-std::string ms(double v) { return fmt::format("{:.3f}", v); }
+std::string ms(double v) {
+  return fmt::format("{:.3f}", v);
+}
 
 }  // namespace
 
@@ -55,7 +60,8 @@ std::vector<std::string> kernel_names() {
 }
 
 bool selected(const MeasureOptions& o, std::string_view name) {
-  return o.kernels.empty() || std::find(o.kernels.begin(), o.kernels.end(), name) != o.kernels.end();
+  return o.kernels.empty() ||
+         std::find(o.kernels.begin(), o.kernels.end(), name) != o.kernels.end();
 }
 
 bool MeasureReport::all_checks_pass() const {
@@ -65,7 +71,8 @@ bool MeasureReport::all_checks_pass() const {
 }
 
 bool MeasureReport::all_gates_pass() const {
-  return std::all_of(gates.begin(), gates.end(), [](const Gate& g) { return !g.evaluated || g.pass; });
+  return std::all_of(gates.begin(), gates.end(),
+                     [](const Gate& g) { return !g.evaluated || g.pass; });
 }
 
 MeasureReport measure(const MeasureOptions& o) {
@@ -90,18 +97,22 @@ MeasureReport measure(const MeasureOptions& o) {
     const std::vector<float> want = cpu_vec_add(a, b, n);
     const std::span<const float> got(run.out.data(), n);
     const CloseReport close = check_close(got, want, o.tolerance);
-    const std::size_t overwritten = canary_overwrites(std::span<const float>(run.out).subspan(n), kCanary);
+    const std::size_t overwritten =
+        canary_overwrites(std::span<const float>(run.out).subspan(n), kCanary);
     Row v = timed_row("vec_add", run);
     v.gbs = 12.0 * static_cast<double>(n) / (v.event_median_ms * 1e-3) / 1e9;
     v.ok = close.ok() && overwritten == 0;
     v.check = close.ok() ? "PASS" : describe(close, got, want);
     if (overwritten > 0)
-      v.check = fmt::format("FAIL: wrote {} floats past c[{}] (out of bounds: no tail guard)", overwritten, n - 1);
+      v.check = fmt::format("FAIL: wrote {} floats past c[{}] (out of bounds: no tail guard)",
+                            overwritten, n - 1);
     if (!o.tail_guard && o.exact_alloc)
-      rep.notes.push_back("--exact-alloc: the unguarded tail wrote past the allocation, where this program cannot "
-                          "see it; run it under compute-sanitizer to get the report");
+      rep.notes.push_back(
+          "--exact-alloc: the unguarded tail wrote past the allocation, where this program cannot "
+          "see it; run it under compute-sanitizer to get the report");
     if (!o.tail_guard && n % 256 == 0)
-      rep.notes.push_back(fmt::format("--no-tail-guard with n = {}, a multiple of 256: no tail, nothing to corrupt", n));
+      rep.notes.push_back(fmt::format(
+          "--no-tail-guard with n = {}, a multiple of 256: no tail, nothing to corrupt", n));
     rep.memory_rows.push_back(v);
   }
 
@@ -115,9 +126,10 @@ MeasureReport measure(const MeasureOptions& o) {
     const std::vector<std::size_t> rows = rows_to_verify(n);
     const std::vector<float> want = cpu_matmul_rows(a, b, n, rows);
     if (rows.size() < n)
-      rep.notes.push_back(fmt::format("matmul verified on {} of {} rows, spread evenly (a full CPU reference at this n "
-                                      "takes minutes)",
-                                      rows.size(), n));
+      rep.notes.push_back(fmt::format(
+          "matmul verified on {} of {} rows, spread evenly (a full CPU reference at this n "
+          "takes minutes)",
+          rows.size(), n));
     for (MatmulKernel k : todo) {
       const MatmulShape& shape = shape_of(k);
       MatmulOptions mo;
@@ -139,13 +151,15 @@ MeasureReport measure(const MeasureOptions& o) {
         }
         if (bad_runs > 0) {
           row.ok = false;
-          row.check = fmt::format("FAIL: {} of {} runs corrupted (worst {} of {} elements): the race of the dropped "
-                                  "second __syncthreads()",
-                                  bad_runs, run.every_out.size(), worst, want.size());
+          row.check = fmt::format(
+              "FAIL: {} of {} runs corrupted (worst {} of {} elements): the race of the dropped "
+              "second __syncthreads()",
+              bad_runs, run.every_out.size(), worst, want.size());
         } else {
-          rep.notes.push_back(fmt::format("--drop-second-sync: the race did not fire in {} runs; it is still a bug "
-                                          "(try more --reps or a larger --n)",
-                                          run.every_out.size()));
+          rep.notes.push_back(
+              fmt::format("--drop-second-sync: the race did not fire in {} runs; it is still a bug "
+                          "(try more --reps or a larger --n)",
+                          run.every_out.size()));
         }
       }
       if (k != MatmulKernel::kCublas) row.resources = matmul_resources(k);
@@ -158,13 +172,15 @@ MeasureReport measure(const MeasureOptions& o) {
   if (lie == nullptr && !rep.matmul_rows.empty()) lie = &rep.matmul_rows.front();
   if (lie == nullptr) lie = find(rep.memory_rows, "vec_add");
   if (lie != nullptr)
-    rep.notes.push_back(fmt::format("std::chrono around the asynchronous launch of {} read {} ms, CUDA events {} ms: "
-                                    "it timed the enqueue, not the kernel",
-                                    lie->kernel, ms(lie->chrono_enqueue_ms), ms(lie->event_median_ms)));
+    rep.notes.push_back(fmt::format(
+        "std::chrono around the asynchronous launch of {} read {} ms, CUDA events {} ms: "
+        "it timed the enqueue, not the kernel",
+        lie->kernel, ms(lie->chrono_enqueue_ms), ms(lie->event_median_ms)));
   return rep;
 }
 
-std::vector<Gate> evaluate_gates(const std::vector<Row>& memory_rows, const std::vector<Row>& matmul_rows, int n) {
+std::vector<Gate> evaluate_gates(const std::vector<Row>& memory_rows,
+                                 const std::vector<Row>& matmul_rows, int n) {
   std::vector<Gate> gates;
   {
     Gate g;
@@ -188,7 +204,8 @@ std::vector<Gate> evaluate_gates(const std::vector<Row>& memory_rows, const std:
       g.evaluated = true;
       g.value = naive->event_median_ms / tiled->event_median_ms;
       g.pass = naive->ok && tiled->ok && g.value >= 4.0;
-      g.detail = naive->ok && tiled->ok ? fmt::format("{:.1f}x at n = {}", g.value, n) : "a kernel failed its check";
+      g.detail = naive->ok && tiled->ok ? fmt::format("{:.1f}x at n = {}", g.value, n)
+                                        : "a kernel failed its check";
     }
     gates.push_back(g);
   }
@@ -203,7 +220,8 @@ std::vector<Gate> evaluate_gates(const std::vector<Row>& memory_rows, const std:
       g.evaluated = true;
       g.value = best->tflops / blas->tflops;
       g.pass = blas->ok && g.value >= 0.5;
-      g.detail = fmt::format("{}: {:.1f}% at n = {} (the goal is stated at n = 4096)", best->kernel, 100 * g.value, n);
+      g.detail = fmt::format("{}: {:.1f}% at n = {} (the goal is stated at n = 4096)", best->kernel,
+                             100 * g.value, n);
     }
     gates.push_back(g);
   }
@@ -213,45 +231,66 @@ std::vector<Gate> evaluate_gates(const std::vector<Row>& memory_rows, const std:
 std::string render(const MeasureReport& r) {
   std::string out;
   const auto& d = r.device;
-  out += fmt::format("device   {} (sm_{}{}, {} SMs), driver {}, runtime {}\n", d.name, d.cc_major, d.cc_minor,
-                     d.sm_count, version(d.driver_version), version(d.runtime_version));
-  out += fmt::format("timing   CUDA events, median of {} after {} warm-up; chrono = std::chrono around one launch, "
-                     "no sync\n",
-                     r.options.plan.reps, r.options.plan.warmup);
+  out += fmt::format("device   {} (sm_{}{}, {} SMs), driver {}, runtime {}\n", d.name, d.cc_major,
+                     d.cc_minor, d.sm_count, version(d.driver_version), version(d.runtime_version));
+  out += fmt::format(
+      "timing   CUDA events, median of {} after {} warm-up; chrono = std::chrono around one "
+      "launch, "
+      "no sync\n",
+      r.options.plan.reps, r.options.plan.warmup);
   if (!r.memory_rows.empty()) {
-    out += fmt::format("\nmemory-bound, vec_add n = {} floats, copy {} MiB\n", grouped(r.options.vec_n),
-                       r.options.copy_bytes >> 20);
+    out += fmt::format("\nmemory-bound, vec_add n = {} floats, copy {} MiB\n",
+                       grouped(r.options.vec_n), r.options.copy_bytes >> 20);
     const Row* copy = find(r.memory_rows, "copy");
     Table t;
-    t.column("kernel", L).column("check", L).column("event ms").column("chrono ms").column("GB/s").column("% of copy");
+    t.column("kernel", L)
+        .column("check", L)
+        .column("event ms")
+        .column("chrono ms")
+        .column("GB/s")
+        .column("% of copy");
     for (const auto& row : r.memory_rows)
-      t.row({row.kernel, row.ok ? (row.check == "n/a" ? "n/a" : "PASS") : "FAIL", ms(row.event_median_ms),
-             ms(row.chrono_enqueue_ms), fmt::format("{:.1f}", row.gbs),
+      t.row({row.kernel, row.ok ? (row.check == "n/a" ? "n/a" : "PASS") : "FAIL",
+             ms(row.event_median_ms), ms(row.chrono_enqueue_ms), fmt::format("{:.1f}", row.gbs),
              copy != nullptr ? fmt::format("{:.1f}", 100 * row.gbs / copy->gbs) : "-"});
     out += t.render();
   }
   if (!r.matmul_rows.empty()) {
-    out += fmt::format("\nmatmul, n = {} ({:.2f} GFLOP per multiply)\n", r.options.n, matmul_flops(r.options.n) / 1e9);
+    out += fmt::format("\nmatmul, n = {} ({:.2f} GFLOP per multiply)\n", r.options.n,
+                       matmul_flops(r.options.n) / 1e9);
     const Row* naive = find(r.matmul_rows, "naive");
     const Row* blas = find(r.matmul_rows, "cublas");
     Table t;
-    t.column("kernel", L).column("check", L).column("event ms").column("chrono ms").column("TFLOP/s");
-    t.column("x naive").column("% of cuBLAS").column("regs").column("spill B").column("blocks/SM").column("occupancy %");
+    t.column("kernel", L)
+        .column("check", L)
+        .column("event ms")
+        .column("chrono ms")
+        .column("TFLOP/s");
+    t.column("x naive")
+        .column("% of cuBLAS")
+        .column("regs")
+        .column("spill B")
+        .column("blocks/SM")
+        .column("occupancy %");
     for (const auto& row : r.matmul_rows) {
       const auto& res = row.resources;
-      t.row({row.kernel, row.ok ? "PASS" : "FAIL", ms(row.event_median_ms), ms(row.chrono_enqueue_ms),
-             fmt::format("{:.2f}", row.tflops),
-             naive != nullptr ? fmt::format("{:.1f}", naive->event_median_ms / row.event_median_ms) : "-",
+      t.row({row.kernel, row.ok ? "PASS" : "FAIL", ms(row.event_median_ms),
+             ms(row.chrono_enqueue_ms), fmt::format("{:.2f}", row.tflops),
+             naive != nullptr ? fmt::format("{:.1f}", naive->event_median_ms / row.event_median_ms)
+                              : "-",
              blas != nullptr ? fmt::format("{:.1f}", 100 * row.tflops / blas->tflops) : "-",
-             res ? std::to_string(res->registers) : "-", res ? std::to_string(res->local_bytes) : "-",
-             res ? std::to_string(res->blocks_per_sm) : "-", res ? fmt::format("{:.0f}", 100 * res->occupancy) : "-"});
+             res ? std::to_string(res->registers) : "-",
+             res ? std::to_string(res->local_bytes) : "-",
+             res ? std::to_string(res->blocks_per_sm) : "-",
+             res ? fmt::format("{:.0f}", 100 * res->occupancy) : "-"});
     }
     out += t.render();
   }
   out += "\n";
   for (const auto& rows : {&r.memory_rows, &r.matmul_rows})
     for (const auto& row : *rows)
-      if (!row.ok) out += fmt::format("FAIL {}: {}\n", row.kernel, row.check.substr(row.check.find(':') + 2));
+      if (!row.ok)
+        out += fmt::format("FAIL {}: {}\n", row.kernel, row.check.substr(row.check.find(':') + 2));
   Table g;
   g.column("gate", L).column("verdict", L).column("measured", L);
   for (const auto& gate : r.gates)
@@ -275,9 +314,12 @@ gpulab::Json to_json(const MeasureReport& r) {
   auto rows = [](const std::vector<Row>& rs) {
     gpulab::Json a = gpulab::Json::array();
     for (const auto& row : rs) {
-      gpulab::Json o = {{"kernel", row.kernel},       {"ok", row.ok},
-                        {"check", row.check},         {"event_median_ms", row.event_median_ms},
-                        {"event_min_ms", row.event_min_ms}, {"chrono_enqueue_ms", row.chrono_enqueue_ms}};
+      gpulab::Json o = {{"kernel", row.kernel},
+                        {"ok", row.ok},
+                        {"check", row.check},
+                        {"event_median_ms", row.event_median_ms},
+                        {"event_min_ms", row.event_min_ms},
+                        {"chrono_enqueue_ms", row.chrono_enqueue_ms}};
       if (row.gbs > 0) o["gbs"] = row.gbs;
       if (row.tflops > 0) o["tflops"] = row.tflops;
       if (row.resources)
@@ -295,7 +337,8 @@ gpulab::Json to_json(const MeasureReport& r) {
   j["matmul"] = rows(r.matmul_rows);
   j["gates"] = gpulab::Json::array();
   for (const auto& g : r.gates)
-    j["gates"].push_back({{"gate", g.name}, {"evaluated", g.evaluated}, {"pass", g.pass}, {"value", g.value}});
+    j["gates"].push_back(
+        {{"gate", g.name}, {"evaluated", g.evaluated}, {"pass", g.pass}, {"value", g.value}});
   j["notes"] = r.notes;
   j["all_checks_pass"] = r.all_checks_pass();
   return j;
@@ -307,8 +350,16 @@ std::string render_model(int n, const Roof& roof) {
       "roof: {} datasheet, {:.0f} GB/s DRAM, {:.1f} TFLOP/s FP32, no cache reuse assumed\n\n",
       n, matmul_flops(n) / 1e9, roof.gpu, roof.bandwidth_gbs, roof.fp32_tflops);
   Table t;
-  t.column("kernel", L).column("C tile", L).column("threads").column("per thread", L).column("grid", L);
-  t.column("global loads/FMA").column("smem loads/FMA").column("FLOP/B").column("roof TFLOP/s").column("roof ms");
+  t.column("kernel", L)
+      .column("C tile", L)
+      .column("threads")
+      .column("per thread", L)
+      .column("grid", L);
+  t.column("global loads/FMA")
+      .column("smem loads/FMA")
+      .column("FLOP/B")
+      .column("roof TFLOP/s")
+      .column("roof ms");
   for (const auto& s : matmul_shapes()) {
     if (s.kernel == MatmulKernel::kCublas) {
       t.row({std::string(s.name), "-", "-", "-", "-", "-", "-", "-", "-", "-"});
@@ -316,16 +367,19 @@ std::string render_model(int n, const Roof& roof) {
     }
     const double roof_tf = roofline_tflops(s, roof);
     const bool naive = s.kernel == MatmulKernel::kNaive;
-    t.row({std::string(s.name), fmt::format("{}x{}", s.block_rows, s.block_cols), std::to_string(s.threads),
-           fmt::format("{}x{}", s.micro_rows, s.micro_cols),
-           fmt::format("{}x{}", n / s.block_cols, n / s.block_rows), fmt::format("{:.3f}", global_loads_per_fma(s)),
-           naive ? "-" : fmt::format("{:.3f}", inner_loads_per_fma(s)), fmt::format("{:.2f}", arithmetic_intensity(s)),
-           fmt::format("{:.2f}", roof_tf), fmt::format("{:.2f}", matmul_flops(n) / (roof_tf * 1e12) * 1e3)});
+    t.row({std::string(s.name), fmt::format("{}x{}", s.block_rows, s.block_cols),
+           std::to_string(s.threads), fmt::format("{}x{}", s.micro_rows, s.micro_cols),
+           fmt::format("{}x{}", n / s.block_cols, n / s.block_rows),
+           fmt::format("{:.3f}", global_loads_per_fma(s)),
+           naive ? "-" : fmt::format("{:.3f}", inner_loads_per_fma(s)),
+           fmt::format("{:.2f}", arithmetic_intensity(s)), fmt::format("{:.2f}", roof_tf),
+           fmt::format("{:.2f}", matmul_flops(n) / (roof_tf * 1e12) * 1e3)});
   }
   out += t.render();
   const double vec_ai = 1.0 / 12.0;  // one add per two 4-byte loads and one store
-  out += fmt::format("\nvec_add: 1 FLOP per 12 B = {:.3f} FLOP/B, roof {:.3f} TFLOP/s: only bandwidth matters\n", vec_ai,
-                     vec_ai * roof.bandwidth_gbs / 1e3);
+  out += fmt::format(
+      "\nvec_add: 1 FLOP per 12 B = {:.3f} FLOP/B, roof {:.3f} TFLOP/s: only bandwidth matters\n",
+      vec_ai, vec_ai * roof.bandwidth_gbs / 1e3);
   return out;
 }
 
@@ -358,9 +412,12 @@ std::string render_launch(const LaunchConfig& cfg, std::uint64_t elements) {
   std::string out;
   out += fmt::format("block    {} x {} = {} threads\n", b.x, b.y, grouped(threads_per_block(b)));
   out += fmt::format("grid     {} x {} = {} blocks\n", g.x, g.y, grouped(std::uint64_t{g.x} * g.y));
-  out += fmt::format("threads  {} launched for {} elements, {} idle past the edge (the tail guard switches them off)\n",
-                     grouped(total_threads(cfg)), grouped(elements), grouped(idle_tail_threads(cfg, elements)));
-  out += fmt::format("launch   {}\n", problem.empty() ? "valid on every sm_75+ GPU" : "INVALID: " + problem);
+  out += fmt::format(
+      "threads  {} launched for {} elements, {} idle past the edge (the tail guard switches them "
+      "off)\n",
+      grouped(total_threads(cfg)), grouped(elements), grouped(idle_tail_threads(cfg, elements)));
+  out += fmt::format("launch   {}\n",
+                     problem.empty() ? "valid on every sm_75+ GPU" : "INVALID: " + problem);
   return out;
 }
 
@@ -375,11 +432,16 @@ gpulab::Json launch_json(const LaunchConfig& cfg, std::uint64_t elements) {
 
 std::string render_ptxas(const std::vector<PtxasEntry>& entries) {
   Table t;
-  t.column("kernel", L).column("arch", L).column("regs").column("spill stores B").column("spill loads B");
+  t.column("kernel", L)
+      .column("arch", L)
+      .column("regs")
+      .column("spill stores B")
+      .column("spill loads B");
   t.column("stack B").column("smem B");
   for (const auto& e : entries)
     t.row({e.kernel, e.arch, std::to_string(e.registers), std::to_string(e.spill_store_bytes),
-           std::to_string(e.spill_load_bytes), std::to_string(e.stack_bytes), std::to_string(e.smem_bytes)});
+           std::to_string(e.spill_load_bytes), std::to_string(e.stack_bytes),
+           std::to_string(e.smem_bytes)});
   return t.render();
 }
 
@@ -396,6 +458,8 @@ gpulab::Json ptxas_json(const std::vector<PtxasEntry>& entries) {
   return a;
 }
 
-std::string default_ptxas_report_path() { return KERNELS_PTXAS_REPORT; }
+std::string default_ptxas_report_path() {
+  return KERNELS_PTXAS_REPORT;
+}
 
 }  // namespace kernels

@@ -1,17 +1,17 @@
 #include "kernels/roofline_plot.hpp"
 
 #include <fmt/core.h>
-#include <gpulab/cli.hpp>
 
 #include <algorithm>
+#include <gpulab/cli.hpp>
 #include <vector>
 
 namespace kernels {
 
 gpulab::PlotSpec roofline_plot(const Roof& roof, const gpulab::Json* measured) {
   gpulab::PlotSpec spec;
-  spec.title = fmt::format("matmul roofline, {} datasheet ({:.0f} GB/s, {:.1f} TFLOP/s FP32)", roof.gpu,
-                           roof.bandwidth_gbs, roof.fp32_tflops);
+  spec.title = fmt::format("matmul roofline, {} datasheet ({:.0f} GB/s, {:.1f} TFLOP/s FP32)",
+                           roof.gpu, roof.bandwidth_gbs, roof.fp32_tflops);
   spec.x_label = "arithmetic intensity (FLOP per DRAM byte, no cache reuse)";
   spec.y_label = "TFLOP/s";
   spec.log_x = true;
@@ -36,15 +36,19 @@ gpulab::PlotSpec roofline_plot(const Roof& roof, const gpulab::Json* measured) {
   spec.series.push_back(model);
 
   if (measured != nullptr) {
-    if (!measured->is_object() || !measured->contains("matmul") || !(*measured)["matmul"].is_array())
-      throw gpulab::UsageError("--measured: not the output of `cuda-kernels --json` (no \"matmul\" array)");
+    if (!measured->is_object() || !measured->contains("matmul") ||
+        !(*measured)["matmul"].is_array())
+      throw gpulab::UsageError(
+          "--measured: not the output of `cuda-kernels --json` (no \"matmul\" array)");
     gpulab::PlotSeries got{"measured", {}, {}, true};
     for (const auto& row : (*measured)["matmul"]) {
-      if (!row.is_object() || !row.contains("kernel") || !row["kernel"].is_string() || !row.contains("tflops") ||
-          !row["tflops"].is_number())
+      if (!row.is_object() || !row.contains("kernel") || !row["kernel"].is_string() ||
+          !row.contains("tflops") || !row["tflops"].is_number())
         throw gpulab::UsageError("--measured: a matmul row lacks \"kernel\" or \"tflops\"");
       const auto k = parse_matmul_kernel(row["kernel"].get<std::string>());
-      if (!k) throw gpulab::UsageError(fmt::format("--measured: unknown kernel '{}'", row["kernel"].get<std::string>()));
+      if (!k)
+        throw gpulab::UsageError(
+            fmt::format("--measured: unknown kernel '{}'", row["kernel"].get<std::string>()));
       if (*k == MatmulKernel::kCublas) continue;  // its intensity is not modelled
       got.x.push_back(arithmetic_intensity(shape_of(*k)));
       got.y.push_back(row["tflops"].get<double>());

@@ -21,13 +21,13 @@ struct DeviceInfo {
 DeviceInfo open_device();
 
 struct Measured {
-  std::vector<double> event_ms;   // one per timed repetition (CUDA events)
-  bool verified = false;          // the output matched the host's expectation exactly
-  std::string mismatch;           // the first difference, when not verified
-  int registers = 0;              // cudaFuncGetAttributes
+  std::vector<double> event_ms;  // one per timed repetition (CUDA events)
+  bool verified = false;         // the output matched the host's expectation exactly
+  std::string mismatch;          // the first difference, when not verified
+  int registers = 0;             // cudaFuncGetAttributes
   int threads_per_block = 0;
-  int blocks_per_sm = 0;          // cudaOccupancyMaxActiveBlocksPerMultiprocessor
-  double occupancy = 0;           // resident warps / the SM's maximum
+  int blocks_per_sm = 0;  // cudaOccupancyMaxActiveBlocksPerMultiprocessor
+  double occupancy = 0;   // resident warps / the SM's maximum
 };
 
 struct Plan {

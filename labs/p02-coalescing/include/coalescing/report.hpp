@@ -3,7 +3,6 @@
 #pragma once
 
 #include <gpulab/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,8 +14,8 @@ namespace coalescing {
 inline const std::vector<int> kStrides{1, 2, 4, 8, 16, 32};
 
 struct BenchOptions {
-  std::size_t buffer_mb = 256;   // stride and float4 buffers; AoS uses buffer_mb of x values
-  int transpose_n = 8192;        // 256 MiB per matrix: far beyond a 50 MB L2
+  std::size_t buffer_mb = 256;  // stride and float4 buffers; AoS uses buffer_mb of x values
+  int transpose_n = 8192;       // 256 MiB per matrix: far beyond a 50 MB L2
   Plan plan;
   std::vector<std::string> only;  // sections: stride, aos, float4, transpose; empty = all
 };
@@ -28,14 +27,14 @@ struct Row {
   bool ok = false;
   std::string mismatch;
   double median_ms = 0;
-  double gbs = 0;              // effective: useful bytes / time
-  double model_gbs = 0;        // the model's prediction, scaled from the row it is relative to
-  std::string model_note;      // sectors/request etc., as printed
-  double fraction_of_copy = 0; // transpose rows
+  double gbs = 0;               // effective: useful bytes / time
+  double model_gbs = 0;         // the model's prediction, scaled from the row it is relative to
+  std::string model_note;       // sectors/request etc., as printed
+  double fraction_of_copy = 0;  // transpose rows
   double model_fraction = 0;
   int registers = 0, blocks_per_sm = 0, threads_per_block = 0;
   double occupancy = 0;
-  bool skipped = false;        // e.g. cp.async below sm_80
+  bool skipped = false;  // e.g. cp.async below sm_80
   std::string skip_reason;
 };
 

@@ -25,7 +25,8 @@ struct AccessModel {
   std::uint64_t useful_bytes = 0;   // bytes the lanes asked for
   std::uint64_t fetched_bytes = 0;  // sectors * 32
   [[nodiscard]] double efficiency() const {
-    return fetched_bytes ? static_cast<double>(useful_bytes) / static_cast<double>(fetched_bytes) : 0.0;
+    return fetched_bytes ? static_cast<double>(useful_bytes) / static_cast<double>(fetched_bytes)
+                         : 0.0;
   }
 };
 

@@ -18,7 +18,7 @@ struct DeviceInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
-  int driver_version = 0;   // e.g. 13000 for CUDA 13.0
+  int driver_version = 0;  // e.g. 13000 for CUDA 13.0
   int runtime_version = 0;
 };
 
@@ -34,7 +34,7 @@ struct TimedRun {
   std::vector<float> out;                     // the device's result (last timed repetition)
   std::vector<std::vector<float>> every_out;  // one per timed repetition, when asked for
   std::vector<double> event_ms;               // CUDA-event time of each timed repetition
-  double chrono_enqueue_ms = 0;               // std::chrono around an async launch, no sync: the lie
+  double chrono_enqueue_ms = 0;  // std::chrono around an async launch, no sync: the lie
 };
 
 // Device-to-device copy kernel over `bytes`: the bandwidth ceiling vec_add is compared with.
@@ -44,25 +44,25 @@ TimedRun run_copy(std::size_t bytes, const TimingPlan& plan);
 // a, b and the returned out have the same length >= n. Slack after n holds
 // `canary` in out, so an unguarded tail's writes are counted instead of being
 // undefined behaviour; without slack they really go out of bounds.
-TimedRun run_vec_add(const std::vector<float>& a, const std::vector<float>& b, std::size_t n, float canary,
-                     bool tail_guard, const TimingPlan& plan);
+TimedRun run_vec_add(const std::vector<float>& a, const std::vector<float>& b, std::size_t n,
+                     float canary, bool tail_guard, const TimingPlan& plan);
 
 struct MatmulOptions {
   bool drop_second_sync = false;  // the guided breakage of the tiled kernel
   bool keep_every_output = false;
 };
 // C = A * B, row-major n x n; n must be a multiple of 128 (the largest tile).
-TimedRun run_matmul(MatmulKernel kernel, const std::vector<float>& a, const std::vector<float>& b, int n,
-                    const TimingPlan& plan, const MatmulOptions& opts = {});
+TimedRun run_matmul(MatmulKernel kernel, const std::vector<float>& a, const std::vector<float>& b,
+                    int n, const TimingPlan& plan, const MatmulOptions& opts = {});
 
 // What the loaded binary says about a kernel (cudaFuncGetAttributes and the occupancy API).
 struct KernelResources {
   int registers = 0;
-  std::size_t local_bytes = 0;   // per-thread local memory: spills live here
+  std::size_t local_bytes = 0;  // per-thread local memory: spills live here
   std::size_t static_smem_bytes = 0;
   int threads_per_block = 0;
-  int blocks_per_sm = 0;         // cudaOccupancyMaxActiveBlocksPerMultiprocessor
-  double occupancy = 0;          // resident warps / the SM's maximum
+  int blocks_per_sm = 0;  // cudaOccupancyMaxActiveBlocksPerMultiprocessor
+  double occupancy = 0;   // resident warps / the SM's maximum
 };
 // Not available for kCublas (throws std::invalid_argument).
 KernelResources matmul_resources(MatmulKernel kernel);

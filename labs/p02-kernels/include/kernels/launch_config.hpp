@@ -19,12 +19,15 @@ struct LaunchConfig {
 };
 
 // ceil(n / d) without floating point; d must be > 0.
-constexpr std::uint64_t ceil_div(std::uint64_t n, std::uint64_t d) { return (n + d - 1) / d; }
+constexpr std::uint64_t ceil_div(std::uint64_t n, std::uint64_t d) {
+  return (n + d - 1) / d;
+}
 
 // One thread per element, `threads` per block: grid = ceil(n / threads).
 LaunchConfig launch_1d(std::uint64_t n, std::uint32_t threads);
 // One thread per pixel of a width x height image with bx x by blocks.
-LaunchConfig launch_2d(std::uint64_t width, std::uint64_t height, std::uint32_t bx, std::uint32_t by);
+LaunchConfig launch_2d(std::uint64_t width, std::uint64_t height, std::uint32_t bx,
+                       std::uint32_t by);
 
 std::uint64_t total_threads(const LaunchConfig& cfg);
 std::uint64_t threads_per_block(const Dim3& block);

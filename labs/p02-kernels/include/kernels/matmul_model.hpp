@@ -12,15 +12,24 @@
 
 namespace kernels {
 
-enum class MatmulKernel { kNaive, kTiled, kRect64x16, kMicro2x2, kMicro4x4, kMicro8x8, kMicro8x8Bounded, kCublas };
+enum class MatmulKernel {
+  kNaive,
+  kTiled,
+  kRect64x16,
+  kMicro2x2,
+  kMicro4x4,
+  kMicro8x8,
+  kMicro8x8Bounded,
+  kCublas
+};
 
 struct MatmulShape {
   MatmulKernel kernel;
-  std::string_view name;        // as printed and accepted by --kernels
-  int block_rows, block_cols;   // the C tile one thread block computes
-  int k_step;                   // K-extent of the shared-memory tiles (0: none)
-  int threads;                  // threads per block
-  int micro_rows, micro_cols;   // C elements per thread
+  std::string_view name;       // as printed and accepted by --kernels
+  int block_rows, block_cols;  // the C tile one thread block computes
+  int k_step;                  // K-extent of the shared-memory tiles (0: none)
+  int threads;                 // threads per block
+  int micro_rows, micro_cols;  // C elements per thread
 };
 
 // Every variant, in the order the program runs them.
@@ -44,8 +53,8 @@ double arithmetic_intensity(const MatmulShape& s);
 
 struct Roof {
   std::string_view gpu;
-  double bandwidth_gbs;   // datasheet DRAM bandwidth
-  double fp32_tflops;     // datasheet FP32 (non-Tensor-Core) peak
+  double bandwidth_gbs;  // datasheet DRAM bandwidth
+  double fp32_tflops;    // datasheet FP32 (non-Tensor-Core) peak
 };
 // Datasheet figures for t4, a100, h100, h200; nullopt for another name.
 std::optional<Roof> datasheet_roof(std::string_view gpu);

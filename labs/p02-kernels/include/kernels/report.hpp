@@ -4,9 +4,8 @@
 // launch arithmetic and the build's ptxas register report.
 #pragma once
 
-#include <gpulab/json.hpp>
-
 #include <cstdint>
+#include <gpulab/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,15 +19,15 @@
 namespace kernels {
 
 struct MeasureOptions {
-  int n = 1024;                          // matmul size (multiple of 128)
-  std::uint64_t vec_n = 1ull << 26;      // vec_add elements
-  std::size_t copy_bytes = 256ull << 20; // copy-ceiling buffer
+  int n = 1024;                           // matmul size (multiple of 128)
+  std::uint64_t vec_n = 1ull << 26;       // vec_add elements
+  std::size_t copy_bytes = 256ull << 20;  // copy-ceiling buffer
   TimingPlan plan;
-  std::vector<std::string> kernels;      // empty: all
+  std::vector<std::string> kernels;  // empty: all
   bool tail_guard = true;
-  bool exact_alloc = false;              // no canary slack: unguarded writes really go out of bounds
+  bool exact_alloc = false;  // no canary slack: unguarded writes really go out of bounds
   bool drop_second_sync = false;
-  Tolerance tolerance;                   // --rtol; 0 demands bit equality with the CPU
+  Tolerance tolerance;  // --rtol; 0 demands bit equality with the CPU
   std::uint64_t seed = 1;
 };
 
@@ -38,19 +37,19 @@ bool selected(const MeasureOptions& o, std::string_view name);
 
 struct Row {
   std::string kernel;
-  std::string check;          // "PASS", "FAIL: ..." or "n/a"
+  std::string check;  // "PASS", "FAIL: ..." or "n/a"
   bool ok = true;
   double event_median_ms = 0;
   double event_min_ms = 0;
   double chrono_enqueue_ms = 0;
-  double gbs = 0;             // memory-bound rows
-  double tflops = 0;          // matmul rows
+  double gbs = 0;     // memory-bound rows
+  double tflops = 0;  // matmul rows
   std::optional<KernelResources> resources;
 };
 
 struct Gate {
   std::string name;
-  bool evaluated = false;     // false: a kernel it needs did not run
+  bool evaluated = false;  // false: a kernel it needs did not run
   bool pass = false;
   double value = 0;
   std::string detail;
@@ -71,7 +70,8 @@ struct MeasureReport {
 MeasureReport measure(const MeasureOptions& options);
 
 // The gates, from the rows alone (exposed for tests).
-std::vector<Gate> evaluate_gates(const std::vector<Row>& memory_rows, const std::vector<Row>& matmul_rows, int n);
+std::vector<Gate> evaluate_gates(const std::vector<Row>& memory_rows,
+                                 const std::vector<Row>& matmul_rows, int n);
 
 std::string render(const MeasureReport& r);
 gpulab::Json to_json(const MeasureReport& r);

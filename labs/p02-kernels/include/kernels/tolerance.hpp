@@ -16,15 +16,16 @@ struct Tolerance {
 
 struct CloseReport {
   std::size_t checked = 0;
-  std::size_t mismatches = 0;    // NaN and Inf count as mismatches unless they match exactly
-  std::size_t first_bad = 0;     // valid when mismatches > 0
-  double max_rel_error = 0;      // over all finite elements
+  std::size_t mismatches = 0;  // NaN and Inf count as mismatches unless they match exactly
+  std::size_t first_bad = 0;   // valid when mismatches > 0
+  double max_rel_error = 0;    // over all finite elements
   [[nodiscard]] bool ok() const { return checked > 0 && mismatches == 0; }
 };
 
 bool close_enough(float got, float want, const Tolerance& tol);
 // Sizes must match (a size mismatch is reported as every element mismatching).
-CloseReport check_close(std::span<const float> got, std::span<const float> want, const Tolerance& tol = {});
+CloseReport check_close(std::span<const float> got, std::span<const float> want,
+                        const Tolerance& tol = {});
 // "PASS" or "FAIL: 12 of 1,048,576 differ (first at [i], got x, want y)".
 std::string describe(const CloseReport& r, std::span<const float> got, std::span<const float> want);
 
