@@ -49,6 +49,23 @@ TEST(Preemption, ScenarioShowsInversionAvoided) {
   EXPECT_EQ(r.json["modes"][1]["hi_max_wait"].get<double>(), 0.0);
 }
 
+TEST(Preemption, CombinedWithDrfEveryJobStillFinishes) {
+  // Regression: under DRF, another tenant's job used to take the GPUs a
+  // preemption had freed, and the pass evicted and re-placed forever.
+  cs::GeneratorConfig g;
+  g.jobs = 3000;
+  g.nodes = 20;
+  const auto jobs = cs::generate_trace(g);
+  cs::SimConfig cfg;
+  cfg.nodes = 20;
+  cfg.cpus_per_node = 64;
+  cfg.order = cs::QueueOrder::kDrf;
+  cfg.preempt = true;
+  cfg.backfill = true;
+  const auto r = cs::simulate(jobs, cfg);
+  EXPECT_EQ(r.completed, 3000);
+}
+
 TEST(Drf, CpuHeavyTenantIsNotStarvedBehindAGpuFlood) {
   const auto r = cs::drf_comparison(cs::scenario_trace("drf"));
   EXPECT_TRUE(r.passed()) << r.text;

@@ -226,7 +226,16 @@ class Simulation {
         start(*h, std::move(*p), now);
         continue;
       }
-      if (cfg_.preempt && preempt_for(*h, now)) continue;
+      if (cfg_.preempt && preempt_for(*h, now)) {
+        // Start h on the room it made at once: re-asking the queue here would let
+        // another tenant's job (DRF) take the freed GPUs and evict forever.
+        if (auto p = place(cluster_, cfg_.policy, jobs_[*h].gpus, cpus_of(*h))) {
+          dequeue(*h);
+          start(*h, std::move(*p), now);
+          continue;
+        }
+        break;
+      }
       if (cfg_.backfill) backfill_behind(*h, now);
       break;  // strict order: nothing else jumps a blocked head
     }
