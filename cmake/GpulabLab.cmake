@@ -90,6 +90,7 @@ function(_gpulab_add_lab_tests name folder programs test_env)
     add_executable(${exe} ${${kind}_tests})
     target_link_libraries(${exe} PRIVATE gpulab::${name} GTest::gtest_main GTest::gmock)
     target_compile_definitions(${exe} PRIVATE ${defs})
+    target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)  # gpulab_test/*.hpp
     gpulab_set_warnings(${exe})
     if(programs)
       add_dependencies(${exe} ${programs})   # integration tests run the programs

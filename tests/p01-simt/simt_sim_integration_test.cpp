@@ -1,5 +1,7 @@
 // Runs the simt-sim program as a user would: exit codes, diagnostics, JSON.
 #include <gtest/gtest.h>
+
+#include "gpulab_test/program_run.hpp"
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
@@ -9,19 +11,10 @@
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out;
-};
+using Result = gpulab_test::ProgramRun;  // out holds stdout and stderr
 
 Result sim(const std::string& args) {
-  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/simt-sim " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return gpulab_test::run_program("simt-sim", args, gpulab_test::Stderr::kMerged);
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {

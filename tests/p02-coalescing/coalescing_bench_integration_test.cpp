@@ -1,5 +1,7 @@
 // Runs coalescing-bench the way a user would.
 #include <gtest/gtest.h>
+
+#include "gpulab_test/program_run.hpp"
 #include <sys/wait.h>
 
 #include <array>
@@ -9,21 +11,10 @@
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out;  // stdout and stderr
-};
+using Result = gpulab_test::ProgramRun;  // out holds stdout and stderr
 
 Result run(const std::string& args) {
-  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/coalescing-bench " + args + " 2>&1";
-  Result r{-1, {}};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), static_cast<int>(buf.size()), p) != nullptr) r.out += buf.data();
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return gpulab_test::run_program("coalescing-bench", args, gpulab_test::Stderr::kMerged);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Runs paged-kv as a user would: exit codes, error lines, JSON figures.
 #include <gtest/gtest.h>
+
+#include "gpulab_test/program_run.hpp"
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -10,30 +12,9 @@
 
 namespace {
 
-struct ProgramRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using gpulab_test::ProgramRun;
 
-ProgramRun run(const std::string& args) {
-  // One file per test: ctest may run this suite\'s tests in parallel.
-  const std::string err_file = ::testing::TempDir() + "paged-kv-" +
-                               ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                               ".stderr";
-  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/paged-kv " + args + " 2>" + err_file;
-  ProgramRun r{-1, "", ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(in), {});
-  return r;
-}
+ProgramRun run(const std::string& args) { return gpulab_test::run_program("paged-kv", args); }
 
 TEST(PagedKvCli, DefaultPrintsTheCurriculumFigures) {
   const ProgramRun r = run("");
