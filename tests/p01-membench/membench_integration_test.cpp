@@ -1,6 +1,8 @@
 // Runs the membench program as a user would: every section of a --quick run,
 // JSON for scripts, the deterministic spec-sheet roofline, and bad input.
 #include <gtest/gtest.h>
+
+#include "gpulab_test/program_run.hpp"
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -10,29 +12,11 @@
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using Run = gpulab_test::ProgramRun;
 
+// A stderr file of its own per run: ctest runs these tests in parallel.
 Run membench(const std::string& args, const std::string& env = "") {
-  const std::string err_file = ::testing::TempDir() + "membench-stderr.txt";
-  const std::string cmd =
-      env + " " + std::string(GPULAB_BIN_DIR) + "/membench " + args + " 2>" + err_file;
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (FILE* e = std::fopen(err_file.c_str(), "r")) {
-    while ((n = fread(buf, 1, sizeof buf, e)) > 0) r.err.append(buf, n);
-    std::fclose(e);
-  }
-  return r;
+  return gpulab_test::run_program("membench", args, gpulab_test::Stderr::kSeparate, env);
 }
 
 bool has(const std::string& text, const std::string& what) {

@@ -21,16 +21,17 @@ struct ProgramRun {
 
 enum class Stderr { kSeparate, kMerged };
 
-// Runs GPULAB_BIN_DIR/<program> <args> through the shell (args may quote).
+// Runs GPULAB_BIN_DIR/<program> <args> through the shell (args may quote);
+// `env` is a prefix such as "env PATH=/nonexistent".
 inline ProgramRun run_program(const std::string& program, const std::string& args,
-                              Stderr mode = Stderr::kSeparate) {
+                              Stderr mode = Stderr::kSeparate, const std::string& env = "") {
   ProgramRun r;
   char err_path[] = "/tmp/gpulab-test-stderr-XXXXXX";  // unique: ctest runs tests in parallel
   const int fd = mkstemp(err_path);
   if (fd < 0) return r;
   close(fd);
   const std::string redirect = mode == Stderr::kMerged ? " 2>&1" : std::string(" 2>'") + err_path + "'";
-  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/" + program + " " + args + redirect;
+  const std::string cmd = env + " " + std::string(GPULAB_BIN_DIR) + "/" + program + " " + args + redirect;
   if (FILE* p = popen(cmd.c_str(), "r")) {
     char buf[4096];
     for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
