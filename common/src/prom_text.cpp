@@ -1,0 +1,702 @@
+#include "gpulab/prom_text.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <system_error>
+
+namespace gpulab::prom {
+
+std::string_view type_name(MetricType type) {
+  switch (type) {
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kHistogram:
+      return "histogram";
+    case MetricType::kUntyped:
+      return "untyped";
+  }
+  return "untyped";
+}
+
+std::string escape_label_value(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string escape_help(std::string_view help) {
+  std::string out;
+  out.reserve(help.size());
+  for (char c : help) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string format_value(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", value);
+}
+
+namespace {
+
+bool is_alpha_(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.size() < 19 && std::all_of(s.begin(), s.end(), is_digit);
+}
+
+// -1, 0, 1.
+int compare_values(const std::string& a, const std::string& b) {
+  if (all_digits(a) && all_digits(b)) {
+    const auto x = std::stoull(a);
+    const auto y = std::stoull(b);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  const int c = a.compare(b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+}  // namespace
+
+bool valid_metric_name(std::string_view name) {
+  if (name.empty() || !(is_alpha_(name[0]) || name[0] == ':')) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return is_alpha_(c) || is_digit(c) || c == ':'; });
+}
+
+bool valid_label_name(std::string_view name) {
+  if (name.empty() || !is_alpha_(name[0])) return false;
+  if (name.size() >= 2 && name[0] == '_' && name[1] == '_') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return is_alpha_(c) || is_digit(c); });
+}
+
+bool labels_less(const Labels& a, const Labels& b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i].first != b[i].first) return a[i].first < b[i].first;
+    const int c = compare_values(a[i].second, b[i].second);
+    if (c != 0) return c < 0;
+  }
+  return a.size() < b.size();
+}
+
+// ---------------------------------------------------------------- Family
+
+Family::Family(std::string name, std::string help, MetricType type,
+               std::vector<double> upper_bounds)
+    : name_(std::move(name)), help_(std::move(help)), type_(type), bounds_(std::move(upper_bounds)) {
+  if (!valid_metric_name(name_)) {
+    throw std::invalid_argument(fmt::format("invalid metric name '{}'", name_));
+  }
+  if (type_ == MetricType::kHistogram) {
+    if (!bounds_.empty() && std::isinf(bounds_.back()) && bounds_.back() > 0) bounds_.pop_back();
+    for (std::size_t i = 0; i < bounds_.size(); ++i) {
+      if (!std::isfinite(bounds_[i]) || (i > 0 && !(bounds_[i] > bounds_[i - 1]))) {
+        throw std::invalid_argument(
+            fmt::format("histogram {}: bucket bounds must be finite and increasing", name_));
+      }
+    }
+  } else if (!bounds_.empty()) {
+    throw std::invalid_argument(fmt::format("{}: only a histogram has bucket bounds", name_));
+  }
+}
+
+Family::Series& Family::at(const Labels& labels) {
+  auto it = series_.find(labels);
+  if (it != series_.end()) return it->second;
+  std::set<std::string_view> seen;
+  for (const auto& [k, v] : labels) {
+    if (!valid_label_name(k) || (type_ == MetricType::kHistogram && k == "le")) {
+      throw std::invalid_argument(fmt::format("{}: invalid label name '{}'", name_, k));
+    }
+    if (!seen.insert(k).second) {
+      throw std::invalid_argument(fmt::format("{}: label '{}' given twice", name_, k));
+    }
+  }
+  Series s;
+  if (type_ == MetricType::kHistogram) s.cumulative.assign(bounds_.size() + 1, 0.0);
+  return series_.emplace(labels, std::move(s)).first->second;
+}
+
+Family& Family::set(const Labels& labels, double value) {
+  if (type_ == MetricType::kHistogram) {
+    throw std::invalid_argument(fmt::format("{}: set() on a histogram", name_));
+  }
+  if (type_ == MetricType::kCounter && !(value >= 0)) {
+    throw std::invalid_argument(fmt::format("{}: a counter cannot be {}", name_, value));
+  }
+  at(labels).value = value;
+  return *this;
+}
+
+Family& Family::inc(const Labels& labels, double delta) {
+  if (type_ == MetricType::kHistogram) {
+    throw std::invalid_argument(fmt::format("{}: inc() on a histogram", name_));
+  }
+  if (type_ == MetricType::kCounter && !(delta >= 0)) {
+    throw std::invalid_argument(fmt::format("{}: a counter cannot go down", name_));
+  }
+  at(labels).value += delta;
+  return *this;
+}
+
+Family& Family::observe(const Labels& labels, double value) {
+  if (type_ != MetricType::kHistogram) {
+    throw std::invalid_argument(fmt::format("{}: observe() on a {}", name_, type_name(type_)));
+  }
+  Series& s = at(labels);
+  for (std::size_t i = 0; i < bounds_.size(); ++i) {
+    if (value <= bounds_[i]) s.cumulative[i] += 1;
+  }
+  s.cumulative.back() += 1;
+  s.sum += value;
+  return *this;
+}
+
+Family& Family::set_histogram(const Labels& labels, std::vector<double> cumulative, double sum) {
+  if (type_ != MetricType::kHistogram) {
+    throw std::invalid_argument(fmt::format("{}: set_histogram() on a {}", name_, type_name(type_)));
+  }
+  if (cumulative.size() != bounds_.size() + 1) {
+    throw std::invalid_argument(fmt::format("{}: {} bucket counts for {} buckets", name_,
+                                            cumulative.size(), bounds_.size() + 1));
+  }
+  for (std::size_t i = 0; i < cumulative.size(); ++i) {
+    if (!(cumulative[i] >= 0) || (i > 0 && cumulative[i] < cumulative[i - 1])) {
+      throw std::invalid_argument(
+          fmt::format("{}: cumulative bucket counts must be >= 0 and non-decreasing", name_));
+    }
+  }
+  Series& s = at(labels);
+  s.cumulative = std::move(cumulative);
+  s.sum = sum;
+  return *this;
+}
+
+const Family::Series* Family::find(const Labels& labels) const {
+  auto it = series_.find(labels);
+  return it == series_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::pair<Labels, Family::Series>> Family::series() const {
+  return {series_.begin(), series_.end()};
+}
+
+namespace {
+
+void append_sample(std::string& out, std::string_view name, const Labels& labels,
+                   const std::pair<std::string_view, std::string>* extra, double value) {
+  out += name;
+  if (!labels.empty() || extra != nullptr) {
+    out += '{';
+    bool first = true;
+    for (const auto& [k, v] : labels) {
+      if (!first) out += ',';
+      first = false;
+      out += k;
+      out += "=\"";
+      out += escape_label_value(v);
+      out += '"';
+    }
+    if (extra != nullptr) {
+      if (!first) out += ',';
+      out += extra->first;
+      out += "=\"";
+      out += extra->second;
+      out += '"';
+    }
+    out += '}';
+  }
+  out += ' ';
+  out += format_value(value);
+  out += '\n';
+}
+
+}  // namespace
+
+void Family::render(std::string& out) const {
+  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name_, escape_help(help_), name_,
+                     type_name(type_));
+  for (const auto& [labels, s] : series_) {
+    if (type_ != MetricType::kHistogram) {
+      append_sample(out, name_, labels, nullptr, s.value);
+      continue;
+    }
+    const std::string bucket = name_ + "_bucket";
+    for (std::size_t i = 0; i <= bounds_.size(); ++i) {
+      const std::pair<std::string_view, std::string> le{
+          "le", i < bounds_.size() ? format_value(bounds_[i]) : "+Inf"};
+      append_sample(out, bucket, labels, &le, s.cumulative[i]);
+    }
+    append_sample(out, name_ + "_sum", labels, nullptr, s.sum);
+    append_sample(out, name_ + "_count", labels, nullptr, s.cumulative.back());
+  }
+}
+
+// ---------------------------------------------------------------- Exposition
+
+Family& Exposition::family(const std::string& name, const std::string& help, MetricType type,
+                           std::vector<double> upper_bounds) {
+  auto it = families_.find(name);
+  if (it == families_.end()) {
+    return families_.emplace(name, Family(name, help, type, std::move(upper_bounds)))
+        .first->second;
+  }
+  Family& f = it->second;
+  if (f.type() != type) {
+    throw std::invalid_argument(fmt::format("{} is a {}, not a {}", name, type_name(f.type()),
+                                            type_name(type)));
+  }
+  if (type == MetricType::kHistogram) {
+    const Family probe(name, help, type, std::move(upper_bounds));
+    if (probe.upper_bounds() != f.upper_bounds()) {
+      throw std::invalid_argument(fmt::format("histogram {}: other bucket bounds", name));
+    }
+  }
+  return f;
+}
+
+Family& Exposition::gauge(const std::string& name, const std::string& help) {
+  return family(name, help, MetricType::kGauge);
+}
+Family& Exposition::counter(const std::string& name, const std::string& help) {
+  return family(name, help, MetricType::kCounter);
+}
+Family& Exposition::histogram(const std::string& name, const std::string& help,
+                              std::vector<double> upper_bounds) {
+  return family(name, help, MetricType::kHistogram, std::move(upper_bounds));
+}
+Family& Exposition::untyped(const std::string& name, const std::string& help) {
+  return family(name, help, MetricType::kUntyped);
+}
+
+void Exposition::merge(const Exposition& other) {
+  for (const auto& [name, f] : other.families_) {
+    const Family* mine = find(name);
+    if (mine != nullptr &&
+        (mine->type() != f.type() || mine->upper_bounds() != f.upper_bounds())) {
+      throw std::invalid_argument(fmt::format("{}: a {} here, a {} in the merged exposition",
+                                              name, type_name(mine->type()), type_name(f.type())));
+    }
+  }
+  for (const auto& [name, f] : other.families_) {
+    Family& mine = family(name, f.help(), f.type(), f.upper_bounds());
+    for (const auto& [labels, s] : f.series()) {
+      if (f.type() == MetricType::kHistogram) {
+        mine.set_histogram(labels, s.cumulative, s.sum);
+      } else {
+        mine.set(labels, s.value);
+      }
+    }
+  }
+}
+
+const Family* Exposition::find(std::string_view name) const {
+  auto it = families_.find(name);
+  return it == families_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Exposition::names() const {
+  std::vector<std::string> out;
+  out.reserve(families_.size());
+  for (const auto& [name, f] : families_) out.push_back(name);
+  return out;
+}
+
+std::string Exposition::render() const {
+  std::string out;
+  for (const auto& [name, f] : families_) f.render(out);
+  return out;
+}
+
+// ---------------------------------------------------------------- parse
+
+namespace {
+
+struct ParseFail {
+  std::string message;
+};
+
+std::optional<double> parse_value(std::string_view s) {
+  if (s == "+Inf" || s == "Inf") return std::numeric_limits<double>::infinity();
+  if (s == "-Inf") return -std::numeric_limits<double>::infinity();
+  if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (s.empty()) return std::nullopt;
+  std::string_view body = s;
+  if (body.front() == '+') body.remove_prefix(1);
+  double v = 0;
+  const auto [p, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
+  if (ec != std::errc() || p != body.data() + body.size()) return std::nullopt;
+  return v;
+}
+
+struct Sample {
+  std::string name;
+  Labels labels;
+  double value = 0;
+};
+
+// name{a="b",...} value
+Sample parse_sample(std::string_view line) {
+  Sample s;
+  std::size_t i = 0;
+  while (i < line.size() && line[i] != '{' && line[i] != ' ' && line[i] != '\t') ++i;
+  s.name = std::string(line.substr(0, i));
+  if (!valid_metric_name(s.name)) throw ParseFail{fmt::format("invalid metric name '{}'", s.name)};
+  if (i < line.size() && line[i] == '{') {
+    ++i;
+    for (;;) {
+      while (i < line.size() && line[i] == ' ') ++i;
+      if (i < line.size() && line[i] == '}') {
+        ++i;
+        break;
+      }
+      std::size_t k = i;
+      while (k < line.size() && line[k] != '=' && line[k] != ' ') ++k;
+      std::string key(line.substr(i, k - i));
+      if (!valid_label_name(key)) throw ParseFail{fmt::format("invalid label name '{}'", key)};
+      while (k < line.size() && line[k] == ' ') ++k;
+      if (k + 1 >= line.size() || line[k] != '=' || line[k + 1] != '"') {
+        throw ParseFail{fmt::format("label '{}' needs =\"value\"", key)};
+      }
+      i = k + 2;
+      std::string value;
+      bool closed = false;
+      while (i < line.size()) {
+        const char c = line[i++];
+        if (c == '"') {
+          closed = true;
+          break;
+        }
+        if (c == '\\') {
+          if (i >= line.size()) break;
+          const char e = line[i++];
+          if (e == 'n') {
+            value += '\n';
+          } else if (e == '\\' || e == '"') {
+            value += e;
+          } else {
+            throw ParseFail{fmt::format("label '{}': unknown escape \\{}", key, e)};
+          }
+        } else {
+          value += c;
+        }
+      }
+      if (!closed) throw ParseFail{fmt::format("label '{}': unterminated value", key)};
+      for (const auto& [k2, v2] : s.labels) {
+        if (k2 == key) throw ParseFail{fmt::format("label '{}' given twice", key)};
+      }
+      s.labels.emplace_back(std::move(key), std::move(value));
+      while (i < line.size() && line[i] == ' ') ++i;
+      if (i < line.size() && line[i] == ',') {
+        ++i;
+      } else if (i < line.size() && line[i] == '}') {
+        ++i;
+        break;
+      } else {
+        throw ParseFail{"expected ',' or '}' after a label"};
+      }
+    }
+  }
+  const std::size_t before = i;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  if (i == before) throw ParseFail{"expected a space before the value"};
+  std::size_t end = i;
+  while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
+  const auto v = parse_value(line.substr(i, end - i));
+  if (!v) throw ParseFail{fmt::format("invalid value '{}'", line.substr(i, end - i))};
+  s.value = *v;
+  while (end < line.size() && (line[end] == ' ' || line[end] == '\t')) ++end;
+  if (end != line.size()) throw ParseFail{"timestamps are not supported in a textfile"};
+  return s;
+}
+
+struct PendingFamily {
+  std::string name;
+  std::string help;
+  std::optional<MetricType> type;
+  bool has_samples = false;
+  std::vector<Sample> samples;
+};
+
+std::string unescape_help(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == '\\' || s[i + 1] == 'n')) {
+      out += s[i + 1] == 'n' ? '\n' : '\\';
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+Labels without_le(const Labels& labels, std::optional<double>* le) {
+  Labels out;
+  for (const auto& [k, v] : labels) {
+    if (k == "le") {
+      const auto x = parse_value(v);
+      if (!x || std::isnan(*x)) throw ParseFail{fmt::format("invalid le=\"{}\"", v)};
+      *le = *x;
+    } else {
+      out.emplace_back(k, v);
+    }
+  }
+  return out;
+}
+
+void build_family(const PendingFamily& p, Exposition& out) {
+  const MetricType type = p.type.value_or(MetricType::kUntyped);
+  if (type != MetricType::kHistogram) {
+    Family& f = out.family(p.name, p.help, type);
+    for (const auto& s : p.samples) {
+      if (f.find(s.labels) != nullptr) {
+        throw ParseFail{fmt::format("{}: duplicate series", p.name)};
+      }
+      if (type == MetricType::kCounter && !(s.value >= 0)) {
+        throw ParseFail{fmt::format("{}: a counter cannot be {}", p.name, format_value(s.value))};
+      }
+      f.set(s.labels, s.value);
+    }
+    return;
+  }
+  struct H {
+    std::vector<std::pair<double, double>> buckets;  // le, cumulative count
+    std::optional<double> sum;
+    std::optional<double> count;
+  };
+  std::map<Labels, H, decltype(&labels_less)> series(&labels_less);
+  for (const auto& s : p.samples) {
+    const std::string_view suffix = std::string_view(s.name).substr(p.name.size());
+    std::optional<double> le;
+    Labels key = without_le(s.labels, &le);
+    H& h = series[key];
+    if (suffix == "_bucket") {
+      if (!le) throw ParseFail{fmt::format("{}: a bucket without le", s.name)};
+      h.buckets.emplace_back(*le, s.value);
+    } else if (le) {
+      throw ParseFail{fmt::format("{}: le on a non-bucket sample", s.name)};
+    } else if (suffix == "_sum") {
+      if (h.sum) throw ParseFail{fmt::format("{}: duplicate series", s.name)};
+      h.sum = s.value;
+    } else {
+      if (h.count) throw ParseFail{fmt::format("{}: duplicate series", s.name)};
+      h.count = s.value;
+    }
+  }
+  std::optional<std::vector<double>> bounds;
+  for (const auto& [labels, h] : series) {
+    if (h.buckets.empty() || !std::isinf(h.buckets.back().first)) {
+      throw ParseFail{fmt::format("{}: histogram series without an le=\"+Inf\" bucket", p.name)};
+    }
+    if (!h.sum || !h.count) {
+      throw ParseFail{fmt::format("{}: histogram series without _sum or _count", p.name)};
+    }
+    std::vector<double> b;
+    std::vector<double> cumulative;
+    for (std::size_t i = 0; i < h.buckets.size(); ++i) {
+      if (i > 0 && !(h.buckets[i].first > h.buckets[i - 1].first)) {
+        throw ParseFail{fmt::format("{}: le bounds must increase", p.name)};
+      }
+      if (i > 0 && h.buckets[i].second < h.buckets[i - 1].second) {
+        throw ParseFail{fmt::format("{}: cumulative bucket counts decrease", p.name)};
+      }
+      if (!(h.buckets[i].second >= 0)) {
+        throw ParseFail{fmt::format("{}: negative bucket count", p.name)};
+      }
+      if (i + 1 < h.buckets.size()) b.push_back(h.buckets[i].first);
+      cumulative.push_back(h.buckets[i].second);
+    }
+    if (cumulative.back() != *h.count) {
+      throw ParseFail{fmt::format("{}: le=\"+Inf\" bucket {} differs from _count {}", p.name,
+                                  format_value(cumulative.back()), format_value(*h.count))};
+    }
+    if (bounds && *bounds != b) {
+      throw ParseFail{fmt::format("{}: series with different bucket bounds", p.name)};
+    }
+    bounds = b;
+    out.family(p.name, p.help, MetricType::kHistogram, b).set_histogram(labels, cumulative, *h.sum);
+  }
+  if (series.empty()) out.family(p.name, p.help, MetricType::kHistogram, {});
+}
+
+// The family a sample belongs to: its own name, or a histogram's name for
+// name_bucket / name_sum / name_count.
+bool belongs(const PendingFamily& p, std::string_view sample) {
+  if (sample == p.name) return p.type != MetricType::kHistogram;
+  if (p.type != MetricType::kHistogram || !sample.starts_with(p.name)) return false;
+  const auto suffix = sample.substr(p.name.size());
+  return suffix == "_bucket" || suffix == "_sum" || suffix == "_count";
+}
+
+}  // namespace
+
+Expected<Exposition> parse(std::string_view text) {
+  Exposition out;
+  std::optional<PendingFamily> cur;
+  std::set<std::string, std::less<>> done;
+  std::size_t line_no = 0;
+  const auto finish = [&] {
+    if (cur) {
+      build_family(*cur, out);
+      done.insert(cur->name);
+      cur.reset();
+    }
+  };
+  const auto start = [&](const std::string& name) {
+    if (cur && cur->name == name) return;
+    finish();
+    if (done.contains(name)) throw ParseFail{fmt::format("{}: family appears twice", name)};
+    cur = PendingFamily{};
+    cur->name = name;
+  };
+  try {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      std::size_t nl = text.find('\n', pos);
+      if (nl == std::string_view::npos) nl = text.size();
+      std::string_view line = text.substr(pos, nl - pos);
+      pos = nl + 1;
+      ++line_no;
+      if (line.find('\0') != std::string_view::npos) throw ParseFail{"NUL byte"};
+      while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) {
+        line.remove_suffix(1);
+      }
+      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+      if (line.empty()) continue;
+      if (line.front() == '#') {
+        std::string_view rest = line.substr(1);
+        while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+        const bool is_help = rest.starts_with("HELP ");
+        const bool is_type = rest.starts_with("TYPE ");
+        if (!is_help && !is_type) continue;  // a plain comment
+        rest.remove_prefix(5);
+        while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+        const std::size_t sp = std::min(rest.find(' '), rest.size());
+        const std::string name(rest.substr(0, sp));
+        std::string_view arg = sp < rest.size() ? rest.substr(sp + 1) : std::string_view{};
+        if (!valid_metric_name(name)) {
+          throw ParseFail{fmt::format("invalid metric name '{}'", name)};
+        }
+        start(name);
+        if (is_help) {
+          if (!cur->help.empty()) throw ParseFail{fmt::format("{}: HELP given twice", name)};
+          cur->help = unescape_help(arg);
+        } else {
+          if (cur->type) throw ParseFail{fmt::format("{}: TYPE given twice", name)};
+          if (cur->has_samples) throw ParseFail{fmt::format("{}: TYPE after its samples", name)};
+          if (arg == "gauge") {
+            cur->type = MetricType::kGauge;
+          } else if (arg == "counter") {
+            cur->type = MetricType::kCounter;
+          } else if (arg == "histogram") {
+            cur->type = MetricType::kHistogram;
+          } else if (arg == "untyped") {
+            cur->type = MetricType::kUntyped;
+          } else if (arg == "summary") {
+            throw ParseFail{fmt::format("{}: summaries are not supported", name)};
+          } else {
+            throw ParseFail{fmt::format("{}: unknown type '{}'", name, arg)};
+          }
+        }
+        continue;
+      }
+      Sample s = parse_sample(line);
+      if (!cur || !belongs(*cur, s.name)) start(s.name);
+      if (cur->type == MetricType::kHistogram && !belongs(*cur, s.name)) {
+        throw ParseFail{fmt::format("{}: not a sample of histogram {}", s.name, cur->name)};
+      }
+      cur->has_samples = true;
+      cur->samples.push_back(std::move(s));
+    }
+    line_no = 0;
+    finish();
+  } catch (const ParseFail& e) {
+    if (line_no == 0) return Error{e.message};
+    return Error{fmt::format("line {}: {}", line_no, e.message)};
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- write_file_atomic
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
+  const auto fail = [&](std::string_view what) {
+    throw std::runtime_error(
+        fmt::format("{}: {}: {}", path.string(), what, std::strerror(errno)));
+  };
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) fail("cannot create a temporary file next to it");
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmpl.c_str());
+      errno = err;
+      fail("write failed");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    errno = err;
+    fail("cannot finish the temporary file");
+  }
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmpl.c_str());
+    errno = err;
+    fail("close failed");
+  }
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmpl.c_str());
+    errno = err;
+    fail("rename failed");
+  }
+}
+
+}  // namespace gpulab::prom
