@@ -301,9 +301,10 @@ Expected<const Backend*> Registry::route(const Request& r) const {
     }
     why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", b->name(), reason);
   }
-  std::string msg = fmt::format("no loaded backend supports {}", describe(r));
-  if (!why.empty()) msg += " (" + why + ")";
-  return Error{msg};
+  // Nobody declares it: name the op and dtype. Someone does but cannot take
+  // it (shape, quarantine): name the shape too, and each one's reason.
+  if (why.empty()) return Error{fmt::format("no loaded backend supports {} {}", request_name(r.dtype), op_name(r.op))};
+  return Error{fmt::format("no loaded backend supports {} ({})", describe(r), why)};
 }
 
 Expected<const Backend*> Registry::pin(std::string_view name, const Request& r) const {

@@ -43,6 +43,7 @@
 #include <gpulab_hal/gpulab_hal.h>  // IWYU pragma: export
 
 #include "hal/backend.hpp"    // IWYU pragma: export
+#include "hal/check.hpp"      // IWYU pragma: export
 #include "hal/dtype.hpp"      // IWYU pragma: export
 #include "hal/reference.hpp"  // IWYU pragma: export
 #include "hal/registry.hpp"   // IWYU pragma: export

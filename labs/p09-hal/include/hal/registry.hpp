@@ -84,7 +84,8 @@ class Registry {
 
   // The accepting backend with the largest perf hint (ties: load order),
   // skipping quarantined ones. Error text when none accepts, e.g.
-  // "no loaded backend supports FP8 matmul" or
+  // "no loaded backend supports FP8 matmul" (nobody declares it) or, when some
+  // backend declares it but cannot take this request, the shape and each reason:
   // "no loaded backend supports FP32 matmul 4096x4096x4096 (limited: dimension 4096 > max_dim 1024)".
   [[nodiscard]] Expected<const Backend*> route(const Request& r) const;
   // The named backend if it accepts `r` (a pinned call); else why not.

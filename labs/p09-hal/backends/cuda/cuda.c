@@ -1,0 +1,214 @@
+/* cuda — the NVIDIA vendor-library backend: device buffers from cudaMalloc,
+ * matmul through cuBLAS (cublasSgemm for F32, cublasGemmEx with F32
+ * accumulation for F16 and BF16). Without a GPU (or a driver) init() returns
+ * GPULAB_HAL_ERR_NO_DEVICE with the CUDA runtime's own words, and the core
+ * reports the backend instead of using it. Plain C against the CUDA runtime
+ * API: no device code, so nvcc is not needed to build it. */
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gpulab_hal/gpulab_hal.h>
+
+#define CUDA_DTYPES (GPULAB_HAL_DTYPE_F32 | GPULAB_HAL_DTYPE_F16 | GPULAB_HAL_DTYPE_BF16)
+
+typedef struct cuda_ctx {
+  int device;
+  cublasHandle_t blas;
+  char device_line[320];
+} cuda_ctx;
+
+typedef struct cuda_buffer {
+  void* ptr;
+  uint64_t bytes;
+} cuda_buffer;
+
+static gpulab_hal_status cuda_fail(gpulab_hal_error* err, const char* what, cudaError_t e) {
+  return gpulab_hal_fail(err, e == cudaErrorMemoryAllocation ? GPULAB_HAL_ERR_OUT_OF_MEMORY : GPULAB_HAL_ERR_DEVICE,
+                         "%s: %s", what, cudaGetErrorString(e));
+}
+
+static gpulab_hal_status cuda_init(void** out, gpulab_hal_error* err) {
+  int count = 0;
+  cudaError_t e;
+  cublasStatus_t bs;
+  struct cudaDeviceProp prop;
+  cuda_ctx* c;
+  gpulab_hal_clear_error(err);
+  e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cudaGetLastError(); /* clear the sticky error */
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_NO_DEVICE, "no CUDA device (cudaGetDeviceCount: %s)",
+                           e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+  }
+  c = (cuda_ctx*)calloc(1, sizeof *c);
+  if (c == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_OUT_OF_MEMORY, "calloc failed");
+  c->device = 0;
+  e = cudaSetDevice(0);
+  if (e != cudaSuccess) {
+    free(c);
+    return cuda_fail(err, "cudaSetDevice(0)", e);
+  }
+  bs = cublasCreate(&c->blas);
+  if (bs != CUBLAS_STATUS_SUCCESS) {
+    free(c);
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_DEVICE, "cublasCreate failed: status %d", (int)bs);
+  }
+  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
+    snprintf(c->device_line, sizeof c->device_line, "CUDA device 0: %s (sm_%d%d), cuBLAS", prop.name, prop.major,
+             prop.minor);
+  else
+    snprintf(c->device_line, sizeof c->device_line, "CUDA device 0, cuBLAS");
+  *out = c;
+  return GPULAB_HAL_OK;
+}
+
+static void cuda_shutdown(void* vctx) {
+  cuda_ctx* c = (cuda_ctx*)vctx;
+  if (c == NULL) return;
+  cublasDestroy(c->blas);
+  free(c);
+}
+
+static gpulab_hal_status cuda_alloc(void* vctx, uint64_t bytes, gpulab_hal_buffer* out, gpulab_hal_error* err) {
+  cuda_buffer* b;
+  cudaError_t e;
+  (void)vctx;
+  gpulab_hal_clear_error(err);
+  if (out == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
+  b = (cuda_buffer*)calloc(1, sizeof *b);
+  if (b == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_OUT_OF_MEMORY, "calloc failed");
+  b->bytes = bytes;
+  e = cudaMalloc(&b->ptr, (size_t)(bytes ? bytes : 256));
+  if (e != cudaSuccess) {
+    free(b);
+    return cuda_fail(err, "cudaMalloc", e);
+  }
+  *out = (gpulab_hal_buffer)(void*)b;
+  return GPULAB_HAL_OK;
+}
+
+static gpulab_hal_status cuda_free_buffer(void* vctx, gpulab_hal_buffer buffer, gpulab_hal_error* err) {
+  cuda_buffer* b = (cuda_buffer*)(void*)buffer;
+  (void)vctx;
+  gpulab_hal_clear_error(err);
+  if (b == NULL) return GPULAB_HAL_OK;
+  cudaFree(b->ptr);
+  free(b);
+  return GPULAB_HAL_OK;
+}
+
+static gpulab_hal_status check_range(const cuda_buffer* b, uint64_t off, uint64_t bytes, const void* host,
+                                     gpulab_hal_error* err) {
+  if (b == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "buffer is NULL");
+  if (bytes != 0 && host == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "host pointer is NULL");
+  if (off > b->bytes || bytes > b->bytes - off)
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "copy of %llu bytes at offset %llu overruns a %llu-byte buffer",
+                           (unsigned long long)bytes, (unsigned long long)off, (unsigned long long)b->bytes);
+  return GPULAB_HAL_OK;
+}
+
+static gpulab_hal_status cuda_to_device(void* vctx, gpulab_hal_buffer dst, uint64_t off, const void* src,
+                                        uint64_t bytes, gpulab_hal_error* err) {
+  const cuda_buffer* b = (const cuda_buffer*)(const void*)dst;
+  gpulab_hal_status st;
+  cudaError_t e;
+  (void)vctx;
+  gpulab_hal_clear_error(err);
+  st = check_range(b, off, bytes, src, err);
+  if (st != GPULAB_HAL_OK || bytes == 0) return st;
+  e = cudaMemcpy((char*)b->ptr + off, src, (size_t)bytes, cudaMemcpyHostToDevice);
+  return e == cudaSuccess ? GPULAB_HAL_OK : cuda_fail(err, "cudaMemcpy(H2D)", e);
+}
+
+static gpulab_hal_status cuda_to_host(void* vctx, void* dst, gpulab_hal_buffer src, uint64_t off, uint64_t bytes,
+                                      gpulab_hal_error* err) {
+  const cuda_buffer* b = (const cuda_buffer*)(const void*)src;
+  gpulab_hal_status st;
+  cudaError_t e;
+  (void)vctx;
+  gpulab_hal_clear_error(err);
+  st = check_range(b, off, bytes, dst, err);
+  if (st != GPULAB_HAL_OK || bytes == 0) return st;
+  e = cudaMemcpy(dst, (const char*)b->ptr + off, (size_t)bytes, cudaMemcpyDeviceToHost);
+  return e == cudaSuccess ? GPULAB_HAL_OK : cuda_fail(err, "cudaMemcpy(D2H)", e);
+}
+
+static gpulab_hal_status cuda_matmul(void* vctx, const gpulab_hal_matmul_args* a, gpulab_hal_error* err) {
+  cuda_ctx* c = (cuda_ctx*)vctx;
+  const cuda_buffer *A, *B, *C;
+  const float one = 1.0f, zero = 0.0f;
+  uint64_t es;
+  cublasStatus_t bs;
+  cudaError_t e;
+  int m, n, k;
+  gpulab_hal_clear_error(err);
+  if (a == NULL || a->struct_size < sizeof(gpulab_hal_matmul_args))
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "matmul args missing or too small");
+  if ((a->dtype & CUDA_DTYPES) == 0 || (a->dtype & (a->dtype - 1u)) != 0)
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_UNSUPPORTED, "dtype mask 0x%x is not one declared dtype", (unsigned)a->dtype);
+  A = (const cuda_buffer*)(const void*)a->a;
+  B = (const cuda_buffer*)(const void*)a->b;
+  C = (const cuda_buffer*)(const void*)a->c;
+  if (A == NULL || B == NULL || C == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "a NULL buffer");
+  if (a->m > 0x7FFFFFFFu || a->n > 0x7FFFFFFFu || a->k > 0x7FFFFFFFu)
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "cuBLAS takes 32-bit dimensions");
+  es = gpulab_hal_dtype_size(a->dtype);
+  if (A->bytes < a->m * a->k * es || B->bytes < a->k * a->n * es || C->bytes < a->m * a->n * es)
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "a buffer is too small for %llux%llux%llu",
+                           (unsigned long long)a->m, (unsigned long long)a->n, (unsigned long long)a->k);
+  if (a->m == 0 || a->n == 0) return GPULAB_HAL_OK;
+  if (a->k == 0) {
+    e = cudaMemset(C->ptr, 0, (size_t)(a->m * a->n * es));
+    return e == cudaSuccess ? GPULAB_HAL_OK : cuda_fail(err, "cudaMemset", e);
+  }
+  m = (int)a->m;
+  n = (int)a->n;
+  k = (int)a->k;
+  /* Row-major C = A B is column-major C^T = B^T A^T: swap the operands. */
+  if (a->dtype == GPULAB_HAL_DTYPE_F32) {
+    bs = cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, (const float*)B->ptr, n, (const float*)A->ptr,
+                     k, &zero, (float*)C->ptr, n);
+  } else {
+    const cudaDataType_t t = a->dtype == GPULAB_HAL_DTYPE_F16 ? CUDA_R_16F : CUDA_R_16BF;
+    bs = cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, B->ptr, t, n, A->ptr, t, k, &zero, C->ptr, t, n,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  }
+  if (bs != CUBLAS_STATUS_SUCCESS)
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_DEVICE, "cuBLAS gemm failed: status %d", (int)bs);
+  e = cudaDeviceSynchronize();
+  return e == cudaSuccess ? GPULAB_HAL_OK : cuda_fail(err, "cudaDeviceSynchronize", e);
+}
+
+static gpulab_hal_status cuda_describe(void* vctx, char* out, uint32_t out_size, gpulab_hal_error* err) {
+  const cuda_ctx* c = (const cuda_ctx*)vctx;
+  gpulab_hal_clear_error(err);
+  snprintf(out, out_size, "%s", c->device_line);
+  return GPULAB_HAL_OK;
+}
+
+static const gpulab_hal_backend kCuda = {
+    GPULAB_HAL_ABI_VERSION,
+    sizeof(gpulab_hal_backend),
+    "cuda",
+    "cuBLAS on an NVIDIA GPU",
+    CUDA_DTYPES,
+    GPULAB_HAL_OP_BUFFER | GPULAB_HAL_OP_MATMUL,
+    100,
+    GPULAB_HAL_FEATURE_VENDOR_LIB,
+    0,
+    {0, 0, 0, 0, 0, 0, 0, 0},
+    cuda_init,
+    cuda_shutdown,
+    cuda_alloc,
+    cuda_free_buffer,
+    cuda_to_device,
+    cuda_to_host,
+    cuda_matmul,
+    NULL,
+    cuda_describe,
+};
+
+const gpulab_hal_backend* gpulab_hal_backend_register(void) { return &kCuda; }

@@ -1,0 +1,80 @@
+#include "hal/walkthrough.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpulab::hal {
+
+bool Walkthrough::fp32_all_pass() const {
+  return std::all_of(backends.begin(), backends.end(), [](const BackendReport& b) {
+    return !b.fp32_matmul.declared || b.fp32_matmul.pass;
+  });
+}
+
+namespace {
+std::string failure_summary(std::string_view what, const CheckResult& r) {
+  if (!r.status.ok()) return fmt::format("{} returned {}", what, describe(r.status));
+  return fmt::format("{} off by {:.3g}x its tolerance", what, r.worst_ratio);
+}
+
+RouteReport route_one(const Registry& reg, const Request& req) {
+  RouteReport out;
+  out.request = req;
+  auto routed = reg.route(req);
+  if (!routed) {
+    out.refused = true;
+    out.reason = routed.error().message;
+    return out;
+  }
+  out.target = std::string(routed.value()->name());
+  // Count who else could have taken it, and who was kept out by the gate.
+  std::size_t capable = 0;
+  std::vector<std::string> gated;
+  for (const auto& b : reg.backends()) {
+    if (!b->accepts(req)) continue;
+    if (reg.quarantine_reason(b->name())) {
+      gated.emplace_back(b->name());
+    } else {
+      ++capable;
+    }
+  }
+  const std::string what = req.op == Op::kMatmul ? std::string(flag_name(req.dtype))
+                                                 : fmt::format("{} {}", flag_name(req.dtype), op_name(req.op));
+  out.reason = capable > 1 ? fmt::format("highest perf among {}-capable", what)
+                           : fmt::format("only {}-capable backend", what);
+  for (const auto& g : gated) out.reason += fmt::format("; {} quarantined", g);
+  return out;
+}
+}  // namespace
+
+Walkthrough run_walkthrough(Registry& reg, const WalkthroughOptions& o) {
+  Walkthrough w;
+  for (const auto& b : reg.backends()) {
+    BackendReport r;
+    r.name = std::string(b->name());
+    r.fp32_matmul = check_matmul(*b, DType::kF32, o.m, o.n, o.k, o.seed);
+    std::string failed;
+    if (r.fp32_matmul.declared && !r.fp32_matmul.pass) failed = failure_summary("FP32 matmul", r.fp32_matmul);
+    for (DType d : kAllDTypes) {
+      if (d == DType::kF32 || !b->declares(d)) continue;
+      DTypeCheck c{d, check_matmul(*b, d, o.m, o.n, o.k, o.seed), check_softmax(*b, d, o.m, o.n, o.seed)};
+      if (failed.empty() && c.matmul.declared && !c.matmul.pass)
+        failed = failure_summary(fmt::format("declared {}, {} matmul", flag_name(d), request_name(d)), c.matmul);
+      if (failed.empty() && c.softmax.declared && !c.softmax.pass)
+        failed = failure_summary(fmt::format("declared {}, {} softmax", flag_name(d), request_name(d)), c.softmax);
+      r.other_dtypes.push_back(std::move(c));
+    }
+    if (o.gate && !failed.empty()) {
+      r.quarantined = true;
+      r.quarantine_reason = failed;
+      reg.quarantine(r.name, failed);
+    }
+    w.backends.push_back(std::move(r));
+  }
+  for (DType d : kAllDTypes) w.routes.push_back(route_one(reg, {Op::kMatmul, d, o.m, o.n, o.k}));
+  w.routes.push_back(route_one(reg, {Op::kSoftmax, DType::kF32, o.m, o.n, 0}));
+  return w;
+}
+
+}  // namespace gpulab::hal
