@@ -1,0 +1,207 @@
+// fakegpud, fakegpu-client and fakegpu-evil as a user runs them: a real FUSE
+// mount, real open/ioctl system calls through the kernel. Needs /dev/fuse and
+// the right to mount (root here); skipped with the reason otherwise.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fakegpu_ioctl.h"
+#include "gpulab_test/program_run.hpp"
+
+namespace {
+
+using gpulab_test::run_program;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool mounted(const std::string& dir) { return read_file("/proc/self/mounts").find(" " + dir + " ") != std::string::npos; }
+
+// One fakegpud per test, on its own temporary directory.
+class Fakegpud : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "/dev/fuse is not available";
+    if (geteuid() != 0 && access("/usr/bin/fusermount3", X_OK) != 0)
+      GTEST_SKIP() << "not root and no fusermount3: cannot mount FUSE";
+    char tmpl[] = "/tmp/fakegpud-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    log_ = dir_ + ".log";
+    pid_ = fork();
+    ASSERT_GE(pid_, 0);
+    if (pid_ == 0) {
+      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      const std::string prog = std::string(GPULAB_BIN_DIR) + "/fakegpud";
+      execl(prog.c_str(), "fakegpud", "--foreground", dir_.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int i = 0; i < 500 && !mounted(dir_); ++i) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 77) GTEST_SKIP() << read_file(log_);
+        FAIL() << "fakegpud exited: " << read_file(log_);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(mounted(dir_)) << read_file(log_);
+    device_ = dir_ + "/fakegpu";
+  }
+
+  // SIGTERM, as a service manager would; returns the daemon's exit code.
+  int stop() {
+    if (pid_ <= 0) return -1;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  void TearDown() override {
+    stop();
+    if (!dir_.empty()) {
+      rmdir(dir_.c_str());
+      std::remove(log_.c_str());
+    }
+  }
+
+  std::string dir_, log_, device_;
+  pid_t pid_ = -1;
+};
+
+TEST_F(Fakegpud, ServesADeviceFileAndAStatsFile) {
+  struct stat st {};
+  ASSERT_EQ(stat(device_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0666u);
+  const std::string stats = read_file(dir_ + "/stats");
+  EXPECT_NE(stats.find("contexts 0\n"), std::string::npos) << stats;
+}
+
+TEST_F(Fakegpud, ClientPassesEveryCheck) {
+  const auto r = run_program("fakegpu-client", "--device " + device_);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ALL CHECKS PASSED (14 passed, 1 skipped)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SKIP  fence-mmap    no fence page on this device: mmap -> ENODEV"), std::string::npos) << r.out;
+}
+
+TEST_F(Fakegpud, StaticClientPassesToo) {
+  if (access((std::string(GPULAB_BIN_DIR) + "/fakegpu-client-static").c_str(), X_OK) != 0)
+    GTEST_SKIP() << "no static build (sanitizer preset)";
+  const auto r = run_program("fakegpu-client-static", "--device " + device_);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ALL CHECKS PASSED"), std::string::npos);
+}
+
+TEST_F(Fakegpud, EvilFailsCleanlyAndLeavesNothing) {
+  const auto r = run_program("fakegpu-evil", "--device " + device_);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS  bad-pointers       26/26"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PASS  no-leak"), std::string::npos) << r.out;
+  const std::string stats = read_file(dir_ + "/stats");
+  EXPECT_NE(stats.find("contexts 0\nbuffers 0\nbytes_in_use 0\n"), std::string::npos) << stats;
+}
+
+TEST_F(Fakegpud, AProcessThatDiesHoldingBuffersGivesThemBack) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int fd = ::open(device_.c_str(), O_RDWR);
+    fakegpu_alloc a{};
+    a.size = 1 << 20;
+    const int rc = fd >= 0 ? ::ioctl(fd, FAKEGPU_IOC_ALLOC, &a) : -1;
+    _exit(rc == 0 ? 0 : 1);  // no close, no FREE: the kernel releases the file
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::string stats;
+  for (int i = 0; i < 200; ++i) {  // RELEASE reaches the daemon asynchronously
+    stats = read_file(dir_ + "/stats");
+    if (stats.find("contexts 0\n") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_NE(stats.find("contexts 0\nbuffers 0\nbytes_in_use 0\n"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("allocs 1\n"), std::string::npos) << stats;
+}
+
+TEST_F(Fakegpud, SigtermUnmountsCleanly) {
+  EXPECT_EQ(stop(), 0);
+  EXPECT_FALSE(mounted(dir_));
+  const std::string log = read_file(log_);
+  EXPECT_NE(log.find("fakegpud: unmounted " + dir_), std::string::npos) << log;
+  EXPECT_EQ(log.find("warning"), std::string::npos) << log;
+}
+
+TEST_F(Fakegpud, StraceShowsTheCurriculumsFirstIoctls) {
+  if (system("command -v strace >/dev/null 2>&1") != 0) GTEST_SKIP() << "strace is not installed";
+  const auto r = run_program("fakegpu-client", "--device " + device_, gpulab_test::Stderr::kMerged,
+                             "strace -e trace=ioctl -e signal=none");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // The first four ioctls are INFO, ALLOC(1 MiB), SUBMIT, WAIT — raw _IOC lines, magic 0x46 'F'.
+  std::vector<std::string> ioctls;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("ioctl(", 0) == 0) ioctls.push_back(line);
+  const char* want[] = {"_IOC(_IOC_READ, 0x46, 0, 0x60)", "_IOC(_IOC_READ|_IOC_WRITE, 0x46, 0x1, 0x10)",
+                        "_IOC(_IOC_READ|_IOC_WRITE, 0x46, 0x3, 0x10)", "_IOC(_IOC_WRITE, 0x46, 0x4, 0x10)"};
+  ASSERT_GE(ioctls.size(), 4u) << r.out;
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_NE(ioctls[i].find(want[i]), std::string::npos) << ioctls[i];
+    EXPECT_NE(ioctls[i].find(") = 0"), std::string::npos) << ioctls[i];
+  }
+}
+
+TEST(FakegpuCli, BadUsageAndMissingDevices) {
+  auto r = run_program("fakegpu-client", "--device /nonexistent/fakegpu");
+  EXPECT_EQ(r.exit_code, 77);
+  EXPECT_NE(r.err.find("fakegpu-client: SKIPPED: /nonexistent/fakegpu does not exist"), std::string::npos) << r.err;
+  r = run_program("fakegpu-client", "--device /tmp");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("fakegpu-client: error: /tmp is a directory"), std::string::npos) << r.err;
+  r = run_program("fakegpu-client", "--bogus");
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_program("fakegpu-evil", "--race-submits 0 --sim");
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_program("fakegpud", "");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("fakegpud: error:"), std::string::npos) << r.err;
+  r = run_program("fakegpud", "--foreground /nonexistent-dir");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is not a directory"), std::string::npos) << r.err;
+  r = run_program("fakegpud", "--ctx-quota-mb 32 --mem-total-mb 16 /tmp");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(FakegpuCli, SimRunsWithoutAnyDevice) {
+  auto r = run_program("fakegpu-client", "--sim");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("ALL CHECKS PASSED"), std::string::npos);
+  r = run_program("fakegpu-evil", "--sim --race-submits 50 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"failed\": 0"), std::string::npos) << r.out;
+}
+
+}  // namespace
