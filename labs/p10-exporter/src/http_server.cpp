@@ -12,6 +12,8 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <string_view>
 
 #include "gpulab/cli.hpp"
 #include "gpulab/prom_text.hpp"
@@ -66,7 +68,12 @@ class GuardedStream : public httplib::Stream {
   void start_request(Clock::time_point deadline, std::size_t budget) {
     deadline_ = deadline;
     budget_ = budget;
+    response_started_ = false;
+    error_response_ = false;
   }
+  // The response to the last request was a 4xx/5xx (a bad request: the
+  // connection is closed after it rather than kept alive).
+  [[nodiscard]] bool error_response() const { return error_response_; }
   // True when a request has started to arrive (or is buffered) within `idle`.
   bool wait_for_request(std::chrono::milliseconds idle) const {
     return pos_ < len_ || poll_for(POLLIN, idle);
@@ -98,6 +105,11 @@ class GuardedStream : public httplib::Stream {
   }
 
   ssize_t write(const char* ptr, size_t size) override {
+    if (!response_started_) {
+      response_started_ = true;
+      const std::string_view head(ptr, std::min<std::size_t>(size, 10));
+      error_response_ = head.starts_with("HTTP/1.1 4") || head.starts_with("HTTP/1.1 5");
+    }
     if (!is_writable()) return -1;
     ssize_t n;
     do {
@@ -149,6 +161,8 @@ class GuardedStream : public httplib::Stream {
   std::array<char, 4096> buf_{};
   std::size_t pos_ = 0;
   std::size_t len_ = 0;
+  bool response_started_ = false;
+  bool error_response_ = false;
 };
 
 }  // namespace
@@ -156,6 +170,11 @@ class GuardedStream : public httplib::Stream {
 class MetricsServer::Impl : public httplib::Server {
  public:
   explicit Impl(ServerOptions o) : options_(o) {}
+
+  // httplib 0.11 listens with a backlog of 5: a burst of connects overflows it
+  // and the kernel drops SYNs (clients retry after 1 s). Linux lets listen()
+  // on a listening socket raise it.
+  void raise_backlog() { ::listen(svr_sock_, SOMAXCONN); }
 
  private:
   // Replaces httplib's per-connection loop with one that reads through
@@ -168,7 +187,7 @@ class MetricsServer::Impl : public httplib::Server {
       strm.start_request(Clock::now() + options_.request_timeout, options_.max_request_bytes);
       bool closed = false;
       ok = process_request(strm, left == 1, closed, [](httplib::Request&) {});
-      if (!ok || closed) break;
+      if (!ok || closed || strm.error_response()) break;
     }
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);
@@ -201,12 +220,14 @@ int MetricsServer::bind(const ListenAddress& address) {
     if (port <= 0) {
       throw gpulab::RunError(fmt::format("cannot listen on {}: {}", address.host, std::strerror(errno)));
     }
+    impl_->raise_backlog();
     return port;
   }
   if (!impl_->bind_to_port(address.host, address.port)) {
     throw gpulab::RunError(fmt::format("cannot listen on {}:{}: {}", address.host, address.port,
                                        std::strerror(errno)));
   }
+  impl_->raise_backlog();
   return address.port;
 }
 
