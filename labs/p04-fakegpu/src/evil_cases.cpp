@@ -217,6 +217,7 @@ void Evil::race_free_submit() {
   std::uint32_t h = 0;
   alloc(fd, 4096, &h);
   std::atomic<bool> stop{false};
+  std::atomic<bool> started{false};  // FREE starts racing once a job is in flight
   std::vector<int> submit_rcs;
   std::vector<int> free_rcs;
   std::thread submitter([&] {
@@ -226,6 +227,7 @@ void Evil::race_free_submit() {
         std::uint64_t s = 0;
         const int rc = submit(fd, h, &s);
         submit_rcs.push_back(rc);
+        started.store(true);
         if (rc != 0) {
           stop.store(true);
           break;
@@ -235,6 +237,7 @@ void Evil::race_free_submit() {
     }
   });
   std::thread freer([&] {
+    while (!started.load()) std::this_thread::yield();
     for (int i = 0; i < 20000; ++i) {
       const int rc = free_(fd, h);
       free_rcs.push_back(rc);

@@ -10,13 +10,17 @@
 
 #include "fakegpu/client_checks.hpp"
 #include "fakegpu/evil.hpp"
+#include "fakegpu/wait_bench.hpp"
 
 namespace fakegpu {
 
 int tool_main(Tool tool, int argc, char** argv) {
   const bool evil = tool == Tool::kEvil;
-  const char* prog = evil ? "fakegpu-evil" : "fakegpu-client";
-  CLI::App app{evil ? "fakegpu-evil: the adversarial client. Bad, freed and foreign handles, absurd sizes, closed fds,\n"
+  const bool bench = tool == Tool::kBench;
+  const char* prog = bench ? "fakegpu-bench" : evil ? "fakegpu-evil" : "fakegpu-client";
+  CLI::App app{bench ? "fakegpu-bench: waits per second, ioctl WAIT vs polling the mmap'd fence page, and the ioctl\n"
+                       "round trip, on a device file (the module in the VM, or fakegpud). Machine-dependent numbers."
+               : evil ? "fakegpu-evil: the adversarial client. Bad, freed and foreign handles, absurd sizes, closed fds,\n"
                       "racing threads, unknown commands, bad pointers: every case must fail cleanly and leak nothing."
                     : "fakegpu-client: the test suite of a fakegpu device (the kernel module or fakegpud).\n"
                       "INFO, ALLOC(1 MiB), SUBMIT, WAIT first, then one PASS/FAIL line per check.",
@@ -29,6 +33,14 @@ int tool_main(Tool tool, int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--sim", sim, "run against the device core in this process instead of a device file");
   app.add_flag("--json", json, "print the results as one JSON document");
+  std::uint64_t iterations = 20000;
+  int fresh_jobs = 20;
+  if (bench) {
+    app.add_option("--iterations", iterations, "ioctls per repetition (polls: 100x)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000000}));
+    app.add_option("--jobs", fresh_jobs, "fresh 10 ms jobs to wait for each way")->capture_default_str()->check(CLI::Range(1, 10000));
+  }
   if (evil)
     app.add_option("--race-submits", per_thread, "SUBMITs per racing thread")
         ->capture_default_str()
@@ -66,6 +78,31 @@ int tool_main(Tool tool, int argc, char** argv) {
       return 2;
     }
     dev = make_system_device();
+  }
+
+  if (bench) {
+    try {
+      const WaitBenchResult r = run_wait_bench(*dev, device, iterations, fresh_jobs);
+      if (json) {
+        nlohmann::json j;
+        j["program"] = prog;
+        j["device"] = device;
+        for (const auto& row : r.rows)
+          j["rows"].push_back({{"what", row.what}, {"calls", row.calls}, {"ns_per_call", row.ns_per_call}});
+        j["fence_page"] = r.has_fence_page;
+        j["poll_vs_ioctl"] = r.poll_vs_ioctl;
+        j["job_wait_ioctl_ms"] = r.job_wait_ioctl_ms;
+        j["job_wait_poll_ms"] = r.job_wait_poll_ms;
+        std::printf("%s\n", j.dump(2).c_str());
+      } else {
+        std::printf("%s: %s (%s)\n", prog, device.c_str(), dev->name().c_str());
+        print_wait_bench(r, stdout);
+      }
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: error: %s\n", prog, e.what());
+      return 1;
+    }
   }
 
   std::FILE* out = json ? nullptr : stdout;

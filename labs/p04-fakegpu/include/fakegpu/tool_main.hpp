@@ -5,7 +5,7 @@
 
 namespace fakegpu {
 
-enum class Tool { kClient, kEvil };
+enum class Tool { kClient, kEvil, kBench };
 
 int tool_main(Tool tool, int argc, char** argv);
 

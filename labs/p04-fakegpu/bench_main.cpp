@@ -1,0 +1,3 @@
+#include "fakegpu/tool_main.hpp"
+
+int main(int argc, char** argv) { return fakegpu::tool_main(fakegpu::Tool::kBench, argc, argv); }

@@ -1,0 +1,91 @@
+#!/bin/sh
+# The `vm` test: boot Debian's own kernel under qemu (software emulation, no KVM),
+# with an initramfs of busybox-static, fakegpu.ko and the static clients; load the
+# module, run client and evil (and mininer, when built), unload, and check the
+# serial console. Exit 0 all checks passed, 1 a check failed, 77 cannot run here.
+#
+#   run-vm.sh --kernel VMLINUZ --module fakegpu.ko --bin BINDIR [--log FILE] [--bench ARGS]
+set -u
+kernel="" module="" bin="" log="" bench_args=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --kernel) kernel=$2; shift 2 ;;
+    --module) module=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    --log) log=$2; shift 2 ;;
+    --bench) bench_args=$2; shift 2 ;;
+    *) echo "run-vm.sh: error: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+skip() { echo "fakegpu vm: SKIPPED: $*" >&2; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
+qemu=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)"
+busybox=/bin/busybox
+[ -x "$busybox" ] || skip "no busybox at /bin/busybox (apt-get install busybox-static)"
+ldd "$busybox" >/dev/null 2>&1 && skip "/bin/busybox is not statically linked (apt-get install busybox-static)"
+command -v cpio >/dev/null || skip "cpio is not installed"
+[ -n "$kernel" ] && [ -f "$kernel" ] || skip "no Debian kernel image at '${kernel}' (labs/p04-fakegpu/setup.sh unpacks one; tools/lab runs it)"
+[ -n "$module" ] && [ -f "$module" ] || skip "no fakegpu.ko at '${module}' (needs linux-headers-amd64 at configure time)"
+for p in fakegpu-client-static fakegpu-evil-static; do
+  [ -x "$bin/$p" ] || skip "no $bin/$p (sanitizer builds have no static programs)"
+done
+
+work=$(mktemp -d /tmp/fakegpu-vm-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/root/bin" "$work/root/opt"
+cp "$busybox" "$work/root/bin/busybox"
+cp "$here/init" "$work/root/init"
+chmod 755 "$work/root/init"
+cp "$module" "$work/root/fakegpu.ko"
+for p in fakegpu-client-static fakegpu-evil-static fakegpu-bench-static mininer-static; do
+  [ -x "$bin/$p" ] && cp "$bin/$p" "$work/root/opt/"
+done
+if [ -n "$bench_args" ]; then
+  printf '%s\n' "$bench_args" > "$work/root/opt/bench-args"
+else
+  rm -f "$work/root/opt/fakegpu-bench-static"
+fi
+(cd "$work/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.gz" || { echo "cpio failed" >&2; exit 1; }
+
+console=$work/console.log
+# -accel tcg: pure software emulation, so the test runs where KVM does not.
+timeout 600 "$qemu" -accel tcg -cpu max -smp 2 -m 512 -nographic -no-reboot \
+  -kernel "$kernel" -initrd "$work/initramfs.gz" \
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic" \
+  > "$console" 2>&1 </dev/null
+qrc=$?
+tr -d '\r' < "$console" > "$console.txt"
+[ -n "$log" ] && cp "$console.txt" "$log"
+grep -E '^(VM: |PASS|FAIL|SKIP|ALL CHECKS|fakegpu-|what |ioctl |mmap |waits/s|fresh |mininer)' "$console.txt"
+
+fails=0
+expect() {  # expect NAME REGEX: the console must match
+  if grep -Eq -- "$2" "$console.txt"; then echo "VM-CHECK PASS $1"; else echo "VM-CHECK FAIL $1 (no line matching: $2)"; fails=$((fails + 1)); fi
+}
+reject() {  # reject NAME REGEX: the console must not match
+  if grep -Eq -- "$2" "$console.txt"; then echo "VM-CHECK FAIL $1 (found: $(grep -E -- "$2" "$console.txt" | head -1))"; fails=$((fails + 1)); else echo "VM-CHECK PASS $1"; fi
+}
+[ $qrc -eq 124 ] && { echo "VM-CHECK FAIL the VM did not power off within 600 s"; fails=$((fails + 1)); }
+expect "module loads" '^VM: insmod rc=0$'
+expect "load message" 'fakegpu: loaded, /dev/fakegpu ready'
+expect "misc node 0666" '^VM: node crw-rw-rw- 10,'
+expect "client passes all checks, fence page included" '^ALL CHECKS PASSED \(15 passed, 0 skipped\)'
+expect "client exit 0" '^VM: client rc=0$'
+expect "evil fails cleanly, nothing leaked" '^VM: evil rc=0$'
+expect "module unloads" '^VM: rmmod rc=0$'
+reject "no oops, no BUG" '(Oops|BUG:|general protection|Call Trace)'
+# The leak check itself: clean unload says nothing, the pitfall_leak unload must warn.
+clean=$(sed -n '/VM: rmmod rc=/q;p' "$console.txt" | grep -c 'fakegpu: leak:')
+[ "$clean" -eq 0 ] && echo "VM-CHECK PASS no leak warning on a clean unload" || { echo "VM-CHECK FAIL leak warning on a clean unload"; fails=$((fails + 1)); }
+expect "pitfall_leak: client notices (release check fails)" '^VM: pitfall client rc=1$'
+expect "pitfall_leak: unload warns about the leak" 'fakegpu: leak: [1-9][0-9]* contexts'
+if [ -x "$bin/mininer-static" ]; then
+  expect "mininer: client passes inside a container" '^VM: container client rc=0$'
+else
+  echo "VM-CHECK SKIP mininer: no $bin/mininer-static (build labs/p04-mininer for the container run)"
+fi
+if [ $fails -ne 0 ]; then
+  echo "fakegpu vm: $fails check(s) failed; console: ${log:-$console.txt}"
+  exit 1
+fi
+echo "fakegpu vm: ALL VM CHECKS PASSED"
