@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <string>
 #include <cstring>
 #include <string_view>
 
@@ -104,18 +106,34 @@ class GuardedStream : public httplib::Stream {
     return static_cast<ssize_t>(k);
   }
 
+  // httplib writes a response in many small pieces (status line, each
+  // header, body); they are gathered here and sent by flush() in one go.
   ssize_t write(const char* ptr, size_t size) override {
     if (!response_started_) {
       response_started_ = true;
       const std::string_view head(ptr, std::min<std::size_t>(size, 10));
       error_response_ = head.starts_with("HTTP/1.1 4") || head.starts_with("HTTP/1.1 5");
     }
-    if (!is_writable()) return -1;
-    ssize_t n;
-    do {
-      n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
-    } while (n < 0 && errno == EINTR);
-    return n;
+    if (out_.size() + size > kMaxBuffered && !flush()) return -1;
+    out_.append(ptr, size);
+    return static_cast<ssize_t>(size);
+  }
+
+  // Sends what write() gathered; false if the peer is gone or too slow.
+  bool flush() {
+    std::size_t done = 0;
+    while (done < out_.size()) {
+      if (!is_writable()) break;
+      ssize_t n;
+      do {
+        n = ::send(sock_, out_.data() + done, out_.size() - done, MSG_NOSIGNAL);
+      } while (n < 0 && errno == EINTR);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    const bool ok = done == out_.size();
+    out_.clear();
+    return ok;
   }
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
@@ -163,6 +181,8 @@ class GuardedStream : public httplib::Stream {
   std::size_t len_ = 0;
   bool response_started_ = false;
   bool error_response_ = false;
+  static constexpr std::size_t kMaxBuffered = 1 << 20;
+  std::string out_;
 };
 
 }  // namespace
@@ -180,6 +200,8 @@ class MetricsServer::Impl : public httplib::Server {
   // Replaces httplib's per-connection loop with one that reads through
   // GuardedStream; httplib still parses and answers each request.
   bool process_and_close_socket(socket_t sock) override {
+    const int one = 1;
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     GuardedStream strm(sock, options_.write_timeout);
     bool ok = false;
     for (std::size_t left = options_.keep_alive_max; left > 0 && is_running(); --left) {
@@ -187,6 +209,7 @@ class MetricsServer::Impl : public httplib::Server {
       strm.start_request(Clock::now() + options_.request_timeout, options_.max_request_bytes);
       bool closed = false;
       ok = process_request(strm, left == 1, closed, [](httplib::Request&) {});
+      ok = strm.flush() && ok;
       if (!ok || closed || strm.error_response()) break;
     }
     ::shutdown(sock, SHUT_RDWR);
