@@ -54,10 +54,14 @@ Status DeviceBuffer::release() {
 
 // ---- Backend ----------------------------------------------------------------
 namespace {
-Status from(const gpulab_hal_error& e, gpulab_hal_status returned) {
-  if (returned == GPULAB_HAL_OK) return {};
+[[gnu::noinline, gnu::cold]] Status failure_from(const gpulab_hal_error& e, gpulab_hal_status returned) {
   std::string msg(e.message, strnlen(e.message, sizeof e.message));
   return Status::failure(returned, std::move(msg));
+}
+// The success path stays inline: it is on every dispatched call.
+inline Status from(const gpulab_hal_error& e, gpulab_hal_status returned) {
+  if (returned == GPULAB_HAL_OK) [[likely]] return {};
+  return failure_from(e, returned);
 }
 Status invalid(std::string msg) { return Status::failure(GPULAB_HAL_ERR_INVALID_ARGUMENT, std::move(msg)); }
 Status unsupported(std::string msg) { return Status::failure(GPULAB_HAL_ERR_UNSUPPORTED, std::move(msg)); }

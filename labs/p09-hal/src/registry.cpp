@@ -280,15 +280,10 @@ void Registry::rebuild_routes() {
 }
 
 Expected<const Backend*> Registry::route(const Request& r) const {
+  if (const Backend* b = select(r)) return b;
   if (!single_bit(bit(r.op)) || !single_bit(bit(r.dtype)) || op_index(r.op) >= kOps ||
       dtype_index(r.dtype) >= kDTypes)
     return Error{"invalid request: one op and one dtype"};
-  // The hot path: a table lookup and a max_dim check per candidate.
-  const auto& candidates = routes_[op_index(r.op)][dtype_index(r.dtype)];
-  for (const Backend* b : candidates) {
-    const std::uint64_t limit = b->max_dim();
-    if (limit == 0 || (r.m <= limit && r.n <= limit && r.k <= limit)) return b;
-  }
   // Refused: say why, naming each backend that declares the op and dtype.
   std::string why;
   for (const auto& b : loaded_) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -88,6 +89,9 @@ class Registry {
   // backend declares it but cannot take this request, the shape and each reason:
   // "no loaded backend supports FP32 matmul 4096x4096x4096 (limited: dimension 4096 > max_dim 1024)".
   [[nodiscard]] Expected<const Backend*> route(const Request& r) const;
+  // route()'s hot path without the error text: the chosen backend, or nullptr
+  // where route() would refuse. A table lookup and a max_dim check per candidate.
+  [[nodiscard]] const Backend* select(const Request& r) const noexcept;
   // The named backend if it accepts `r` (a pinned call); else why not.
   [[nodiscard]] Expected<const Backend*> pin(std::string_view name, const Request& r) const;
 
@@ -107,5 +111,18 @@ class Registry {
   static constexpr std::size_t kOps = 3, kDTypes = 5;
   std::array<std::array<std::vector<const Backend*>, kDTypes>, kOps> routes_{};
 };
+
+inline const Backend* Registry::select(const Request& r) const noexcept {
+  const std::uint32_t op = bit(r.op), dt = bit(r.dtype);
+  if (!std::has_single_bit(op) || !std::has_single_bit(dt)) return nullptr;
+  const auto oi = static_cast<std::size_t>(std::countr_zero(op));
+  const auto di = static_cast<std::size_t>(std::countr_zero(dt));
+  if (oi >= kOps || di >= kDTypes) return nullptr;
+  for (const Backend* b : routes_[oi][di]) {
+    const std::uint64_t limit = b->max_dim();
+    if (limit == 0 || (r.m <= limit && r.n <= limit && r.k <= limit)) return b;
+  }
+  return nullptr;
+}
 
 }  // namespace gpulab::hal
