@@ -14,12 +14,11 @@ namespace {
 
 constexpr std::string_view kProgram = "hal-conformance";
 
-void write_file(const std::string& path, const std::string& text) {
+// Opened before the run, so a bad path fails in a moment, not after the matrix.
+std::ofstream open_for_writing(const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw gpulab::UsageError(fmt::format("--junit {}: cannot open for writing", path));
-  out << text;
-  out.flush();
-  if (!out) throw gpulab::UsageError(fmt::format("--junit {}: write failed", path));
+  return out;
 }
 
 }  // namespace
@@ -86,8 +85,14 @@ int main(int argc, char** argv) {
     opts.perf = !no_perf;
     opts.threshold = threshold_pct / 100.0;
 
+    std::ofstream junit_out;
+    if (!junit.empty()) junit_out = open_for_writing(junit);
     const conformance::Report report = conformance::run_session(opts);
-    if (!junit.empty()) write_file(junit, conformance::to_junit_xml(report));
+    if (!junit.empty()) {
+      junit_out << conformance::to_junit_xml(report);
+      junit_out.flush();
+      if (!junit_out) throw gpulab::RunError(fmt::format("--junit {}: write failed", junit));
+    }
     if (json) {
       gpulab::print_json(conformance::to_json(report));
     } else {

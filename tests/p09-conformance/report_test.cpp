@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
-#include <libxml/xmlschemas.h>
 
 #include <cstdarg>
 #include <cstdio>
@@ -13,6 +12,7 @@
 
 #include "conformance/report.hpp"
 #include "fake_targets.hpp"
+#include "junit_schema.hpp"
 
 namespace {
 
@@ -128,38 +128,6 @@ TEST(ReportJunit, EscapesEverythingXmlCannotCarryRaw) {
   EXPECT_EQ(xml_escape(std::string("bell\x07tab\t")), "bell?tab\t");
 }
 
-void collect(void* ctx, const char* fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  *static_cast<std::string*>(ctx) += buf;
-}
-
-// Validates `xml` against junit.xsd; returns "" or libxml2's complaints.
-std::string validate(const std::string& xml) {
-  std::string errors;
-  xmlSchemaParserCtxtPtr pctx = xmlSchemaNewParserCtxt(GPULAB_TEST_DIR "/junit.xsd");
-  xmlSchemaPtr schema = xmlSchemaParse(pctx);
-  if (!schema) {
-    xmlSchemaFreeParserCtxt(pctx);
-    return "cannot parse junit.xsd";
-  }
-  xmlDocPtr doc = xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "junit.xml", nullptr, XML_PARSE_NONET);
-  if (!doc) errors = "not well-formed XML";
-  if (doc) {
-    xmlSchemaValidCtxtPtr vctx = xmlSchemaNewValidCtxt(schema);
-    xmlSchemaSetValidErrors(vctx, collect, collect, &errors);
-    if (xmlSchemaValidateDoc(vctx, doc) != 0 && errors.empty()) errors = "invalid";
-    xmlSchemaFreeValidCtxt(vctx);
-    xmlFreeDoc(doc);
-  }
-  xmlSchemaFree(schema);
-  xmlSchemaFreeParserCtxt(pctx);
-  return errors;
-}
-
 int int_attr(xmlNodePtr n, const char* name) {
   xmlChar* v = xmlGetProp(n, reinterpret_cast<const xmlChar*>(name));
   const int out = v ? std::stoi(reinterpret_cast<const char*>(v)) : -1;
@@ -173,7 +141,7 @@ bool named(xmlNodePtr n, const char* name) {
 
 TEST(ReportJunit, ValidAgainstTheSchemaAndCountsAddUp) {
   const std::string xml = to_junit_xml(make_report(true, true));
-  EXPECT_EQ(validate(xml), "");
+  EXPECT_EQ(junit_schema::validate(xml), "");
   xmlDocPtr doc = xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "junit.xml", nullptr, XML_PARSE_NONET);
   ASSERT_NE(doc, nullptr);
   xmlNodePtr root = xmlDocGetRootElement(doc);
@@ -208,10 +176,10 @@ TEST(ReportJunit, ValidAgainstTheSchemaAndCountsAddUp) {
 TEST(ReportJunit, TheSchemaRejectsWhatCiWouldReject) {
   // The validator is not a rubber stamp: a testcase without a name, a count
   // that is not a number, and a failure outside a testcase are all refused.
-  EXPECT_NE(validate("<testsuites><testsuite name=\"a\" tests=\"1\"><testcase/></testsuite></testsuites>"), "");
-  EXPECT_NE(validate("<testsuites><testsuite name=\"a\" tests=\"x\"/></testsuites>"), "");
-  EXPECT_NE(validate("<testsuites><testsuite name=\"a\" tests=\"1\"><failure/></testsuite></testsuites>"), "");
-  EXPECT_EQ(validate("<testsuites><testsuite name=\"a\" tests=\"0\"/></testsuites>"), "");
+  EXPECT_NE(junit_schema::validate("<testsuites><testsuite name=\"a\" tests=\"1\"><testcase/></testsuite></testsuites>"), "");
+  EXPECT_NE(junit_schema::validate("<testsuites><testsuite name=\"a\" tests=\"x\"/></testsuites>"), "");
+  EXPECT_NE(junit_schema::validate("<testsuites><testsuite name=\"a\" tests=\"1\"><failure/></testsuite></testsuites>"), "");
+  EXPECT_EQ(junit_schema::validate("<testsuites><testsuite name=\"a\" tests=\"0\"/></testsuites>"), "");
 }
 
 }  // namespace
