@@ -30,6 +30,7 @@ struct Flags {
   gpulab::CommonOptions common;
   std::string trace_path;
   std::string plot_path;
+  std::string metrics_out;
   std::uint64_t capacity_mib = 81920;  // an 80 GiB H100
   bool coalesce = false;
   std::string fit = "first";
@@ -47,6 +48,9 @@ AllocatorConfig config_of(const Flags& f) {
 }
 
 void add_allocator_flags(CLI::App& sub, Flags& f) {
+  sub.add_option("--metrics-out", f.metrics_out,
+                 "Also write the allocator's end state as Prometheus text to FILE (atomically; "
+                 "for gpu-exporter --textfile-dir)");
   sub.add_option("--capacity-mib", f.capacity_mib, "Device memory in MiB")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 28));
@@ -212,6 +216,8 @@ int run_replay(const Flags& f) {
     series("largest cached block", [](const ReplayStep& s2) { return s2.largest_cached; });
     gpulab::write_svg_plot(spec, f.plot_path);
   }
+  if (!f.metrics_out.empty())
+    write_metrics_file(f.metrics_out, s, r.steps.empty() ? 0 : r.steps.back().largest_cached);
   return gpulab::kExitOk;
 }
 
@@ -245,6 +251,8 @@ int run_metrics(const Flags& f) {
   } else {
     fmt::print("{}", prometheus_text(alloc));
   }
+  if (!f.metrics_out.empty())
+    write_metrics_file(f.metrics_out, alloc.stats(), alloc.largest_cached_block());
   return gpulab::kExitOk;
 }
 

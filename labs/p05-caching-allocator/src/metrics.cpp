@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <iterator>
+#include <stdexcept>
+
+#include "gpulab/cli.hpp"
 
 namespace caching_alloc {
 
@@ -64,6 +67,31 @@ std::string prometheus_text(const CachingAllocator& alloc) {
   counter("cross_stream_syncs_total", s.cross_stream_syncs,
           "Cached blocks reused on another stream behind an event edge.");
   return out;
+}
+
+gpulab::prom::Exposition platform_metrics(const AllocatorStats& stats,
+                                          std::uint64_t largest_free_block) {
+  gpulab::prom::Exposition e;
+  e.gauge("allocator_reserved_bytes", "Bytes the caching allocator holds from the driver in segments.")
+      .set({}, static_cast<double>(stats.reserved_bytes));
+  e.gauge("allocator_allocated_bytes", "Bytes in live blocks handed out by the caching allocator.")
+      .set({}, static_cast<double>(stats.allocated_bytes));
+  e.gauge("allocator_largest_free_block_bytes",
+          "Largest free block inside the allocator's segments; small next to reserved minus "
+          "allocated means fragmentation.")
+      .set({}, static_cast<double>(largest_free_block));
+  e.counter("allocator_oom_total", "Allocations that failed even after flushing the cache and retrying.")
+      .set({}, static_cast<double>(stats.ooms));
+  return e;
+}
+
+void write_metrics_file(const std::filesystem::path& path, const AllocatorStats& stats,
+                        std::uint64_t largest_free_block) {
+  try {
+    gpulab::prom::write_file_atomic(path, platform_metrics(stats, largest_free_block).render());
+  } catch (const std::runtime_error& e) {
+    throw gpulab::UsageError(fmt::format("--metrics-out: {}", e.what()));
+  }
 }
 
 }  // namespace caching_alloc
