@@ -16,6 +16,7 @@
 #include "paged_kv/format.hpp"
 #include "paged_kv/kv_math.hpp"
 #include "paged_kv/memory_regimes.hpp"
+#include "paged_kv/metrics_out.hpp"
 #include "paged_kv/prefix_workload.hpp"
 
 namespace {
@@ -44,7 +45,7 @@ std::string table_str(const std::vector<int>& t) {
   return s + "]";
 }
 
-int run_demo(const DemoOptions& o, const gpulab::CommonOptions& common) {
+int run_demo(const DemoOptions& o, const gpulab::CommonOptions& common, const std::string& metrics_out) {
   if (o.block_size == 0) throw gpulab::UsageError("--block-size must be at least 1 token");
   if (o.pool_blocks == 0) throw gpulab::UsageError("--pool-blocks must be at least 1");
   if (o.max_len == 0 || o.actual_len == 0 || o.requests == 0 || o.prefix_len == 0)
@@ -66,6 +67,7 @@ int run_demo(const DemoOptions& o, const gpulab::CommonOptions& common) {
                                       static_cast<double>(share.blocks_with_sharing)
                                 : 0;
   const bool pools_ok = share.fit_without_sharing && share.fit_with_sharing;
+  if (!metrics_out.empty()) write_metrics_file(metrics_out, sharing_metrics(share, o.pool_blocks));
 
   if (common.json) {
     Json steps = Json::array();
@@ -233,7 +235,8 @@ struct PrefixOptions {
   std::size_t block_size = 16;
 };
 
-int run_prefix_cache(PrefixOptions o, const gpulab::CommonOptions& common) {
+int run_prefix_cache(PrefixOptions o, const gpulab::CommonOptions& common,
+                     const std::string& metrics_out) {
   o.w.seed = common.seed;
   if (o.block_size == 0) throw gpulab::UsageError("--block-size must be at least 1 token");
   std::vector<PrefixRun> runs;
@@ -245,6 +248,7 @@ int run_prefix_cache(PrefixOptions o, const gpulab::CommonOptions& common) {
       throw gpulab::UsageError(e.what());
     }
   }
+  if (!metrics_out.empty()) write_metrics_file(metrics_out, prefix_cache_metrics(runs));
   if (common.json) {
     Json rows = Json::array();
     for (const auto& r : runs)
@@ -294,7 +298,7 @@ struct EvictOptions {
   std::string model = "llama-3-8b";
 };
 
-int run_evict(EvictOptions o, const gpulab::CommonOptions& common) {
+int run_evict(EvictOptions o, const gpulab::CommonOptions& common, const std::string& metrics_out) {
   const auto m = find_model(o.model);
   if (!m) throw gpulab::UsageError(fmt::format("unknown model '{}' (see kv-math --help)", o.model));
   if (!(o.cost.pcie_gb_per_s > 0) || !(o.cost.prefill_ms_per_token >= 0))
@@ -312,6 +316,7 @@ int run_evict(EvictOptions o, const gpulab::CommonOptions& common) {
     throw gpulab::UsageError(e.what());
   }
   const bool ok = runs[0].contents_ok && runs[1].contents_ok;
+  if (!metrics_out.empty()) write_metrics_file(metrics_out, eviction_metrics(runs));
   const double block_bytes = static_cast<double>(o.cost.kv_bytes_per_token * o.spec.block_size);
   const double swap_tok = o.cost.swap_round_trip_ms_per_token();
   if (common.json) {
@@ -532,6 +537,11 @@ int main(int argc, char** argv) {
   gpulab::CommonOptions common;
   gpulab::add_json_flag(app, common);
   gpulab::add_seed_flag(app, common);
+  std::string metrics_out;
+  auto* metrics_flag = app.add_option(
+      "--metrics-out", metrics_out,
+      "Also write KV-cache metrics as Prometheus text to FILE, atomically (for gpu-exporter "
+      "--textfile-dir): the default run's block states, prefix-cache's hit ratio, evict's preemptions");
 
   DemoOptions demo;
   // The default run's flags; a subcommand would otherwise accept them (fallthrough) and ignore
@@ -655,13 +665,18 @@ int main(int argc, char** argv) {
           throw gpulab::UsageError(
               fmt::format("{} belongs to the default run, not to the '{}' subcommand",
                           flag->get_name(), app.get_subcommands().front()->get_name()));
+    if (metrics_flag->count() > 0 && (kv_cmd->parsed() || beam_cmd->parsed() || sw_cmd->parsed()))
+      throw gpulab::UsageError(fmt::format(
+          "--metrics-out: '{}' has no KV-cache state to export (use it with the default run, "
+          "prefix-cache or evict)",
+          app.get_subcommands().front()->get_name()));
     if (kv_cmd->parsed()) return run_kv_math(kv, common);
-    if (px_cmd->parsed()) return run_prefix_cache(px, common);
-    if (ev_cmd->parsed()) return run_evict(ev, common);
+    if (px_cmd->parsed()) return run_prefix_cache(px, common, metrics_out);
+    if (ev_cmd->parsed()) return run_evict(ev, common, metrics_out);
     if (beam_cmd->parsed()) return run_beam(beam, common);
     if (sw_cmd->parsed()) return run_sweep(sw, common);
     try {
-      return run_demo(demo, common);
+      return run_demo(demo, common, metrics_out);
     } catch (const std::invalid_argument& e) {
       throw gpulab::UsageError(e.what());
     }

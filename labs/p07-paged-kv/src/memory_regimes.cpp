@@ -86,6 +86,7 @@ SharingResult prefix_sharing(std::size_t pool_blocks, std::size_t block_size, st
       seqs.push_back(std::move(s));
     }
     out.blocks_with_sharing = pool.used_blocks();
+    out.shared_with_sharing = pool.shared_blocks();
   }
   return out;
 }

@@ -4,6 +4,7 @@
 // block back out of the middle — all O(1), no allocation after construction.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -54,6 +55,11 @@ class BlockAllocator {
   [[nodiscard]] std::size_t block_size() const { return block_size_; }
   [[nodiscard]] std::size_t free_blocks() const { return free_count_; }
   [[nodiscard]] std::size_t used_blocks() const { return num_blocks() - free_count_; }
+  // Live blocks with more than one owner (a shared prefix, a fork); O(blocks).
+  [[nodiscard]] std::size_t shared_blocks() const {
+    return static_cast<std::size_t>(
+        std::count_if(refcount_.begin(), refcount_.end(), [](int r) { return r > 1; }));
+  }
   // Free-queue order, head (next to be allocated) first; for tests and traces.
   [[nodiscard]] std::vector<BlockId> free_queue() const;
 
