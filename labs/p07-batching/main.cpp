@@ -12,6 +12,7 @@
 #include "batching/disaggregation.hpp"
 #include "batching/kv_model.hpp"
 #include "batching/metrics.hpp"
+#include "batching/metrics_out.hpp"
 #include "batching/static_batching.hpp"
 #include "batching/trace.hpp"
 #include "batching/workload.hpp"
@@ -37,7 +38,19 @@ struct Shared {
   CostModel cost;
   Slo slo;
   std::size_t max_batch = 16;
+  std::string metrics_out;  // --metrics-out FILE: every policy's serving metrics
 };
+
+// summarize(), and the run's requests into --metrics-out's families under `policy`.
+Metrics record(ServingMetrics& sm, const std::string& policy, const std::vector<Request>& reqs,
+               const std::vector<Outcome>& outs, const Slo& slo) {
+  sm.add_run(policy, reqs, outs, slo);
+  return summarize(reqs, outs, slo);
+}
+
+void write_metrics(const Shared& s, const ServingMetrics& sm) {
+  if (!s.metrics_out.empty()) sm.write(s.metrics_out);
+}
 
 Json metrics_json(const Metrics& m) {
   return {{"completed", m.completed},
@@ -102,13 +115,14 @@ int run_main(Shared& s, const MainOptions& o) {
   ContinuousOptions copt;
   Metrics stat, cont;
   std::vector<Metrics> sweep;
+  ServingMetrics sm;
   {
     // Progress on stderr, only on a terminal, cleared before the tables print.
     gpulab::Progress progress("simulating", 2 + o.depths.size());
     copt.max_batch = s.max_batch;
-    stat = summarize(reqs, simulate_static(reqs, s.max_batch, s.cost), s.slo);
+    stat = record(sm, "static", reqs, simulate_static(reqs, s.max_batch, s.cost), s.slo);
     progress.update(1);
-    cont = summarize(reqs, simulate_continuous(reqs, copt, s.cost), s.slo);
+    cont = record(sm, "continuous", reqs, simulate_continuous(reqs, copt, s.cost), s.slo);
     progress.update(2);
     for (const std::size_t d : o.depths) {
       copt.max_batch = d;
@@ -116,6 +130,7 @@ int run_main(Shared& s, const MainOptions& o) {
       progress.update(2 + sweep.size());
     }
   }
+  write_metrics(s, sm);
   std::size_t best = 0;
   for (std::size_t i = 1; i < sweep.size(); ++i)
     if (sweep[i].goodput_tok_s > sweep[best].goodput_tok_s) best = i;
@@ -246,13 +261,14 @@ int run_interference(Shared& s, const InterferenceOptions& o) {
     double handoff_p50_ms = 0;
   };
   std::vector<Row> rows;
+  ServingMetrics sm;
   ContinuousOptions copt;
   copt.max_batch = s.max_batch;
   rows.push_back({"colocated, whole-prompt prefill", 1,
-                  summarize(reqs, simulate_continuous(reqs, copt, s.cost), s.slo)});
+                  record(sm, "colocated", reqs, simulate_continuous(reqs, copt, s.cost), s.slo)});
   copt.prefill_chunk = o.chunk;
   rows.push_back({fmt::format("colocated, chunked prefill ({} tok)", o.chunk), 1,
-                  summarize(reqs, simulate_continuous(reqs, copt, s.cost), s.slo)});
+                  record(sm, "chunked-prefill", reqs, simulate_continuous(reqs, copt, s.cost), s.slo)});
   for (const auto& [label, gbs] :
        {std::pair{"NVLink", o.nvlink_gbs}, std::pair{"InfiniBand", o.ib_gbs}}) {
     DisaggOptions d{s.max_batch, kv_per_token, gbs};
@@ -260,9 +276,11 @@ int run_interference(Shared& s, const InterferenceOptions& o) {
     for (const auto& r : reqs) h.push_back(handoff_ms(d, r.prompt_tokens));
     std::nth_element(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(h.size() / 2), h.end());
     rows.push_back({fmt::format("disaggregated, KV over {} {} GB/s", label, gbs), 2,
-                    summarize(reqs, simulate_disaggregated(reqs, d, s.cost), s.slo),
+                    record(sm, fmt::format("disaggregated-{}", label == std::string_view("NVLink") ? "nvlink" : "ib"),
+                           reqs, simulate_disaggregated(reqs, d, s.cost), s.slo),
                     h[h.size() / 2]});
   }
+  write_metrics(s, sm);
 
   if (s.common.json) {
     Json out = Json::array();
@@ -332,14 +350,17 @@ int run_prefix(Shared& s, const PrefixOptions& o) {
     double hit_ttft_p50 = 0, miss_ttft_p50 = 0;
   };
   std::vector<Row> rows;
+  ServingMetrics sm;
   for (const bool caching : {false, true}) {
     PagedPrefixKv kv(o.pool_blocks, o.block_size, caching);
     ContinuousOptions copt;
     copt.max_batch = s.max_batch;
     copt.kv = &kv;
     const auto outs = simulate_continuous(reqs, copt, s.cost);
+    const std::string slug = caching ? "prefix-cache" : "no-prefix-cache";
     Row row{caching ? "paged KV + automatic prefix cache" : "paged KV, no prefix cache",
-            summarize(reqs, outs, s.slo), kv.stats()};
+            record(sm, slug, reqs, outs, s.slo), kv.stats()};
+    sm.add_prefix_cache(slug, row.kv);
     std::vector<double> hit, miss;
     for (std::size_t i = 0; i < reqs.size(); ++i)
       if (outs[i].served)
@@ -348,6 +369,7 @@ int run_prefix(Shared& s, const PrefixOptions& o) {
     row.miss_ttft_p50 = miss.empty() ? 0 : gpulab::percentile(miss, 50);
     rows.push_back(row);
   }
+  write_metrics(s, sm);
   if (s.common.json) {
     Json out = Json::array();
     for (const auto& r : rows) {
@@ -426,18 +448,20 @@ int run_admission(Shared& s, double headroom) {
     Metrics m;
   };
   std::vector<Row> rows;
-  auto run = [&](std::string name, std::size_t width, bool shed) {
+  ServingMetrics sm;
+  auto run = [&](std::string name, const std::string& slug, std::size_t width, bool shed) {
     ContinuousOptions c;
     c.max_batch = width;
     c.shed_late = shed;
     c.shed_ttft_ms = s.slo.ttft_ms;
     rows.push_back(
-        {std::move(name), width, summarize(reqs, simulate_continuous(reqs, c, s.cost), s.slo)});
+        {std::move(name), width, record(sm, slug, reqs, simulate_continuous(reqs, c, s.cost), s.slo)});
   };
-  run("admit everything (FIFO)", s.max_batch, false);
-  run(fmt::format("cap batch width (iteration <= {:.0f}% of TPOT SLO)", 100 * headroom), feasible,
-      false);
-  run("cap width + shed requests past their TTFT SLO", feasible, true);
+  run("admit everything (FIFO)", "admit-all", s.max_batch, false);
+  run(fmt::format("cap batch width (iteration <= {:.0f}% of TPOT SLO)", 100 * headroom), "cap-width",
+      feasible, false);
+  run("cap width + shed requests past their TTFT SLO", "cap-width-shed", feasible, true);
+  write_metrics(s, sm);
 
   if (s.common.json) {
     Json out = Json::array();
@@ -499,6 +523,9 @@ void add_workload_flags(CLI::App& app, Shared& s) {
   app.add_option("--prefill-ms-per-token", s.cost.prefill_ms_per_token,
                  "Prefill cost per prompt token (ms)")
       ->capture_default_str();
+  app.add_option("--metrics-out", s.metrics_out,
+                 "Also write each policy's TTFT/TPOT histograms and good/all request counts as "
+                 "Prometheus text to FILE, atomically (for gpu-exporter --textfile-dir)");
 }
 
 }  // namespace
