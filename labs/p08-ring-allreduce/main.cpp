@@ -14,6 +14,7 @@
 #include "gpulab/table.hpp"
 #include "ring_allreduce/chunks.hpp"
 #include "ring_allreduce/experiments.hpp"
+#include "ring_allreduce/metrics.hpp"
 #include "ring_allreduce/mpi_launch.hpp"
 #include "ring_allreduce/overlap.hpp"
 
@@ -44,6 +45,7 @@ struct Options {
   int timeout_ms = 0;
   bool compare_mpi = false;
   std::string listen_addr = "127.0.0.1";
+  std::string metrics_out;
   const ring::MpiSession* mpi = nullptr;  // set when mpirun started us
   [[nodiscard]] bool root() const { return mpi == nullptr || mpi->rank() == 0; }
   [[nodiscard]] bool print() const { return root() && !common.json; }
@@ -86,6 +88,7 @@ int run_headline(const Options& o, DType dtype, Json& doc) {
   std::fflush(stdout);
   const auto ranks = launch(o, o.world, ring::headline_job(spec));
   if (ranks.empty()) return gpulab::kExitOk;  // an MPI rank other than 0: rank 0 reports
+  if (!o.metrics_out.empty()) ring::write_metrics_file(o.metrics_out, ranks);
 
   const bool all_ok = std::all_of(ranks.begin(), ranks.end(),
                                   [](const auto& r) { return r.status == ring::RankOutcome::Status::kOk; });
@@ -336,6 +339,9 @@ int main(int argc, char** argv) {
   app.add_option("--listen-addr", o.listen_addr,
                  "Under mpirun: this rank's numeric IPv4 address for the ring's TCP connections")
       ->capture_default_str();
+  app.add_option("--metrics-out", o.metrics_out,
+                 "Write the byte-count run's per-rank all-reduce metrics (operations, timeouts, seconds, "
+                 "bytes) as Prometheus text to FILE, atomically (for gpu-exporter --textfile-dir)");
   gpulab::add_json_flag(app, o.common);
   gpulab::add_quick_flag(app, o.common, "Smaller sweeps and fewer iterations (for tests)");
 

@@ -33,7 +33,9 @@ gpulab::Json headline_rank(Transport& t, const HeadlineSpec& spec) {
 
   std::vector<T> v(spec.count, fill);
   t.reset_counters();
+  gpulab::Stopwatch ring_sw;
   ring_allreduce<T>(t, v, kill);
+  const double ring_seconds = ring_sw.seconds();
   const auto ring_bytes = t.bytes_sent();
   const auto ring_wrong = count_wrong<T>(v, exact);
 
@@ -41,6 +43,7 @@ gpulab::Json headline_rank(Transport& t, const HeadlineSpec& spec) {
   t.reset_counters();
   naive_allreduce<T>(t, v);
   return {{"ring_bytes", ring_bytes},
+          {"ring_seconds", ring_seconds},
           {"ring_wrong", ring_wrong},
           {"naive_bytes", t.bytes_sent()},
           {"naive_wrong", count_wrong<T>(v, exact)}};

@@ -1,0 +1,32 @@
+// `ring-allreduce --metrics-out FILE`: the byte-count run's per-rank collective
+// metrics in the Prometheus text format, under the platform's names (what
+// gpu-exporter --textfile-dir re-exposes and the SLO pack in
+// labs/p10-exporter/slo alerts on).
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "gpulab/prom_text.hpp"
+#include "ring_allreduce/launcher.hpp"
+
+namespace ring {
+
+// One series per rank that reported, label rank="N":
+//   allreduce_operations_total  ring all-reduces the rank started (1 per run)
+//   allreduce_timeouts_total    those its watchdog ended ("watchdog: no progress ...")
+//   allreduce_seconds_total     a finished rank: the ring all-reduce's own time;
+//                               a failed one: launch until it gave up
+//   allreduce_bytes_total       payload bytes the rank wrote in the ring all-reduce
+//                               (finished ranks only: a failed rank's report is lost)
+// A rank that died (--kill-rank) reports nothing, as a dead process would not.
+gpulab::prom::Exposition headline_metrics(const std::vector<RankOutcome>& ranks);
+
+// True when the rank failed because its watchdog fired.
+bool timed_out(const RankOutcome& rank);
+
+// Writes headline_metrics() atomically (temp file + rename); an unwritable path
+// is a gpulab::UsageError (exit 2).
+void write_metrics_file(const std::filesystem::path& path, const std::vector<RankOutcome>& ranks);
+
+}  // namespace ring
