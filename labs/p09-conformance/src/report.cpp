@@ -65,7 +65,7 @@ void assign_tiers(Report& report) {
 
 std::string render_text(const Report& r, const TextOptions& opts) {
   std::string out;
-  out += fmt::format("hal-conformance: {} backend{} loaded by the HAL core (ABI {}), {} rejected by its loader\n",
+  out += fmt::format("hal-conformance: {} backend{} under test (loaded by the HAL core, ABI {}), {} rejected by the loader\n",
                      r.backends.size(), r.backends.size() == 1 ? "" : "s", r.core_abi, r.rejected.size());
   for (const auto& rej : r.rejected) out += fmt::format("  rejected {}: {}\n", rej.name, rej.reason);
   out += fmt::format("matrix: {} capabilities x {} cases per backend (shapes {}), seed {}\n", r.capabilities.size(),
