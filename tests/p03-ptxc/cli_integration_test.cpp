@@ -1,9 +1,9 @@
 // The ptxc program as a user runs it: exit codes, compiler-style errors, the
 // out-of-bounds report without the guard.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
+#include "gpulab_test/program_run.hpp"
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -11,22 +11,9 @@
 
 namespace {
 
-struct Result {
-  int rc = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/ptxc " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t got = 0;
-  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), got);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+// stdout and stderr together, as a user sees them in a terminal.
+gpulab_test::ProgramRun run(const std::string& args) {
+  return gpulab_test::run_program("ptxc", args, gpulab_test::Stderr::kMerged);
 }
 
 std::string temp_file(const std::string& name, const std::string& text) {
@@ -41,14 +28,14 @@ const std::string kLab = GPULAB_LAB_DIR;
 
 TEST(PtxcCli, SuitePassesAndPrintsTheTable) {
   const auto r = run("");
-  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("10/10 kernels agree with the reference at -O0 and -O1"), std::string::npos)
       << r.out;
 }
 
 TEST(PtxcCli, CompileErrorsLookLikeACompilersAndExitTwo) {
   const auto r = run("compile " + kLab + "/kernels/errors.ptxc");
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("errors.ptxc:3:19: error: use of undefined name 'scale'\n"
                        "      a[i] = a[i] * scale;\n"
                        "                    ^\n"),
@@ -65,7 +52,7 @@ TEST(PtxcCli, BadInputIsAOneLineErrorWithExitTwo) {
            "compile " + kLab + "/kernels/elementwise.ptxc --emit bytes",
            "run " + kLab + "/kernels/elementwise.ptxc --kernel nope", "--no-such-flag"}) {
     const auto r = run(args);
-    EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("ptxc: error: ", 0), 0U) << args << "\n" << r.out;
   }
 }
@@ -73,13 +60,13 @@ TEST(PtxcCli, BadInputIsAOneLineErrorWithExitTwo) {
 TEST(PtxcCli, BinaryGarbageIsRejectedNotCrashedOn) {
   const auto path = temp_file("garbage.k", std::string("kernel \x01\xff\x00 k(", 12));
   const auto r = run("compile " + path);
-  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("unexpected character '\\x01'"), std::string::npos) << r.out;
 }
 
 TEST(PtxcCli, RemovingTheGuardFailsTheDifferentialTestWithTheFaultingThread) {
   const auto r = run("run " + kLab + "/kernels/elementwise.ptxc --kernel vadd --no-guard");
-  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("FAIL vadd: thread 1000 (block 7, thread 104): out-of-bounds"),
             std::string::npos)
       << r.out;
@@ -88,14 +75,14 @@ TEST(PtxcCli, RemovingTheGuardFailsTheDifferentialTestWithTheFaultingThread) {
 TEST(PtxcCli, RunAgainstNvccPtxIsBitIdentical) {
   const auto r = run("run " + kLab + "/kernels/elementwise.ptxc --against " + kLab +
                      "/kernels/nvcc13-sm80-O3.ptx");
-  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out.find("differ"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bit-identical"), std::string::npos) << r.out;
 }
 
 TEST(PtxcCli, JsonIsOneDocument) {
   const auto r = run("--json");
-  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.front(), '{');
   EXPECT_NE(r.out.find("\"pass\": true"), std::string::npos) << r.out;
 }
