@@ -40,6 +40,13 @@ cp "$module" "$work/root/fakegpu.ko"
 for p in fakegpu-client-static fakegpu-evil-static fakegpu-bench-static mininer-static; do
   [ -x "$bin/$p" ] && cp "$bin/$p" "$work/root/opt/"
 done
+# strace (Debian's, dynamically linked) with its libraries, for the trace of the client on the module.
+if strace=$(command -v strace); then
+  for f in "$strace" $(ldd "$strace" 2>/dev/null | grep -o '/[^ ]*'); do
+    mkdir -p "$work/root$(dirname "$f")" && cp -L "$f" "$work/root$f"
+  done
+  [ -e "$work/root/lib64" ] || ln -s lib "$work/root/lib64" 2>/dev/null
+fi
 if [ -n "$bench_args" ]; then
   printf '%s\n' "$bench_args" > "$work/root/opt/bench-args"
 else
@@ -49,12 +56,13 @@ fi
 
 console=$work/console.log
 # -accel tcg: pure software emulation, so the test runs where KVM does not.
-timeout 600 "$qemu" -accel tcg -cpu max -smp 2 -m 512 -nographic -no-reboot \
+timeout 600 "$qemu" -accel tcg -cpu max -smp 2 -m 512 -nographic -no-reboot -nic none \
   -kernel "$kernel" -initrd "$work/initramfs.gz" \
   -append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic" \
   > "$console" 2>&1 </dev/null
 qrc=$?
-tr -d '\r' < "$console" > "$console.txt"
+# Drop CRs and the terminal resets the firmware and kernel send.
+tr -d '\r' < "$console" | sed 's/\x1bc//g; s/\x1b\[[0-9;?]*[A-Za-z]//g' > "$console.txt"
 [ -n "$log" ] && cp "$console.txt" "$log"
 grep -E '^(VM: |PASS|FAIL|SKIP|ALL CHECKS|fakegpu-|what |ioctl |mmap |waits/s|fresh |mininer)' "$console.txt"
 
