@@ -396,8 +396,9 @@ TEST(SloDrill, ColdPrefixCacheBurnsTtft) {
       dir, {{"no prefix cache: TTFT pages and the cache warning fires",
              ramp(e, 60, label_is("policy", "no-prefix-cache"), kDrillTarget),
              {{"59m", "ServingTtftBudgetBurnFast", ttft_page}, {"59m", "PrefixCacheCold", cold_warning}}},
-            {"a warm prefix cache does not warn", ramp(e, 60, label_is("policy", "prefix-cache"), kDrillTarget),
-             {{"59m", "PrefixCacheCold", ""}}}}));
+            {"a warm prefix cache neither warns nor pages (4.5% of TTFTs miss: under the 6x line)",
+             ramp(e, 60, label_is("policy", "prefix-cache"), kDrillTarget),
+             {{"59m", "PrefixCacheCold", ""}, {"59m", "ServingTtftBudgetBurnFast", ""}}}}));
 }
 
 // docs/runbooks/xid-79-fell-off-the-bus.md and xid-48-double-bit-ecc.md: the
@@ -504,7 +505,7 @@ TEST(SloDrill, StaleHalBackendIsRejected) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto at = r.out.find("rejected backend: stale");
   ASSERT_NE(at, std::string::npos) << r.out;
-  EXPECT_NE(r.out.substr(at, r.out.find('\n', at) - at).find("abi v1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(at, r.out.find('\n', at) - at).find("(abi v1 != core v2)"), std::string::npos) << r.out;
 }
 
 }  // namespace
