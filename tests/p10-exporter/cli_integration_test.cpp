@@ -80,6 +80,9 @@ TEST(Promtool, EveryModePassesCheckMetrics) {
       "--once",  // whatever this machine has (NVML on a GPU machine)
       "--once --simulate 8 --inject xid:79@30s,xid:48:3@10s,thermal:0@60s,leak:2@10s,power:5@5s,ecc:1@1s --at 120s",
       "--once --simulate 2 --textfile-dir " + dir,
+#ifdef GPULAB_FAKE_NVML
+      "--once --nvml-lib " GPULAB_FAKE_NVML,  // NVML's success path, through a stand-in library
+#endif
   };
   for (const auto& mode : modes) {
     const auto r = run_program("gpu-exporter", mode);

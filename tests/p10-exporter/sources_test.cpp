@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "exporter/collector.hpp"
 #include "exporter/fakegpu_source.hpp"
@@ -140,3 +141,49 @@ TEST(GpuMetrics, DcgmCompatAddsDcgmNamesUnitsAndLabels) {
   exporter::add_gpu_metrics(gpus.sample(), false, plain);
   for (const auto& name : plain.names()) EXPECT_EQ(name.rfind("gpu_", 0), 0U) << name;
 }
+
+#ifdef GPULAB_FAKE_NVML
+// The success path through a stand-in libnvidia-ml (tests/p10-exporter/fake_nvml.c):
+// every field in the exporter's units, a field NVML does not support left out,
+// and an Xid event from the event-set thread. (One test: the stand-in delivers
+// its Xid once per process.)
+TEST(Nvml, ReadsEveryFieldInBaseUnitsAndCountsXidEvents) {
+  exporter::NvmlSource nvml(GPULAB_FAKE_NVML);
+  prom::Exposition e;
+  ASSERT_TRUE(nvml.collect(e).up);
+  // The Xid arrives on the watcher thread; collect until it shows.
+  for (int i = 0; i < 200 && e.find("gpu_xid_errors_total") == nullptr; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    e = prom::Exposition();
+    ASSERT_TRUE(nvml.collect(e).up);
+  }
+  const prom::Labels g0{{"gpu", "0"}, {"uuid", "GPU-fake-0000"}, {"model_name", "Fake A100-SXM4-40GB"}};
+  const prom::Labels g1{{"gpu", "1"}, {"uuid", "GPU-fake-0001"}, {"model_name", "Fake A100-SXM4-40GB"}};
+  const auto value = [&](const char* family, prom::Labels labels) {
+    const prom::Family* f = e.find(family);
+    if (f == nullptr) return -1.0;
+    const auto* s = f->find(labels);
+    return s == nullptr ? -1.0 : s->value;
+  };
+  const auto with = [](prom::Labels l, const char* k, const char* v) {
+    l.emplace_back(k, v);
+    return l;
+  };
+  EXPECT_EQ(value("gpu_utilization_ratio", g0), 0.37);
+  EXPECT_EQ(value("gpu_memory_used_bytes", g0), 1073741824);
+  EXPECT_EQ(value("gpu_memory_free_bytes", g0), 39.0 * 1073741824);
+  EXPECT_EQ(value("gpu_temperature_celsius", g1), 41);
+  EXPECT_EQ(value("gpu_power_watts", g0), 123.456);
+  EXPECT_EQ(value("gpu_energy_joules_total", g0), 5000);
+  EXPECT_EQ(value("gpu_sm_clock_hertz", g0), 1410e6);
+  EXPECT_EQ(value("gpu_pcie_tx_bytes_per_second", g0), 1024000);
+  EXPECT_EQ(value("gpu_pcie_rx_bytes_per_second", g1), 2048000);
+  EXPECT_EQ(value("gpu_ecc_errors_total", with(g0, "type", "single_bit")), 5);
+  EXPECT_EQ(value("gpu_ecc_errors_total", with(g0, "type", "double_bit")), 1);
+  EXPECT_EQ(value("gpu_ecc_errors_total", with(g1, "type", "single_bit")), -1);  // not supported: absent
+  EXPECT_EQ(value("gpu_throttled", with(g0, "reason", "thermal")), 1);
+  EXPECT_EQ(value("gpu_throttled", with(g0, "reason", "power")), 0);
+  EXPECT_EQ(value("gpu_xid_errors_total", with(g1, "xid", "79")), 1);
+  EXPECT_EQ(e.find("gpu_xid_errors_total")->series_count(), 1U);
+}
+#endif
