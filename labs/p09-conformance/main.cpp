@@ -25,8 +25,10 @@ std::ofstream open_for_writing(const std::string& path) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "hal-conformance: runs one test matrix (op x dtype x shape) on every backend the HAL loaded, verifies\n"
-      "each declared capability against a double-precision reference, and grades each backend's speed."};
+      "hal-conformance: runs one test matrix (op x dtype x shape) on every backend the HAL loaded, "
+      "verifies\n"
+      "each declared capability against a double-precision reference, and grades each backend's "
+      "speed."};
   conformance::SessionOptions opts;
   bool json = false;
   bool verbose = false;
@@ -43,7 +45,8 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->type_name("NAME");
   app.add_option("--backend-dir", backend_dir,
-                 "Load only the backends in DIR (default: GPULAB_HAL_BACKENDS, manifests, the build's backends)")
+                 "Load only the backends in DIR (default: GPULAB_HAL_BACKENDS, manifests, the "
+                 "build's backends)")
       ->type_name("DIR");
   app.add_option("--op", op_names, "Only these ops: buffer, matmul, softmax (default: all)")
       ->delimiter(',')
@@ -51,25 +54,33 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", dtype_names, "Only these dtypes: F32, F16, BF16, FP8 (default: all)")
       ->delimiter(',')
       ->check([](const std::string& s) {
-        return conformance::parse_dtype(s) ? std::string() : "unknown dtype '" + s + "' (F32, F16, BF16, FP8)";
+        return conformance::parse_dtype(s) ? std::string()
+                                           : "unknown dtype '" + s + "' (F32, F16, BF16, FP8)";
       });
-  app.add_flag("--large", opts.matrix.large, "Add the large shapes (up to 1024; seconds on slow backends)");
-  app.add_option("--seed", opts.matrix.seed, "Seed of the inputs (each case mixes in its own identity)")
+  app.add_flag("--large", opts.matrix.large,
+               "Add the large shapes (up to 1024; seconds on slow backends)");
+  app.add_option("--seed", opts.matrix.seed,
+                 "Seed of the inputs (each case mixes in its own identity)")
       ->capture_default_str();
   app.add_flag("--no-perf", no_perf, "Skip the performance tier (correctness only)");
-  app.add_option("--perf-size", opts.perf_size, "n of the n x n x n F32 matmul the tier is measured on")
+  app.add_option("--perf-size", opts.perf_size,
+                 "n of the n x n x n F32 matmul the tier is measured on")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{16}, std::uint64_t{4096}));
   app.add_option("--perf-reps", opts.perf_reps, "Timed runs per backend (minimum is reported)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  app.add_option("--tier-threshold", threshold_pct, "Percent of the reference a backend needs for 'certified'")
+  app.add_option("--tier-threshold", threshold_pct,
+                 "Percent of the reference a backend needs for 'certified'")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1000.0));
-  app.add_option("--reference", opts.reference, "Backend whose F32 matmul is 100% (falls back to the FMA roof)")
+  app.add_option("--reference", opts.reference,
+                 "Backend whose F32 matmul is 100% (falls back to the FMA roof)")
       ->capture_default_str();
-  app.add_flag("--verbose", verbose, "One FAIL line per failing case (default: one per failing capability)");
-  app.add_option("--junit", junit, "Also write the results as JUnit XML to FILE (for CI)")->type_name("FILE");
+  app.add_flag("--verbose", verbose,
+               "One FAIL line per failing case (default: one per failing capability)");
+  app.add_option("--junit", junit, "Also write the results as JUnit XML to FILE (for CI)")
+      ->type_name("FILE");
   app.add_flag("--json", json, "Print the results as one JSON document");
 
   return gpulab::run_program(kProgram, app, argc, argv, [&] {

@@ -27,7 +27,8 @@ TEST(HalConformanceCli, DefaultRunCatchesTheLiarAndExitsOne) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAIL liar/F16/matmul: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("FAIL liar/F16/softmax: "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("FAIL: 2 declared capabilities failed: liar/F16/matmul, liar/F16/softmax\n"), std::string::npos)
+  EXPECT_NE(r.out.find("FAIL: 2 declared capabilities failed: liar/F16/matmul, liar/F16/softmax\n"),
+            std::string::npos)
       << r.out;
   // The stale backend is the loader's business: rejected, not a conformance failure.
   EXPECT_NE(r.out.find("rejected stale: abi v1 != core v2"), std::string::npos) << r.out;
@@ -57,7 +58,8 @@ TEST(HalConformanceCli, OnlyTheLiarsF16MatmulIsEnoughToFail) {
 TEST(HalConformanceCli, UndeclaredIsNotApplicable) {
   const ProgramRun r = run("--backend limited --no-perf");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("softmax F32   n/a\n"), std::string::npos) << r.out;  // limited declares no softmax
+  EXPECT_NE(r.out.find("softmax F32   n/a\n"), std::string::npos)
+      << r.out;  // limited declares no softmax
   EXPECT_NE(r.out.find("matmul F16    n/a\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("matmul F32    PASS\n"), std::string::npos) << r.out;
 }
@@ -76,7 +78,8 @@ TEST(HalConformanceCli, JsonCarriesEveryVerdict) {
       EXPECT_TRUE(b["conformant"]) << b["name"];
       ++honest;
     }
-    for (const auto& c : b["capabilities"]) EXPECT_TRUE(c["verdict"] == "PASS" || c["verdict"] == "FAIL" || c["verdict"] == "n/a");
+    for (const auto& c : b["capabilities"])
+      EXPECT_TRUE(c["verdict"] == "PASS" || c["verdict"] == "FAIL" || c["verdict"] == "n/a");
   }
   EXPECT_GE(honest, 3);  // cpu_ref, fast, limited at least
 }
@@ -100,18 +103,21 @@ TEST(HalConformanceCli, JunitFileIsValidAndCountsTheLiar) {
 TEST(HalConformanceCli, PerformanceTierAgainstBlasOrTheRoof) {
   const ProgramRun r = run("--backend cpu_ref,blas --perf-size 32 --perf-reps 1");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("performance tier: F32 matmul 32x32x32, reference "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("performance tier: F32 matmul 32x32x32, reference "), std::string::npos)
+      << r.out;
   // Without a blas backend to compare with, the machine's FMA roof is the reference.
   const ProgramRun roof = run("--backend cpu_ref --reference nosuch --perf-size 32 --perf-reps 1");
   EXPECT_EQ(roof.exit_code, 0) << roof.out << roof.err;
   EXPECT_NE(roof.out.find("reference FMA roof ("), std::string::npos) << roof.out;
-  const auto doc = nlohmann::json::parse(run("--backend liar --perf-size 32 --perf-reps 1 --json").out);
+  const auto doc =
+      nlohmann::json::parse(run("--backend liar --perf-size 32 --perf-reps 1 --json").out);
   EXPECT_EQ(doc["backends"][0]["performance"]["tier"], "not certified");
 }
 
 TEST(HalConformanceCli, BackendsComeFromTheEnvironmentToo) {
   // GPULAB_HAL_BACKENDS names one library; GPULAB_HAL_NO_BUILD_DIR keeps the rest out.
-  const std::string lib = std::string(GPULAB_BIN_DIR) + "/../lib/hal-backends/gpulab-hal-cpu_ref.so";
+  const std::string lib =
+      std::string(GPULAB_BIN_DIR) + "/../lib/hal-backends/gpulab-hal-cpu_ref.so";
   const ProgramRun r = run("--no-perf", "env GPULAB_HAL_NO_BUILD_DIR=1 GPULAB_HAL_BACKENDS=" + lib);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("hal-conformance: 1 backend under test"), std::string::npos) << r.out;
@@ -122,14 +128,15 @@ TEST(HalConformanceCli, NothingToTestIsAFailureNotAPass) {
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const ProgramRun r = run(std::string("--backend-dir ") + dir_template);
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.err.find("hal-conformance: error: no HAL backend loaded"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hal-conformance: error: no HAL backend loaded"), std::string::npos)
+      << r.err;
   std::filesystem::remove(dir_template);
 }
 
 TEST(HalConformanceCli, BadFlagsExitTwoWithOneLine) {
-  for (const char* args : {"--backend nosuch", "--skip nosuch", "--dtype F64", "--op conv", "--perf-size 0",
-                           "--tier-threshold -5", "--backend-dir /nonexistent/dir", "--junit /nonexistent/dir/x.xml",
-                           "--seed banana", "--bogus"}) {
+  for (const char* args : {"--backend nosuch", "--skip nosuch", "--dtype F64", "--op conv",
+                           "--perf-size 0", "--tier-threshold -5", "--backend-dir /nonexistent/dir",
+                           "--junit /nonexistent/dir/x.xml", "--seed banana", "--bogus"}) {
     const ProgramRun r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
     EXPECT_EQ(r.err.rfind("hal-conformance: error: ", 0), 0u) << args << ": " << r.err;

@@ -2,13 +2,14 @@
 // fail honest backends or pass a liar. Checked against known bit patterns,
 // exhaustively by round trip, against the compiler's own float and _Float16
 // conversions, and at every edge (ties, subnormals, overflow, NaN, -0).
+#include "conformance/dtype.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-#include "conformance/dtype.hpp"
 #include "gpulab/rng.hpp"
 
 namespace {
@@ -32,9 +33,9 @@ TEST(DType, KnownBitPatterns) {
   EXPECT_EQ(encode(DType::kFP8, 1.0), 0x38u);
   EXPECT_EQ(encode(DType::kFP8, -1.0), 0xB8u);
   EXPECT_EQ(encode(DType::kFP8, 448.0), 0x7Eu);
-  EXPECT_EQ(encode(DType::kFP8, 0x1p-6), 0x08u);        // smallest normal
+  EXPECT_EQ(encode(DType::kFP8, 0x1p-6), 0x08u);          // smallest normal
   EXPECT_EQ(encode(DType::kFP8, 0.875 * 0x1p-6), 0x07u);  // largest subnormal
-  EXPECT_EQ(encode(DType::kFP8, 0x1p-9), 0x01u);        // smallest subnormal
+  EXPECT_EQ(encode(DType::kFP8, 0x1p-9), 0x01u);          // smallest subnormal
 }
 
 TEST(DType, DecodeSpecials) {
@@ -64,9 +65,15 @@ void expect_round_trip(DType t, std::uint32_t patterns) {
   EXPECT_GT(checked, 0);
 }
 
-TEST(DType, ExhaustiveRoundTripF16) { expect_round_trip(DType::kF16, 1u << 16); }
-TEST(DType, ExhaustiveRoundTripBF16) { expect_round_trip(DType::kBF16, 1u << 16); }
-TEST(DType, ExhaustiveRoundTripFP8) { expect_round_trip(DType::kFP8, 1u << 8); }
+TEST(DType, ExhaustiveRoundTripF16) {
+  expect_round_trip(DType::kF16, 1u << 16);
+}
+TEST(DType, ExhaustiveRoundTripBF16) {
+  expect_round_trip(DType::kBF16, 1u << 16);
+}
+TEST(DType, ExhaustiveRoundTripFP8) {
+  expect_round_trip(DType::kFP8, 1u << 8);
+}
 
 TEST(DType, DecodedValuesAreOrderedAndSpacedByUlp) {
   // Consecutive positive patterns are consecutive values, one ulp apart.
@@ -84,10 +91,12 @@ TEST(DType, F32MatchesTheCompilersConversion) {
   gpulab::Rng rng(7);
   for (int i = 0; i < 200000; ++i) {
     // Random doubles over a wide exponent range, plus exact float midpoints.
-    double x = (rng.uniform01() * 2 - 1) * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-150, 127)));
+    double x =
+        (rng.uniform01() * 2 - 1) * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-150, 127)));
     if (i % 4 == 0) {
       const float f = static_cast<float>(x);
-      x = static_cast<double>(f) + 0.5 * static_cast<double>(std::nextafter(f, std::numeric_limits<float>::infinity()) - f);
+      x = static_cast<double>(f) +
+          0.5 * static_cast<double>(std::nextafter(f, std::numeric_limits<float>::infinity()) - f);
     }
     ASSERT_EQ(round_to(DType::kF32, x), static_cast<double>(static_cast<float>(x))) << x;
   }
@@ -97,7 +106,8 @@ TEST(DType, F32MatchesTheCompilersConversion) {
 TEST(DType, F16MatchesTheCompilersDirectConversion) {
   gpulab::Rng rng(11);
   for (int i = 0; i < 200000; ++i) {
-    double x = (rng.uniform01() * 2 - 1) * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-27, 16)));
+    double x =
+        (rng.uniform01() * 2 - 1) * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-27, 16)));
     if (i % 3 == 0) {  // exact midpoints between neighbouring halves, and one double ulp off them
       const double lo = decode(DType::kF16, static_cast<std::uint32_t>(rng.uniform_int(0, 0x7BFE)));
       x = lo + ulp(DType::kF16, lo) / 2;
@@ -134,14 +144,14 @@ TEST(DType, RoundsOnceFromDoubleNotThroughFloat) {
 
 TEST(DType, Subnormals) {
   EXPECT_EQ(encode(DType::kF16, 0x1p-24), 0x0001u);
-  EXPECT_EQ(encode(DType::kF16, 0x1p-25), 0x0000u);                 // tie -> even (zero)
+  EXPECT_EQ(encode(DType::kF16, 0x1p-25), 0x0000u);  // tie -> even (zero)
   EXPECT_EQ(encode(DType::kF16, 0x1p-25 + 0x1p-40), 0x0001u);
-  EXPECT_EQ(encode(DType::kF16, 3 * 0x1p-25), 0x0002u);             // 1.5 -> 2
-  EXPECT_EQ(encode(DType::kF16, 0x1p-14 - 0x1p-24), 0x03FFu);      // largest subnormal
-  EXPECT_EQ(encode(DType::kFP8, 0x1p-10), 0x00u);                   // half the smallest: tie -> 0
+  EXPECT_EQ(encode(DType::kF16, 3 * 0x1p-25), 0x0002u);        // 1.5 -> 2
+  EXPECT_EQ(encode(DType::kF16, 0x1p-14 - 0x1p-24), 0x03FFu);  // largest subnormal
+  EXPECT_EQ(encode(DType::kFP8, 0x1p-10), 0x00u);              // half the smallest: tie -> 0
   EXPECT_EQ(encode(DType::kFP8, 3 * 0x1p-10), 0x02u);
   EXPECT_EQ(encode(DType::kFP8, -0x1p-9), 0x81u);
-  EXPECT_EQ(encode(DType::kBF16, 0x1p-133), 0x0001u);               // bf16 smallest subnormal
+  EXPECT_EQ(encode(DType::kBF16, 0x1p-133), 0x0001u);  // bf16 smallest subnormal
   EXPECT_EQ(ulp(DType::kF16, 0.0), 0x1p-24);
   EXPECT_EQ(ulp(DType::kF16, 1e-7), 0x1p-24);
   EXPECT_EQ(ulp(DType::kFP8, 0.0), 0x1p-9);
@@ -187,7 +197,8 @@ TEST(DType, BuffersAreLittleEndianElements) {
   EXPECT_EQ(bytes[1], 0x3C);
   EXPECT_EQ(bytes[3], 0xC0);
   EXPECT_EQ(conformance::decode_buffer(DType::kF16, bytes), v);
-  EXPECT_THROW(conformance::decode_buffer(DType::kF32, std::vector<std::uint8_t>(3)), std::invalid_argument);
+  EXPECT_THROW(conformance::decode_buffer(DType::kF32, std::vector<std::uint8_t>(3)),
+               std::invalid_argument);
 }
 
 TEST(DType, Names) {

@@ -18,7 +18,7 @@ using namespace conformance;
 
 enum class Flaw {
   kNone,
-  kF16AsBF16,          // reads F16 inputs as if they were BF16 (the "declares F16, produces garbage" liar)
+  kF16AsBF16,  // reads F16 inputs as if they were BF16 (the "declares F16, produces garbage" liar)
   kAccumulateInDType,  // rounds the running sum to the dtype after every add
   kNoMaxSubtraction,   // softmax without subtracting the row maximum
   kRefuse,             // returns an error for every declared compute call
@@ -28,8 +28,8 @@ enum class Flaw {
 
 class FakeTarget : public Target {
  public:
-  FakeTarget(std::string name, std::vector<DType> dtypes, Flaw flaw = Flaw::kNone, DType flawed = DType::kF16,
-             bool reverse_order = false)
+  FakeTarget(std::string name, std::vector<DType> dtypes, Flaw flaw = Flaw::kNone,
+             DType flawed = DType::kF16, bool reverse_order = false)
       : flaw_(flaw), flawed_(flawed), reverse_(reverse_order) {
     info_.name = std::move(name);
     info_.abi = "2.1";
@@ -57,8 +57,10 @@ class FakeTarget : public Target {
     std::vector<std::vector<double>> x;
     for (const auto& b : in) x.push_back(decode_buffer(read_as, b));
     std::vector<double> y;
-    if (c.op == Op::kMatmul) y = matmul(c, x[0], x[1], flawed);
-    else y = softmax(c, x[0], flawed);
+    if (c.op == Op::kMatmul)
+      y = matmul(c, x[0], x[1], flawed);
+    else
+      y = softmax(c, x[0], flawed);
     if (flaw_ == Flaw::kShortOutput && flawed && !y.empty()) y.pop_back();
     out.output = encode_buffer(c.dtype, y);
     return out;
@@ -74,8 +76,8 @@ class FakeTarget : public Target {
     if (flaw_ == Flaw::kAccumulateInDType && flawed) return static_cast<float>(round_to(t, v));
     return v;
   }
-  std::vector<double> matmul(const Case& c, const std::vector<double>& a, const std::vector<double>& b,
-                             bool flawed) const {
+  std::vector<double> matmul(const Case& c, const std::vector<double>& a,
+                             const std::vector<double>& b, bool flawed) const {
     const auto m = c.shape.m, n = c.shape.n, k = c.shape.k;
     std::vector<double> y(m * n);
     for (std::uint64_t i = 0; i < m; ++i)
@@ -83,8 +85,9 @@ class FakeTarget : public Target {
         float s = 0;
         for (std::uint64_t q = 0; q < k; ++q) {
           const std::uint64_t p = reverse_ ? k - 1 - q : q;
-          s = acc_round(std::fma(static_cast<float>(a[i * k + p]), static_cast<float>(b[p * n + j]), s), c.dtype,
-                        flawed);
+          s = acc_round(
+              std::fma(static_cast<float>(a[i * k + p]), static_cast<float>(b[p * n + j]), s),
+              c.dtype, flawed);
         }
         y[i * n + j] = s;
       }
@@ -95,7 +98,8 @@ class FakeTarget : public Target {
     std::vector<double> y(rows * cols);
     for (std::uint64_t r = 0; r < rows; ++r) {
       float mx = -INFINITY;
-      for (std::uint64_t j = 0; j < cols; ++j) mx = std::max(mx, static_cast<float>(x[r * cols + j]));
+      for (std::uint64_t j = 0; j < cols; ++j)
+        mx = std::max(mx, static_cast<float>(x[r * cols + j]));
       if (flaw_ == Flaw::kNoMaxSubtraction && flawed) mx = 0;
       float sum = 0;
       std::vector<float> e(cols);

@@ -34,7 +34,8 @@ TEST(HalAgreement, DecodeEveryPattern) {
     }
   }
   for (std::uint32_t bits = 0; bits < 256; ++bits) {
-    const double mine = decode(DType::kFP8, bits), theirs = hal::fp8_e4m3_to_float(static_cast<std::uint8_t>(bits));
+    const double mine = decode(DType::kFP8, bits),
+                 theirs = hal::fp8_e4m3_to_float(static_cast<std::uint8_t>(bits));
     if (std::isnan(mine)) {
       EXPECT_TRUE(std::isnan(theirs)) << bits;
     } else {
@@ -64,7 +65,9 @@ TEST(HalAgreement, EncodeRandomAndTieFloats) {
 
 class RealBackends : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { reg_ = new hal::Registry(hal::DiscoveryOptions::only_dir(hal::build_backend_dir())); }
+  static void SetUpTestSuite() {
+    reg_ = new hal::Registry(hal::DiscoveryOptions::only_dir(hal::build_backend_dir()));
+  }
   static void TearDownTestSuite() {
     delete reg_;
     reg_ = nullptr;
@@ -99,7 +102,8 @@ TEST_F(RealBackends, CpuRefPassesLiarFailsOnF16) {
   HalTarget cpu(get("cpu_ref"));
   const BackendResult a = run_backend(cpu, cases);
   EXPECT_TRUE(a.conformant());
-  for (const auto& cr : a.cases) EXPECT_EQ(cr.verdict, Verdict::kPass) << describe(cr.c) << ": " << cr.detail;
+  for (const auto& cr : a.cases)
+    EXPECT_EQ(cr.verdict, Verdict::kPass) << describe(cr.c) << ": " << cr.detail;
   HalTarget liar(get("liar"));
   const BackendResult b = run_backend(liar, cases);
   EXPECT_EQ(b.cell(Op::kMatmul, DType::kF32)->verdict, Verdict::kPass);

@@ -28,7 +28,8 @@ inline std::string validate(const std::string& xml) {
     xmlSchemaFreeParserCtxt(pctx);
     return "cannot parse junit.xsd";
   }
-  xmlDocPtr doc = xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "junit.xml", nullptr, XML_PARSE_NONET);
+  xmlDocPtr doc = xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "junit.xml", nullptr,
+                                XML_PARSE_NONET);
   if (!doc) errors = "not well-formed XML";
   if (doc) {
     xmlSchemaValidCtxtPtr vctx = xmlSchemaNewValidCtxt(schema);

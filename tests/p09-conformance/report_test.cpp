@@ -1,6 +1,8 @@
 // The three outputs: the human table says what the matrix found, --json
 // parses and carries the same verdicts, and the JUnit XML is valid against
 // the JUnit schema (tests/p09-conformance/junit.xsd) with counts that add up.
+#include "conformance/report.hpp"
+
 #include <gtest/gtest.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -10,7 +12,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "conformance/report.hpp"
 #include "fake_targets.hpp"
 #include "junit_schema.hpp"
 
@@ -42,8 +43,8 @@ Report make_report(bool with_liar, bool perf) {
     r.perf.threshold = 0.5;
     r.perf.roof = {"blas F32 matmul 256x256x256", 100.0};
     r.perf.entries.resize(r.backends.size());
-    r.perf.entries[0].gflops = 80.0;  // certified
-    r.perf.entries[1].gflops = 10.0;  // supported-not-recommended
+    r.perf.entries[0].gflops = 80.0;                  // certified
+    r.perf.entries[1].gflops = 10.0;                  // supported-not-recommended
     if (with_liar) r.perf.entries[2].gflops = 500.0;  // fast, but wrong
     r.perf.entries.back().note = "no device";
     assign_tiers(r);
@@ -70,13 +71,20 @@ TEST(PerfTier, AssignTiersUsesTheRoof) {
   EXPECT_EQ(r.perf.entries[3].tier, Tier::kNotMeasured);
 }
 
-TEST(PerfTier, FmaRoofIsPositive) { EXPECT_GT(measure_fma_roof_gflops(1, 0.01), 0.0); }
+TEST(PerfTier, FmaRoofIsPositive) {
+  EXPECT_GT(measure_fma_roof_gflops(1, 0.01), 0.0);
+}
 
 TEST(ReportText, NamesTheLiarAndTheVerdict) {
   const std::string text = render_text(make_report(true, true));
-  EXPECT_NE(text.find("FAIL liar/F16/matmul: 6 of 8 shapes wrong; first 1x1x1: "), std::string::npos) << text;
-  EXPECT_NE(text.find("FAIL liar/F16/softmax: 4 of 6 shapes wrong; first 3x257: "), std::string::npos) << text;
-  EXPECT_NE(text.find("FAIL: 2 declared capabilities failed: liar/F16/matmul, liar/F16/softmax\n"), std::string::npos)
+  EXPECT_NE(text.find("FAIL liar/F16/matmul: 6 of 8 shapes wrong; first 1x1x1: "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("FAIL liar/F16/softmax: 4 of 6 shapes wrong; first 3x257: "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("FAIL: 2 declared capabilities failed: liar/F16/matmul, liar/F16/softmax\n"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("rejected stale: ABI major 1 != core 2"), std::string::npos);
   EXPECT_NE(text.find("matmul BF16   PASS     n/a      n/a   skip"), std::string::npos) << text;
@@ -88,7 +96,9 @@ TEST(ReportText, AllHonestIsPass) {
   const std::string text = render_text(make_report(false, false));
   EXPECT_EQ(text.find("FAIL"), std::string::npos) << text;
   // cpu_ref: buffer + 2 ops x 4 dtypes; limited: buffer + 2 ops x F32.
-  EXPECT_NE(text.find("PASS: all 12 declared capabilities of 2 tested backends conform\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("PASS: all 12 declared capabilities of 2 tested backends conform\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(ReportText, EveryFailureModeListsEachCase) {
@@ -96,8 +106,11 @@ TEST(ReportText, EveryFailureModeListsEachCase) {
   o.every_failure = true;
   const std::string text = render_text(make_report(true, false), o);
   std::size_t count = 0;
-  for (std::size_t pos = 0; (pos = text.find("FAIL liar/F16/matmul ", pos)) != std::string::npos; ++pos) ++count;
-  EXPECT_EQ(count, 6u);  // 8 shapes; m = 0 writes nothing and k = 0 writes zeros: the liar cannot get those wrong
+  for (std::size_t pos = 0; (pos = text.find("FAIL liar/F16/matmul ", pos)) != std::string::npos;
+       ++pos)
+    ++count;
+  EXPECT_EQ(count, 6u);  // 8 shapes; m = 0 writes nothing and k = 0 writes zeros: the liar cannot
+                         // get those wrong
 }
 
 TEST(ReportJson, ParsesAndCarriesTheVerdicts) {
@@ -136,13 +149,15 @@ int int_attr(xmlNodePtr n, const char* name) {
 }
 
 bool named(xmlNodePtr n, const char* name) {
-  return n->type == XML_ELEMENT_NODE && xmlStrcmp(n->name, reinterpret_cast<const xmlChar*>(name)) == 0;
+  return n->type == XML_ELEMENT_NODE &&
+         xmlStrcmp(n->name, reinterpret_cast<const xmlChar*>(name)) == 0;
 }
 
 TEST(ReportJunit, ValidAgainstTheSchemaAndCountsAddUp) {
   const std::string xml = to_junit_xml(make_report(true, true));
   EXPECT_EQ(junit_schema::validate(xml), "");
-  xmlDocPtr doc = xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "junit.xml", nullptr, XML_PARSE_NONET);
+  xmlDocPtr doc = xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "junit.xml", nullptr,
+                                XML_PARSE_NONET);
   ASSERT_NE(doc, nullptr);
   xmlNodePtr root = xmlDocGetRootElement(doc);
   int tests = 0, failures = 0, skipped = 0, suites = 0;
@@ -169,17 +184,27 @@ TEST(ReportJunit, ValidAgainstTheSchemaAndCountsAddUp) {
   EXPECT_EQ(int_attr(root, "tests"), tests);
   EXPECT_EQ(int_attr(root, "failures"), failures);
   EXPECT_EQ(int_attr(root, "skipped"), skipped);
-  EXPECT_EQ(failures, 6 + 4);  // liar: 6 matmul F16 shapes + 4 softmax F16 shapes (0-sized and 1x1 cannot fail)
+  EXPECT_EQ(
+      failures,
+      6 + 4);  // liar: 6 matmul F16 shapes + 4 softmax F16 shapes (0-sized and 1x1 cannot fail)
   xmlFreeDoc(doc);
 }
 
 TEST(ReportJunit, TheSchemaRejectsWhatCiWouldReject) {
   // The validator is not a rubber stamp: a testcase without a name, a count
   // that is not a number, and a failure outside a testcase are all refused.
-  EXPECT_NE(junit_schema::validate("<testsuites><testsuite name=\"a\" tests=\"1\"><testcase/></testsuite></testsuites>"), "");
-  EXPECT_NE(junit_schema::validate("<testsuites><testsuite name=\"a\" tests=\"x\"/></testsuites>"), "");
-  EXPECT_NE(junit_schema::validate("<testsuites><testsuite name=\"a\" tests=\"1\"><failure/></testsuite></testsuites>"), "");
-  EXPECT_EQ(junit_schema::validate("<testsuites><testsuite name=\"a\" tests=\"0\"/></testsuites>"), "");
+  EXPECT_NE(
+      junit_schema::validate(
+          "<testsuites><testsuite name=\"a\" tests=\"1\"><testcase/></testsuite></testsuites>"),
+      "");
+  EXPECT_NE(junit_schema::validate("<testsuites><testsuite name=\"a\" tests=\"x\"/></testsuites>"),
+            "");
+  EXPECT_NE(
+      junit_schema::validate(
+          "<testsuites><testsuite name=\"a\" tests=\"1\"><failure/></testsuite></testsuites>"),
+      "");
+  EXPECT_EQ(junit_schema::validate("<testsuites><testsuite name=\"a\" tests=\"0\"/></testsuites>"),
+            "");
 }
 
 }  // namespace

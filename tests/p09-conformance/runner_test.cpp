@@ -1,12 +1,13 @@
 // The harness's verdicts on in-process fake backends: honest ones pass in any
 // summation order, every way of being wrong is caught, undeclared is n/a and
 // never called.
+#include "conformance/runner.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "conformance/matrix.hpp"
-#include "conformance/runner.hpp"
 #include "fake_targets.hpp"
 
 namespace {
@@ -67,11 +68,12 @@ TEST(Matrix, NoMatmulResultOverflowsFP8) {
 
 TEST(Runner, HonestBackendsPassInAnySummationOrder) {
   for (bool reverse : {false, true}) {
-    FakeTarget honest("honest", {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8}, Flaw::kNone, DType::kF16,
-                      reverse);
+    FakeTarget honest("honest", {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8}, Flaw::kNone,
+                      DType::kF16, reverse);
     const BackendResult r = run_backend(honest, small_matrix());
     EXPECT_TRUE(r.conformant());
-    for (const auto& cr : r.cases) EXPECT_EQ(cr.verdict, Verdict::kPass) << describe(cr.c) << ": " << cr.detail;
+    for (const auto& cr : r.cases)
+      EXPECT_EQ(cr.verdict, Verdict::kPass) << describe(cr.c) << ": " << cr.detail;
     for (const auto& cell : r.cells) {
       EXPECT_EQ(cell.verdict, Verdict::kPass);
       EXPECT_EQ(cell.passed, cell.total);
@@ -142,10 +144,12 @@ TEST(Runner, ErrorsWrongSizesAndBadCopiesAreFailures) {
   FakeTarget refuser("refuser", {DType::kF32, DType::kBF16}, Flaw::kRefuse, DType::kBF16);
   const BackendResult a = run_backend(refuser, small_matrix());
   EXPECT_EQ(a.cell(Op::kMatmul, DType::kBF16)->verdict, Verdict::kFail);
-  const auto refused = std::find_if(a.cases.begin(), a.cases.end(),
-                                    [](const CaseResult& c) { return c.verdict == Verdict::kFail; });
+  const auto refused = std::find_if(a.cases.begin(), a.cases.end(), [](const CaseResult& c) {
+    return c.verdict == Verdict::kFail;
+  });
   ASSERT_NE(refused, a.cases.end());
-  EXPECT_NE(refused->detail.find("declared but the call failed: unsupported: refused"), std::string::npos);
+  EXPECT_NE(refused->detail.find("declared but the call failed: unsupported: refused"),
+            std::string::npos);
 
   FakeTarget short_out("short", {DType::kF32}, Flaw::kShortOutput, DType::kF32);
   const BackendResult b = run_backend(short_out, small_matrix());
@@ -176,7 +180,8 @@ TEST(Runner, UnavailableBackendIsSkippedNotPassed) {
   const BackendResult r = run_backend(gone, small_matrix());
   EXPECT_EQ(gone.calls, 0);
   EXPECT_TRUE(r.conformant());  // nothing failed...
-  for (const auto& cell : r.cells) EXPECT_EQ(cell.verdict, Verdict::kSkipped);  // ...and nothing passed
+  for (const auto& cell : r.cells)
+    EXPECT_EQ(cell.verdict, Verdict::kSkipped);  // ...and nothing passed
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The tolerance is the harness's judgement: tight enough that wrong results
 // fail, loose enough that every correct binary32-accumulating implementation
 // passes, whatever its summation order. Both directions are tested here.
+#include "conformance/tolerance.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "conformance/reference.hpp"
-#include "conformance/tolerance.hpp"
 
 namespace {
 
@@ -37,8 +38,9 @@ TEST(Tolerance, ComparesWithTheRoundedReference) {
 TEST(Tolerance, NanAndInfinityAlwaysFail) {
   const std::vector<double> exact{1.0, 2.0};
   const std::vector<double> bound{1e30, 1e30};
-  const auto r = check_elements(DType::kF32, std::vector<double>{std::nan(""), std::numeric_limits<double>::infinity()},
-                                exact, bound);
+  const auto r = check_elements(
+      DType::kF32, std::vector<double>{std::nan(""), std::numeric_limits<double>::infinity()},
+      exact, bound);
   EXPECT_EQ(r.bad, 2u);
   EXPECT_TRUE(std::isinf(r.worst_ratio));
 }
@@ -84,7 +86,8 @@ TEST(Tolerance, Rules) {
 
 TEST(Reference, MatmulAndSoftmaxByHand) {
   // [1 2; 3 4] * [5 6; 7 8] = [19 22; 43 50]
-  EXPECT_EQ(reference_matmul({1, 2, 3, 4}, {5, 6, 7, 8}, 2, 2, 2), (std::vector<double>{19, 22, 43, 50}));
+  EXPECT_EQ(reference_matmul({1, 2, 3, 4}, {5, 6, 7, 8}, 2, 2, 2),
+            (std::vector<double>{19, 22, 43, 50}));
   EXPECT_EQ(reference_matmul({}, {}, 2, 3, 0), std::vector<double>(6, 0.0));  // k = 0: zeros
   const auto s = reference_softmax({0, std::log(3.0)}, 1, 2);
   EXPECT_NEAR(s[0], 0.25, 1e-15);
@@ -111,8 +114,8 @@ TEST(Reference, SoftmaxRowsAreShiftedBeyondBinary32sExpRange) {
   Case c{Op::kSoftmax, DType::kF32, {3, 5, 0, ""}, 3};
   const CaseData d = make_case_data(c);
   const auto& x = d.inputs[0];
-  EXPECT_LT(x[0], -90);   // row 0: -100 +- 4
-  EXPECT_GT(x[10], 90);   // row 2: +100 +- 4: exp overflows binary32 without the max subtraction
+  EXPECT_LT(x[0], -90);  // row 0: -100 +- 4
+  EXPECT_GT(x[10], 90);  // row 2: +100 +- 4: exp overflows binary32 without the max subtraction
   EXPECT_GT(std::exp(static_cast<float>(x[10])), 3e38f);
 }
 

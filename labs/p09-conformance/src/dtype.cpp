@@ -46,20 +46,28 @@ int binade_exponent(const Format& f, double a) {  // a > 0 finite; exponent of i
 
 const Format& format_of(DType t) {
   switch (t) {
-    case DType::kF32: return kF32;
-    case DType::kF16: return kF16;
-    case DType::kBF16: return kBF16;
-    case DType::kFP8: return kE4M3;
+    case DType::kF32:
+      return kF32;
+    case DType::kF16:
+      return kF16;
+    case DType::kBF16:
+      return kBF16;
+    case DType::kFP8:
+      return kE4M3;
   }
   throw std::logic_error("unknown dtype");
 }
 
 std::string_view name_of(DType t) {
   switch (t) {
-    case DType::kF32: return "F32";
-    case DType::kF16: return "F16";
-    case DType::kBF16: return "BF16";
-    case DType::kFP8: return "FP8";
+    case DType::kF32:
+      return "F32";
+    case DType::kF16:
+      return "F16";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kFP8:
+      return "FP8";
   }
   return "?";
 }
@@ -115,7 +123,8 @@ std::uint32_t encode(DType t, double x) {
     return sign | mant;
   }
   const auto biased = static_cast<std::uint32_t>(e + f.bias);
-  const auto mant = static_cast<std::uint32_t>(std::ldexp(a, f.mantissa_bits - e)) - (1u << f.mantissa_bits);
+  const auto mant =
+      static_cast<std::uint32_t>(std::ldexp(a, f.mantissa_bits - e)) - (1u << f.mantissa_bits);
   return sign | (biased << f.mantissa_bits) | mant;
 }
 
@@ -129,7 +138,8 @@ double decode(DType t, std::uint32_t bits) {
   const std::uint32_t mant = bits & mant_all_ones;
   double v = 0;
   if (biased == exp_all_ones && f.has_infinity) {
-    v = mant == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+    v = mant == 0 ? std::numeric_limits<double>::infinity()
+                  : std::numeric_limits<double>::quiet_NaN();
   } else if (biased == exp_all_ones && mant == mant_all_ones) {  // E4M3's only NaN
     v = std::numeric_limits<double>::quiet_NaN();
   } else if (biased == 0) {
@@ -149,25 +159,30 @@ double ulp(DType t, double x) {
   return std::ldexp(1.0, e - f.mantissa_bits);
 }
 
-double unit_roundoff(DType t) { return std::ldexp(1.0, -(format_of(t).mantissa_bits + 1)); }
+double unit_roundoff(DType t) {
+  return std::ldexp(1.0, -(format_of(t).mantissa_bits + 1));
+}
 
 std::vector<std::uint8_t> encode_buffer(DType t, std::span<const double> values) {
   const auto bytes = static_cast<std::size_t>(format_of(t).bytes);
   std::vector<std::uint8_t> out(values.size() * bytes);
   for (std::size_t i = 0; i < values.size(); ++i) {
     const std::uint32_t bits = encode(t, values[i]);
-    for (std::size_t b = 0; b < bytes; ++b) out[i * bytes + b] = static_cast<std::uint8_t>(bits >> (8 * b));
+    for (std::size_t b = 0; b < bytes; ++b)
+      out[i * bytes + b] = static_cast<std::uint8_t>(bits >> (8 * b));
   }
   return out;
 }
 
 std::vector<double> decode_buffer(DType t, std::span<const std::uint8_t> bytes) {
   const auto n = static_cast<std::size_t>(format_of(t).bytes);
-  if (bytes.size() % n != 0) throw std::invalid_argument("buffer size is not a whole number of elements");
+  if (bytes.size() % n != 0)
+    throw std::invalid_argument("buffer size is not a whole number of elements");
   std::vector<double> out(bytes.size() / n);
   for (std::size_t i = 0; i < out.size(); ++i) {
     std::uint32_t bits = 0;
-    for (std::size_t b = 0; b < n; ++b) bits |= static_cast<std::uint32_t>(bytes[i * n + b]) << (8 * b);
+    for (std::size_t b = 0; b < n; ++b)
+      bits |= static_cast<std::uint32_t>(bytes[i * n + b]) << (8 * b);
     out[i] = decode(t, bits);
   }
   return out;

@@ -11,7 +11,9 @@ namespace hal = gpulab::hal;
 namespace conformance {
 namespace {
 
-RunOutcome failed(const hal::Status& s) { return RunOutcome{false, hal::describe(s), {}}; }
+RunOutcome failed(const hal::Status& s) {
+  return RunOutcome{false, hal::describe(s), {}};
+}
 
 // A pointer the ABI may read even for zero bytes (never dereferenced then).
 const void* data_or_dummy(const std::vector<std::uint8_t>& v) {
@@ -23,21 +25,30 @@ const void* data_or_dummy(const std::vector<std::uint8_t>& v) {
 
 hal::DType to_hal(DType t) {
   switch (t) {
-    case DType::kF32: return hal::DType::kF32;
-    case DType::kF16: return hal::DType::kF16;
-    case DType::kBF16: return hal::DType::kBF16;
-    case DType::kFP8: return hal::DType::kFP8;
+    case DType::kF32:
+      return hal::DType::kF32;
+    case DType::kF16:
+      return hal::DType::kF16;
+    case DType::kBF16:
+      return hal::DType::kBF16;
+    case DType::kFP8:
+      return hal::DType::kFP8;
   }
   return hal::DType::kF32;
 }
 
 std::optional<DType> from_hal(hal::DType t) {
   switch (t) {
-    case hal::DType::kF32: return DType::kF32;
-    case hal::DType::kF16: return DType::kF16;
-    case hal::DType::kBF16: return DType::kBF16;
-    case hal::DType::kFP8: return DType::kFP8;
-    case hal::DType::kINT8: return std::nullopt;  // no op uses it yet
+    case hal::DType::kF32:
+      return DType::kF32;
+    case hal::DType::kF16:
+      return DType::kF16;
+    case hal::DType::kBF16:
+      return DType::kBF16;
+    case hal::DType::kFP8:
+      return DType::kFP8;
+    case hal::DType::kINT8:
+      return std::nullopt;  // no op uses it yet
   }
   return std::nullopt;
 }
@@ -63,11 +74,14 @@ RunOutcome HalTarget::run_buffer(const Case& c, const std::vector<std::uint8_t>&
   const std::uint64_t size = c.shape.m, offset = c.shape.n;
   auto buf = be_.allocate(offset + size + 3);
   if (!buf) return RunOutcome{false, "allocate: " + buf.error().message, {}};
-  if (hal::Status s = be_.upload(buf.value(), data_or_dummy(bytes), size, offset); !s.ok()) return failed(s);
+  if (hal::Status s = be_.upload(buf.value(), data_or_dummy(bytes), size, offset); !s.ok())
+    return failed(s);
   RunOutcome out;
   out.output.assign(size, 0);
   std::vector<std::uint8_t> sink(1);
-  if (hal::Status s = be_.download(size ? out.output.data() : sink.data(), buf.value(), size, offset); !s.ok())
+  if (hal::Status s =
+          be_.download(size ? out.output.data() : sink.data(), buf.value(), size, offset);
+      !s.ok())
     return failed(s);
   if (hal::Status s = buf.value().release(); !s.ok()) return failed(s);
   return out;
@@ -97,7 +111,8 @@ RunOutcome HalTarget::run(const Case& c, const std::vector<std::vector<std::uint
   return out;
 }
 
-std::optional<double> HalTarget::time_matmul(std::uint64_t m, std::uint64_t n, std::uint64_t k, int reps) {
+std::optional<double> HalTarget::time_matmul(std::uint64_t m, std::uint64_t n, std::uint64_t k,
+                                             int reps) {
   if (!be_.declares(hal::Op::kMatmul) || !be_.declares(hal::DType::kF32)) return std::nullopt;
   if (be_.max_dim() != 0 && std::max({m, n, k}) > be_.max_dim()) return std::nullopt;
   auto a = be_.allocate(m * k * 4);
@@ -108,7 +123,8 @@ std::optional<double> HalTarget::time_matmul(std::uint64_t m, std::uint64_t n, s
   std::vector<float> av(m * k), bv(k * n);
   for (std::size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i % 7) * 0.125f - 0.375f;
   for (std::size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>(i % 5) * 0.25f - 0.5f;
-  if (!be_.upload(a.value(), av.data(), av.size() * 4).ok() || !be_.upload(b.value(), bv.data(), bv.size() * 4).ok())
+  if (!be_.upload(a.value(), av.data(), av.size() * 4).ok() ||
+      !be_.upload(b.value(), bv.data(), bv.size() * 4).ok())
     return std::nullopt;
   // Each timed run ends with reading C back: an asynchronous device (CUDA,
   // OpenCL) has finished the work only then. For host backends that is a

@@ -9,9 +9,12 @@ namespace conformance {
 
 std::string_view name_of(Op op) {
   switch (op) {
-    case Op::kBuffer: return "buffer";
-    case Op::kMatmul: return "matmul";
-    case Op::kSoftmax: return "softmax";
+    case Op::kBuffer:
+      return "buffer";
+    case Op::kMatmul:
+      return "matmul";
+    case Op::kSoftmax:
+      return "softmax";
   }
   return "?";
 }
@@ -27,9 +30,12 @@ std::optional<Op> parse_op(std::string_view s) {
 
 std::string label(Op op, const Shape& s) {
   switch (op) {
-    case Op::kBuffer: return fmt::format("{}B@{}", s.m, s.n);
-    case Op::kMatmul: return fmt::format("{}x{}x{}", s.m, s.n, s.k);
-    case Op::kSoftmax: return fmt::format("{}x{}", s.m, s.n);
+    case Op::kBuffer:
+      return fmt::format("{}B@{}", s.m, s.n);
+    case Op::kMatmul:
+      return fmt::format("{}x{}x{}", s.m, s.n, s.k);
+    case Op::kSoftmax:
+      return fmt::format("{}x{}", s.m, s.n);
   }
   return "?";
 }
@@ -71,12 +77,8 @@ std::vector<Shape> shapes_for(Op op, bool large) {
       }
       break;
     case Op::kSoftmax:
-      s = {{1, 1, 0, "1x1"},
-           {0, 4, 0, "rows = 0"},
-           {3, 257, 0, "wide rows"},
-           {7, 13, 0, "primes"},
-           {129, 3, 0, "many short rows"},
-           {16, 64, 0, "square-ish"}};
+      s = {{1, 1, 0, "1x1"},     {0, 4, 0, "rows = 0"},          {3, 257, 0, "wide rows"},
+           {7, 13, 0, "primes"}, {129, 3, 0, "many short rows"}, {16, 64, 0, "square-ish"}};
       if (large) {
         s.push_back({64, 4099, 0, "long rows"});
         s.push_back({1024, 1024, 0, "large"});
@@ -104,7 +106,8 @@ std::vector<Case> build_matrix(const MatrixOptions& opts) {
     std::vector<DType> dtypes;
     if (op_has_dtype(op)) {
       for (DType t : kAllDTypes)
-        if (std::find(opts.dtypes.begin(), opts.dtypes.end(), t) != opts.dtypes.end()) dtypes.push_back(t);
+        if (std::find(opts.dtypes.begin(), opts.dtypes.end(), t) != opts.dtypes.end())
+          dtypes.push_back(t);
     } else {
       dtypes.push_back(DType::kF32);
     }
@@ -122,9 +125,12 @@ std::vector<Case> build_matrix(const MatrixOptions& opts) {
 
 std::uint64_t largest_dim(const Case& c) {
   switch (c.op) {
-    case Op::kBuffer: return 0;
-    case Op::kMatmul: return std::max({c.shape.m, c.shape.n, c.shape.k});
-    case Op::kSoftmax: return std::max(c.shape.m, c.shape.n);
+    case Op::kBuffer:
+      return 0;
+    case Op::kMatmul:
+      return std::max({c.shape.m, c.shape.n, c.shape.k});
+    case Op::kSoftmax:
+      return std::max(c.shape.m, c.shape.n);
   }
   return 0;
 }

@@ -12,10 +12,14 @@ namespace conformance {
 
 std::string_view name_of(Tier t) {
   switch (t) {
-    case Tier::kCertified: return "certified";
-    case Tier::kSupportedNotRecommended: return "supported-not-recommended";
-    case Tier::kNotCertified: return "not certified";
-    case Tier::kNotMeasured: return "-";
+    case Tier::kCertified:
+      return "certified";
+    case Tier::kSupportedNotRecommended:
+      return "supported-not-recommended";
+    case Tier::kNotCertified:
+      return "not certified";
+    case Tier::kNotMeasured:
+      return "-";
   }
   return "?";
 }
@@ -28,7 +32,8 @@ Tier classify_tier(bool conformant, std::optional<double> ratio, double threshol
 
 double matmul_gflops(std::uint64_t m, std::uint64_t n, std::uint64_t k, double seconds) {
   if (seconds <= 0) return 0;
-  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / seconds / 1e9;
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / seconds /
+         1e9;
 }
 
 namespace {
@@ -63,7 +68,8 @@ double measure_fma_roof_gflops(unsigned threads, double seconds) {
     if (t > 0.005 || iterations > (std::uint64_t{1} << 34)) break;
     iterations *= 4;
   }
-  const auto per_thread = static_cast<std::uint64_t>(static_cast<double>(iterations) * std::max(seconds, 0.01) / t);
+  const auto per_thread =
+      static_cast<std::uint64_t>(static_cast<double>(iterations) * std::max(seconds, 0.01) / t);
   std::vector<std::thread> pool;
   std::atomic<bool> go{false};
   std::vector<double> flops(threads, 0);

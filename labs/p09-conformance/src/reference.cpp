@@ -14,7 +14,8 @@ namespace {
 std::vector<double> random_values(gpulab::Rng& rng, DType t, std::uint64_t count) {
   std::vector<double> v(count);
   for (auto& x : v) {
-    const double mag = (0.5 + 0.5 * rng.uniform01()) * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-3, 1)));
+    const double mag =
+        (0.5 + 0.5 * rng.uniform01()) * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-3, 1)));
     x = round_to(t, rng.bernoulli(0.5) ? -mag : mag);
   }
   return v;
@@ -34,7 +35,8 @@ std::vector<double> reference_matmul(const std::vector<double>& a, const std::ve
   return c;
 }
 
-std::vector<double> reference_softmax(const std::vector<double>& in, std::uint64_t rows, std::uint64_t cols) {
+std::vector<double> reference_softmax(const std::vector<double>& in, std::uint64_t rows,
+                                      std::uint64_t cols) {
   std::vector<double> out(rows * cols);
   for (std::uint64_t r = 0; r < rows; ++r) {
     const double* x = in.data() + r * cols;
@@ -69,7 +71,8 @@ CaseData make_case_data(const Case& c) {
         for (std::uint64_t j = 0; j < n; ++j) {
           double mag = 0;
           for (std::uint64_t p = 0; p < k; ++p) mag += std::fabs(a[i * k + p] * b[p * n + j]);
-          d.bound[i * n + j] = element_bound(c.dtype, d.exact[i * n + j], static_cast<double>(k), mag);
+          d.bound[i * n + j] =
+              element_bound(c.dtype, d.exact[i * n + j], static_cast<double>(k), mag);
         }
       break;
     }

@@ -11,10 +11,13 @@ namespace conformance {
 namespace {
 
 std::string cap_label(Op op, DType t) {
-  return op_has_dtype(op) ? fmt::format("{} {}", name_of(op), name_of(t)) : std::string(name_of(op));
+  return op_has_dtype(op) ? fmt::format("{} {}", name_of(op), name_of(t))
+                          : std::string(name_of(op));
 }
 
-std::string cell_text(const CellResult* c) { return c ? std::string(name_of(c->verdict)) : "-"; }
+std::string cell_text(const CellResult* c) {
+  return c ? std::string(name_of(c->verdict)) : "-";
+}
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
@@ -25,7 +28,8 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 std::string declared_dtypes(const BackendInfo& info) {
   std::vector<std::string> names;
   for (DType t : kAllDTypes)
-    if (std::find(info.dtypes.begin(), info.dtypes.end(), t) != info.dtypes.end()) names.emplace_back(name_of(t));
+    if (std::find(info.dtypes.begin(), info.dtypes.end(), t) != info.dtypes.end())
+      names.emplace_back(name_of(t));
   return names.empty() ? "-" : join(names, "|");
 }
 
@@ -65,11 +69,15 @@ void assign_tiers(Report& report) {
 
 std::string render_text(const Report& r, const TextOptions& opts) {
   std::string out;
-  out += fmt::format("hal-conformance: {} backend{} under test (loaded by the HAL core, ABI {}), {} rejected by the loader\n",
-                     r.backends.size(), r.backends.size() == 1 ? "" : "s", r.core_abi, r.rejected.size());
-  for (const auto& rej : r.rejected) out += fmt::format("  rejected {}: {}\n", rej.name, rej.reason);
-  out += fmt::format("matrix: {} capabilities x {} cases per backend (shapes {}), seed {}\n", r.capabilities.size(),
-                     r.cases_per_backend, r.large ? "small + large" : "small; --large adds big ones", r.seed);
+  out += fmt::format(
+      "hal-conformance: {} backend{} under test (loaded by the HAL core, ABI {}), {} rejected by "
+      "the loader\n",
+      r.backends.size(), r.backends.size() == 1 ? "" : "s", r.core_abi, r.rejected.size());
+  for (const auto& rej : r.rejected)
+    out += fmt::format("  rejected {}: {}\n", rej.name, rej.reason);
+  out += fmt::format("matrix: {} capabilities x {} cases per backend (shapes {}), seed {}\n",
+                     r.capabilities.size(), r.cases_per_backend,
+                     r.large ? "small + large" : "small; --large adds big ones", r.seed);
   out += "tolerance: |got - round(exact)| per element, exact computed in double:\n";
   std::vector<DType> seen;
   for (const auto& cap : r.capabilities)
@@ -112,7 +120,8 @@ std::string render_text(const Report& r, const TextOptions& opts) {
       any_fail = true;
       std::vector<const CaseResult*> failed;
       for (const auto& cr : b.cases)
-        if (cr.verdict == Verdict::kFail && cr.c.op == cell.op && (!op_has_dtype(cell.op) || cr.c.dtype == cell.dtype))
+        if (cr.verdict == Verdict::kFail && cr.c.op == cell.op &&
+            (!op_has_dtype(cell.op) || cr.c.dtype == cell.dtype))
           failed.push_back(&cr);
       if (opts.every_failure) {
         for (const CaseResult* cr : failed) out += failure_line(b.info.name, *cr) + "\n";
@@ -122,14 +131,16 @@ std::string render_text(const Report& r, const TextOptions& opts) {
       // the one to debug first.
       const CaseResult* first = failed.front();
       out += fmt::format("FAIL {}: {} of {} shapes wrong; first {}: {}\n",
-                         capability_id(b.info.name, cell.op, cell.dtype), cell.total - cell.passed, cell.total,
-                         label(first->c.op, first->c.shape), first->detail);
+                         capability_id(b.info.name, cell.op, cell.dtype), cell.total - cell.passed,
+                         cell.total, label(first->c.op, first->c.shape), first->detail);
     }
   }
 
   if (r.perf.run) {
-    out += fmt::format("\nperformance tier: F32 matmul {0}x{0}x{0}, reference {1} = {2:.1f} GFLOP/s, certified at >= {3:.0f}%\n",
-                       r.perf.size, r.perf.roof.label, r.perf.roof.gflops, r.perf.threshold * 100);
+    out += fmt::format(
+        "\nperformance tier: F32 matmul {0}x{0}x{0}, reference {1} = {2:.1f} GFLOP/s, certified at "
+        ">= {3:.0f}%\n",
+        r.perf.size, r.perf.roof.label, r.perf.roof.gflops, r.perf.threshold * 100);
     gpulab::Table p;
     p.column("backend", gpulab::Table::Align::kLeft)
         .column("GFLOP/s")
@@ -140,7 +151,7 @@ std::string render_text(const Report& r, const TextOptions& opts) {
       p.row({r.backends[i].info.name, e.gflops ? fmt::format("{:.2f}", *e.gflops) : "-",
              e.ratio ? fmt::format("{:.0f}%", *e.ratio * 100) : "-",
              e.note.empty() || e.tier != Tier::kNotMeasured ? std::string(name_of(e.tier))
-                                                           : fmt::format("- ({})", e.note)});
+                                                            : fmt::format("- ({})", e.note)});
     }
     out += p.render();
   }
@@ -150,11 +161,11 @@ std::string render_text(const Report& r, const TextOptions& opts) {
   if (failed.empty()) {
     int tested = 0;
     for (const auto& b : r.backends) tested += b.available() ? 1 : 0;
-    out += fmt::format("PASS: all {} declared capabilities of {} tested backend{} conform\n", r.passed_capabilities(),
-                       tested, tested == 1 ? "" : "s");
+    out += fmt::format("PASS: all {} declared capabilities of {} tested backend{} conform\n",
+                       r.passed_capabilities(), tested, tested == 1 ? "" : "s");
   } else {
-    out += fmt::format("FAIL: {} declared capabilit{} failed: {}\n", failed.size(), failed.size() == 1 ? "y" : "ies",
-                       join(failed, ", "));
+    out += fmt::format("FAIL: {} declared capabilit{} failed: {}\n", failed.size(),
+                       failed.size() == 1 ? "y" : "ies", join(failed, ", "));
   }
   return out;
 }
@@ -175,7 +186,8 @@ gpulab::Json to_json(const Report& r) {
   }
   doc["tolerance"] = tol;
   gpulab::Json rejected = gpulab::Json::array();
-  for (const auto& rej : r.rejected) rejected.push_back({{"name", rej.name}, {"reason", rej.reason}});
+  for (const auto& rej : r.rejected)
+    rejected.push_back({{"name", rej.name}, {"reason", rej.reason}});
   doc["rejected"] = rejected;
   gpulab::Json backends = gpulab::Json::array();
   for (std::size_t i = 0; i < r.backends.size(); ++i) {
@@ -216,8 +228,10 @@ gpulab::Json to_json(const Report& r) {
         jc["elements"] = cr.check.elements;
         jc["bad"] = cr.check.bad;
         // worst |err| / bound: 1.0 is the edge of the tolerance (null: NaN or inexact buffer)
-        if (std::isfinite(cr.check.worst_ratio)) jc["worst_error_over_bound"] = cr.check.worst_ratio;
-        else jc["worst_error_over_bound"] = nullptr;
+        if (std::isfinite(cr.check.worst_ratio))
+          jc["worst_error_over_bound"] = cr.check.worst_ratio;
+        else
+          jc["worst_error_over_bound"] = nullptr;
       }
       if (!cr.detail.empty()) jc["detail"] = cr.detail;
       cases.push_back(jc);
@@ -255,11 +269,21 @@ std::string xml_escape(std::string_view text) {
   for (char ch : text) {
     const auto u = static_cast<unsigned char>(ch);
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         if (u < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
           out += '?';  // not representable in XML 1.0, even as a character reference
@@ -289,54 +313,66 @@ std::string to_junit_xml(const Report& r) {
       if (cell.verdict != Verdict::kNotDeclared) continue;
       ++s.tests;
       ++s.skipped;
-      s.body += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n"
-                            "      <skipped message=\"not declared\"/>\n    </testcase>\n",
-                            classname, xml_escape(cap_label(cell.op, cell.dtype)));
+      s.body += fmt::format(
+          "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n"
+          "      <skipped message=\"not declared\"/>\n    </testcase>\n",
+          classname, xml_escape(cap_label(cell.op, cell.dtype)));
     }
     for (const auto& cr : b.cases) {
-      if (cr.verdict == Verdict::kNotDeclared && cr.detail == "not declared") continue;  // shown per capability
+      if (cr.verdict == Verdict::kNotDeclared && cr.detail == "not declared")
+        continue;  // shown per capability
       ++s.tests;
       const std::string name = xml_escape(describe(cr.c));
       switch (cr.verdict) {
         case Verdict::kPass:
-          s.body += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\"/>\n", classname, name);
+          s.body += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\"/>\n",
+                                classname, name);
           break;
         case Verdict::kFail:
           ++s.failures;
           s.body += fmt::format(
               "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n"
-              "      <failure message=\"{}\" type=\"declared-but-wrong\">{}</failure>\n    </testcase>\n",
+              "      <failure message=\"{}\" type=\"declared-but-wrong\">{}</failure>\n    "
+              "</testcase>\n",
               classname, name, xml_escape(cr.detail), xml_escape(failure_line(b.info.name, cr)));
           break;
         case Verdict::kNotDeclared:
         case Verdict::kSkipped:
           ++s.skipped;
-          s.body += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n"
-                                "      <skipped message=\"{}\"/>\n    </testcase>\n",
-                                classname, name, xml_escape(cr.detail));
+          s.body += fmt::format(
+              "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n"
+              "      <skipped message=\"{}\"/>\n    </testcase>\n",
+              classname, name, xml_escape(cr.detail));
           break;
       }
     }
-    std::string props = fmt::format("      <property name=\"abi\" value=\"{}\"/>\n"
-                                    "      <property name=\"perf_hint\" value=\"{}\"/>\n"
-                                    "      <property name=\"conformant\" value=\"{}\"/>\n",
-                                    xml_escape(b.info.abi), b.info.perf_hint, b.conformant() ? "true" : "false");
+    std::string props = fmt::format(
+        "      <property name=\"abi\" value=\"{}\"/>\n"
+        "      <property name=\"perf_hint\" value=\"{}\"/>\n"
+        "      <property name=\"conformant\" value=\"{}\"/>\n",
+        xml_escape(b.info.abi), b.info.perf_hint, b.conformant() ? "true" : "false");
     if (r.perf.run && i < r.perf.entries.size()) {
       const PerfEntry& e = r.perf.entries[i];
-      props += fmt::format("      <property name=\"tier\" value=\"{}\"/>\n", xml_escape(name_of(e.tier)));
-      if (e.gflops) props += fmt::format("      <property name=\"gflops\" value=\"{:.3f}\"/>\n", *e.gflops);
+      props += fmt::format("      <property name=\"tier\" value=\"{}\"/>\n",
+                           xml_escape(name_of(e.tier)));
+      if (e.gflops)
+        props += fmt::format("      <property name=\"gflops\" value=\"{:.3f}\"/>\n", *e.gflops);
     }
-    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\">\n"
-                          "    <properties>\n{}    </properties>\n{}  </testsuite>\n",
-                          xml_escape(b.info.name), s.tests, s.failures, s.skipped, props, s.body);
+    suites += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" "
+        "time=\"0\">\n"
+        "    <properties>\n{}    </properties>\n{}  </testsuite>\n",
+        xml_escape(b.info.name), s.tests, s.failures, s.skipped, props, s.body);
     all_tests += s.tests;
     all_failures += s.failures;
     all_skipped += s.skipped;
   }
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                     "<testsuites name=\"hal-conformance\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" "
-                     "time=\"0\">\n{}</testsuites>\n",
-                     all_tests, all_failures, all_skipped, suites);
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"hal-conformance\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+      "skipped=\"{}\" "
+      "time=\"0\">\n{}</testsuites>\n",
+      all_tests, all_failures, all_skipped, suites);
 }
 
 }  // namespace conformance

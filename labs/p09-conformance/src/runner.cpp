@@ -9,15 +9,21 @@ namespace conformance {
 
 std::string_view name_of(Verdict v) {
   switch (v) {
-    case Verdict::kPass: return "PASS";
-    case Verdict::kFail: return "FAIL";
-    case Verdict::kNotDeclared: return "n/a";
-    case Verdict::kSkipped: return "skip";
+    case Verdict::kPass:
+      return "PASS";
+    case Verdict::kFail:
+      return "FAIL";
+    case Verdict::kNotDeclared:
+      return "n/a";
+    case Verdict::kSkipped:
+      return "skip";
   }
   return "?";
 }
 
-bool BackendInfo::declares(Op op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
+bool BackendInfo::declares(Op op) const {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
 
 bool BackendInfo::declares(Op op, DType t) const {
   if (!declares(op)) return false;
@@ -25,8 +31,8 @@ bool BackendInfo::declares(Op op, DType t) const {
 }
 
 int BackendResult::failed_capabilities() const {
-  return static_cast<int>(std::count_if(cells.begin(), cells.end(),
-                                        [](const CellResult& c) { return c.verdict == Verdict::kFail; }));
+  return static_cast<int>(std::count_if(
+      cells.begin(), cells.end(), [](const CellResult& c) { return c.verdict == Verdict::kFail; }));
 }
 
 const CellResult* BackendResult::cell(Op op, DType t) const {
@@ -52,7 +58,8 @@ std::vector<PreparedCase> prepare(const std::vector<Case>& cases) {
     for (const auto& in : p.data.inputs) {
       if (c.op == Op::kBuffer) {
         std::vector<std::uint8_t> bytes(in.size());
-        std::transform(in.begin(), in.end(), bytes.begin(), [](double v) { return static_cast<std::uint8_t>(v); });
+        std::transform(in.begin(), in.end(), bytes.begin(),
+                       [](double v) { return static_cast<std::uint8_t>(v); });
         p.encoded.push_back(std::move(bytes));
       } else {
         p.encoded.push_back(encode_buffer(c.dtype, in));
@@ -74,7 +81,8 @@ CaseResult judge(const PreparedCase& p, const RunOutcome& outcome) {
   if (p.c.op == Op::kBuffer) {
     got.assign(outcome.output.begin(), outcome.output.end());
   } else {
-    const std::size_t want_bytes = p.data.exact.size() * static_cast<std::size_t>(format_of(p.c.dtype).bytes);
+    const std::size_t want_bytes =
+        p.data.exact.size() * static_cast<std::size_t>(format_of(p.c.dtype).bytes);
     if (outcome.output.size() != want_bytes) {
       r.verdict = Verdict::kFail;
       r.detail = fmt::format("output has {} bytes, expected {}", outcome.output.size(), want_bytes);
@@ -87,7 +95,8 @@ CaseResult judge(const PreparedCase& p, const RunOutcome& outcome) {
     r.detail = fmt::format("output has {} elements, expected {}", got.size(), p.data.exact.size());
     return r;
   }
-  r.check = check_elements(p.c.op == Op::kBuffer ? DType::kF32 : p.c.dtype, got, p.data.exact, p.data.bound);
+  r.check = check_elements(p.c.op == Op::kBuffer ? DType::kF32 : p.c.dtype, got, p.data.exact,
+                           p.data.bound);
   if (!r.check.pass()) {
     r.verdict = Verdict::kFail;
     const Mismatch& w = *r.check.worst;
@@ -95,13 +104,15 @@ CaseResult judge(const PreparedCase& p, const RunOutcome& outcome) {
     if (p.c.op != Op::kBuffer && p.c.shape.n > 0)
       where = fmt::format("[{},{}]", w.index / p.c.shape.n, w.index % p.c.shape.n);
     if (p.c.op == Op::kBuffer) {
-      r.detail = fmt::format("{} of {} bytes differ; first at {} got 0x{:02x} expected 0x{:02x}", r.check.bad,
-                             r.check.elements, where, static_cast<unsigned>(w.got), static_cast<unsigned>(w.expected));
+      r.detail = fmt::format("{} of {} bytes differ; first at {} got 0x{:02x} expected 0x{:02x}",
+                             r.check.bad, r.check.elements, where, static_cast<unsigned>(w.got),
+                             static_cast<unsigned>(w.expected));
     } else {
-      r.detail = fmt::format("{} of {} elements outside tolerance; worst {} got {:.6g} expected {:.6g} "
-                             "(|err| {:.3g} > bound {:.3g})",
-                             r.check.bad, r.check.elements, where, w.got, w.expected, std::fabs(w.got - w.expected),
-                             w.bound);
+      r.detail = fmt::format(
+          "{} of {} elements outside tolerance; worst {} got {:.6g} expected {:.6g} "
+          "(|err| {:.3g} > bound {:.3g})",
+          r.check.bad, r.check.elements, where, w.got, w.expected, std::fabs(w.got - w.expected),
+          w.bound);
     }
   }
   return r;
@@ -118,7 +129,8 @@ BackendResult run_backend(Target& target, const std::vector<PreparedCase>& cases
     if (!br.available())
       cell.verdict = Verdict::kSkipped;
     else
-      cell.verdict = br.info.declares(cap.first, cap.second) ? Verdict::kPass : Verdict::kNotDeclared;
+      cell.verdict =
+          br.info.declares(cap.first, cap.second) ? Verdict::kPass : Verdict::kNotDeclared;
     br.cells.push_back(cell);
   }
   for (const auto& p : cases) {
@@ -140,8 +152,10 @@ BackendResult run_backend(Target& target, const std::vector<PreparedCase>& cases
       if (c.op == p.c.op && (!op_has_dtype(p.c.op) || c.dtype == p.c.dtype)) cell = &c;
     if (cell && (r.verdict == Verdict::kPass || r.verdict == Verdict::kFail)) {
       ++cell->total;
-      if (r.verdict == Verdict::kPass) ++cell->passed;
-      else cell->verdict = Verdict::kFail;
+      if (r.verdict == Verdict::kPass)
+        ++cell->passed;
+      else
+        cell->verdict = Verdict::kFail;
     }
     if (on_case) on_case(r);
     br.cases.push_back(std::move(r));
@@ -150,8 +164,8 @@ BackendResult run_backend(Target& target, const std::vector<PreparedCase>& cases
 }
 
 std::string failure_line(std::string_view backend, const CaseResult& r) {
-  return fmt::format("FAIL {} {}: {}", capability_id(backend, r.c.op, r.c.dtype), label(r.c.op, r.c.shape),
-                     r.detail);
+  return fmt::format("FAIL {} {}: {}", capability_id(backend, r.c.op, r.c.dtype),
+                     label(r.c.op, r.c.shape), r.detail);
 }
 
 }  // namespace conformance

@@ -28,7 +28,8 @@ std::string rejection_text(const hal::Rejection& r) {
 
 Report run_session(const SessionOptions& opts) {
   if (opts.backend_dir && !std::filesystem::is_directory(*opts.backend_dir))
-    throw gpulab::UsageError(fmt::format("--backend-dir {}: not a directory", opts.backend_dir->string()));
+    throw gpulab::UsageError(
+        fmt::format("--backend-dir {}: not a directory", opts.backend_dir->string()));
   hal::Registry reg(opts.backend_dir ? hal::DiscoveryOptions::only_dir(*opts.backend_dir)
                                      : hal::DiscoveryOptions::from_environment());
 
@@ -41,8 +42,8 @@ Report run_session(const SessionOptions& opts) {
       if (!contains(known, name)) {
         std::string seen;
         for (const auto& k : known) seen += (seen.empty() ? "" : ", ") + k;
-        throw gpulab::UsageError(
-            fmt::format("no backend named '{}' was found (found: {})", name, seen.empty() ? "none" : seen));
+        throw gpulab::UsageError(fmt::format("no backend named '{}' was found (found: {})", name,
+                                             seen.empty() ? "none" : seen));
       }
   auto selected = [&](std::string_view name) {
     return (opts.only.empty() || contains(opts.only, name)) && !contains(opts.skip, name);
@@ -59,8 +60,10 @@ Report run_session(const SessionOptions& opts) {
   for (const auto& b : reg.backends())
     if (selected(b->name())) targets.push_back(std::make_unique<HalTarget>(*b));
   if (targets.empty())
-    throw gpulab::RunError(reg.backends().empty() ? "no HAL backend loaded: nothing to test (build p09-hal, or see --backend-dir)"
-                                                  : "every loaded backend was deselected: nothing to test");
+    throw gpulab::RunError(
+        reg.backends().empty()
+            ? "no HAL backend loaded: nothing to test (build p09-hal, or see --backend-dir)"
+            : "every loaded backend was deselected: nothing to test");
 
   const std::vector<PreparedCase> cases = prepare(build_matrix(opts.matrix));
   report.capabilities = capabilities_of(cases);
@@ -69,7 +72,8 @@ Report run_session(const SessionOptions& opts) {
     gpulab::Progress progress("conformance", targets.size() * cases.size());
     std::size_t done = 0;
     for (auto& t : targets)
-      report.backends.push_back(run_backend(*t, cases, [&](const CaseResult&) { progress.update(++done); }));
+      report.backends.push_back(
+          run_backend(*t, cases, [&](const CaseResult&) { progress.update(++done); }));
   }
 
   if (opts.perf) {
@@ -93,8 +97,8 @@ Report run_session(const SessionOptions& opts) {
       perf.roof = {opts.reference, matmul_gflops(n, n, n, *ref_seconds)};
     } else {
       const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-      perf.roof = {fmt::format("FMA roof ({} thread{}; no conforming {} backend)", threads, threads == 1 ? "" : "s",
-                               opts.reference),
+      perf.roof = {fmt::format("FMA roof ({} thread{}; no conforming {} backend)", threads,
+                               threads == 1 ? "" : "s", opts.reference),
                    measure_fma_roof_gflops(threads, 0.05)};
     }
     perf.entries.resize(report.backends.size());
@@ -117,8 +121,10 @@ Report run_session(const SessionOptions& opts) {
         e.gflops = perf.roof.gflops;  // the reference is its own 100%
         continue;
       }
-      if (auto s = targets[i]->time_matmul(n, n, n, opts.perf_reps)) e.gflops = matmul_gflops(n, n, n, *s);
-      else e.note = "timing run failed";
+      if (auto s = targets[i]->time_matmul(n, n, n, opts.perf_reps))
+        e.gflops = matmul_gflops(n, n, n, *s);
+      else
+        e.note = "timing run failed";
     }
     assign_tiers(report);
   }

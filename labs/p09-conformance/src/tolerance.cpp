@@ -56,7 +56,8 @@ CheckResult check_elements(DType t, std::span<const double> got, std::span<const
       bad = err > bound[i];
     }
     if (bad) ++r.bad;
-    if (bad && (!r.worst || ratio > r.worst_ratio)) r.worst = Mismatch{i, got[i], expected, exact[i], bound[i]};
+    if (bad && (!r.worst || ratio > r.worst_ratio))
+      r.worst = Mismatch{i, got[i], expected, exact[i], bound[i]};
     if (ratio > r.worst_ratio) r.worst_ratio = ratio;
   }
   return r;

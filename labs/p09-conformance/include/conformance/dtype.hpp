@@ -15,10 +15,10 @@
 namespace conformance {
 
 enum class DType : std::uint8_t {
-  kF32,      // IEEE binary32
-  kF16,      // IEEE binary16: 5 exponent bits, 10 mantissa bits
-  kBF16,     // bfloat16: binary32's exponent, 7 mantissa bits
-  kFP8,      // OCP FP8 E4M3 ("e4m3fn"): no infinities, one NaN per sign, max 448
+  kF32,   // IEEE binary32
+  kF16,   // IEEE binary16: 5 exponent bits, 10 mantissa bits
+  kBF16,  // bfloat16: binary32's exponent, 7 mantissa bits
+  kFP8,   // OCP FP8 E4M3 ("e4m3fn"): no infinities, one NaN per sign, max 448
 };
 
 // The four element types of the HAL ABI (gpulab_hal.h), in matrix order.
@@ -27,9 +27,9 @@ inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, D
 // How a binary floating-point format is laid out.
 struct Format {
   int exponent_bits;
-  int mantissa_bits;     // stored fraction bits (the leading 1 is implicit)
+  int mantissa_bits;  // stored fraction bits (the leading 1 is implicit)
   int bias;
-  bool has_infinity;     // false: E4M3, whose all-ones exponent still holds finite values
+  bool has_infinity;  // false: E4M3, whose all-ones exponent still holds finite values
   double max_finite;
   double min_normal;     // 2^(1 - bias)
   double min_subnormal;  // 2^(1 - bias - mantissa_bits)

@@ -22,7 +22,8 @@ class HalTarget : public Target {
   explicit HalTarget(const gpulab::hal::Backend& backend) : be_(backend), info_(info_of(backend)) {}
   [[nodiscard]] const BackendInfo& info() const override { return info_; }
   RunOutcome run(const Case& c, const std::vector<std::vector<std::uint8_t>>& inputs) override;
-  std::optional<double> time_matmul(std::uint64_t m, std::uint64_t n, std::uint64_t k, int reps) override;
+  std::optional<double> time_matmul(std::uint64_t m, std::uint64_t n, std::uint64_t k,
+                                    int reps) override;
 
  private:
   RunOutcome run_buffer(const Case& c, const std::vector<std::uint8_t>& bytes);

@@ -25,13 +25,17 @@ inline constexpr Op kAllOps[] = {Op::kBuffer, Op::kMatmul, Op::kSoftmax};
 std::string_view name_of(Op op);  // "buffer", "matmul", "softmax"
 std::optional<Op> parse_op(std::string_view s);
 // Buffer copies move bytes, whatever the dtype: the matrix has one buffer column.
-constexpr bool op_has_dtype(Op op) { return op != Op::kBuffer; }
+constexpr bool op_has_dtype(Op op) {
+  return op != Op::kBuffer;
+}
 
 // matmul: m x n x k.  softmax: m rows x n cols.  buffer: m bytes at offset n.
 struct Shape {
   std::uint64_t m = 0, n = 0, k = 0;
   std::string why;  // what the shape is for: "1x1", "prime", "tall-skinny", ...
-  friend bool operator==(const Shape& a, const Shape& b) { return a.m == b.m && a.n == b.n && a.k == b.k; }
+  friend bool operator==(const Shape& a, const Shape& b) {
+    return a.m == b.m && a.n == b.n && a.k == b.k;
+  }
 };
 std::string label(Op op, const Shape& s);  // "7x13x5", "3x257", "4099B@13"
 

@@ -17,14 +17,19 @@
 
 namespace conformance {
 
-enum class Tier : std::uint8_t { kCertified, kSupportedNotRecommended, kNotCertified, kNotMeasured };
+enum class Tier : std::uint8_t {
+  kCertified,
+  kSupportedNotRecommended,
+  kNotCertified,
+  kNotMeasured
+};
 std::string_view name_of(Tier t);
 
 // `ratio` = throughput / reference throughput (nullopt: not measured).
 Tier classify_tier(bool conformant, std::optional<double> ratio, double threshold);
 
 struct Roof {
-  std::string label;   // "blas F32 matmul 256x256x256" or "FMA roof, 2 threads"
+  std::string label;  // "blas F32 matmul 256x256x256" or "FMA roof, 2 threads"
   double gflops = 0;
 };
 

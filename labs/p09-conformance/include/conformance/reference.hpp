@@ -27,6 +27,7 @@ CaseData make_case_data(const Case& c);
 // The three references on their own (double in, double out; row-major).
 std::vector<double> reference_matmul(const std::vector<double>& a, const std::vector<double>& b,
                                      std::uint64_t m, std::uint64_t n, std::uint64_t k);
-std::vector<double> reference_softmax(const std::vector<double>& in, std::uint64_t rows, std::uint64_t cols);
+std::vector<double> reference_softmax(const std::vector<double>& in, std::uint64_t rows,
+                                      std::uint64_t cols);
 
 }  // namespace conformance

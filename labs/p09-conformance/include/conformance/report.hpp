@@ -24,7 +24,7 @@ struct PerfEntry {
   std::optional<double> gflops;  // nullopt: not measured
   std::optional<double> ratio;   // gflops / roof
   Tier tier = Tier::kNotMeasured;
-  std::string note;              // why not measured
+  std::string note;  // why not measured
 };
 
 struct PerfSummary {

@@ -69,7 +69,8 @@ BackendResult run_backend(Target& target, const std::vector<PreparedCase>& cases
 // Classifies one backend output against the case's reference.
 CaseResult judge(const PreparedCase& p, const RunOutcome& outcome);
 
-// "FAIL liar/F16/matmul 7x13x5: 91 of 91 elements outside tolerance; worst [3,2] got 1.5 expected 0.2749 (|err| 1.225 > bound 0.00049)"
+// "FAIL liar/F16/matmul 7x13x5: 91 of 91 elements outside tolerance; worst [3,2] got 1.5 expected
+// 0.2749 (|err| 1.225 > bound 0.00049)"
 std::string failure_line(std::string_view backend, const CaseResult& r);
 
 }  // namespace conformance

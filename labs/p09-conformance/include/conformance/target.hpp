@@ -15,10 +15,10 @@ namespace conformance {
 
 struct BackendInfo {
   std::string name;
-  std::string abi;          // "2.1"
-  std::string device;       // what describe_device() said, or "" when not reported
+  std::string abi;     // "2.1"
+  std::string device;  // what describe_device() said, or "" when not reported
   std::uint32_t perf_hint = 0;
-  std::vector<Op> ops;      // declared
+  std::vector<Op> ops;  // declared
   std::vector<DType> dtypes;
   std::uint64_t max_dim = 0;  // 0 = no limit
   std::string unavailable;    // non-empty: loaded but cannot run here ("no device: ...")
@@ -29,8 +29,8 @@ struct BackendInfo {
 
 struct RunOutcome {
   bool ok = true;
-  std::string error;                // what the backend said when !ok
-  std::vector<std::uint8_t> output; // matmul: C; softmax: out; buffer: the bytes read back
+  std::string error;                 // what the backend said when !ok
+  std::vector<std::uint8_t> output;  // matmul: C; softmax: out; buffer: the bytes read back
 };
 
 class Target {
@@ -41,7 +41,8 @@ class Target {
   virtual RunOutcome run(const Case& c, const std::vector<std::vector<std::uint8_t>>& inputs) = 0;
   // Seconds of one F32 matmul of m x n x k with the buffers already on the
   // device: the minimum of `reps` runs after one warm-up. nullopt if it failed.
-  virtual std::optional<double> time_matmul(std::uint64_t m, std::uint64_t n, std::uint64_t k, int reps) = 0;
+  virtual std::optional<double> time_matmul(std::uint64_t m, std::uint64_t n, std::uint64_t k,
+                                            int reps) = 0;
 };
 
 }  // namespace conformance

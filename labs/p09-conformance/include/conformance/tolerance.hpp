@@ -27,9 +27,9 @@
 namespace conformance {
 
 struct ToleranceRule {
-  double output_ulps = 1.0;               // multiples of ulp(dtype, expected)
-  double reduce_unit = 0x1p-24;           // unit roundoff of the accumulator (binary32)
-  double flush_below = 0;                 // |exact| below this may read as 0 (the dtype's min normal)
+  double output_ulps = 1.0;      // multiples of ulp(dtype, expected)
+  double reduce_unit = 0x1p-24;  // unit roundoff of the accumulator (binary32)
+  double flush_below = 0;        // |exact| below this may read as 0 (the dtype's min normal)
 };
 ToleranceRule rule_for(DType t);
 // "1 ulp + n*2^-24*sum|terms| (flush < 6.1e-05)" — one line for the human output.
@@ -50,9 +50,9 @@ struct Mismatch {
 
 struct CheckResult {
   std::size_t elements = 0;
-  std::size_t bad = 0;           // elements outside their bound (NaN counts as outside)
-  double worst_ratio = 0;        // max |got - expected| / bound over all elements (inf for NaN)
-  std::optional<Mismatch> worst; // the element with worst_ratio, when bad > 0
+  std::size_t bad = 0;            // elements outside their bound (NaN counts as outside)
+  double worst_ratio = 0;         // max |got - expected| / bound over all elements (inf for NaN)
+  std::optional<Mismatch> worst;  // the element with worst_ratio, when bad > 0
   [[nodiscard]] bool pass() const { return bad == 0; }
 };
 
