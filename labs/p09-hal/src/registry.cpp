@@ -113,8 +113,9 @@ Registry::~Registry() {
     loaded_.pop_back();
     if (b->desc_.shutdown != nullptr) b->desc_.shutdown(b->ctx_);
     void* handle = b->dl_handle_;
+    const bool unloadable = (b->features() & GPULAB_HAL_FEATURE_NOT_UNLOADABLE) == 0;
     b.reset();
-    if (handle != nullptr) dlclose(handle);
+    if (handle != nullptr && unloadable) dlclose(handle);
   }
 }
 
@@ -168,8 +169,11 @@ bool Registry::load(const fs::path& library, Source source) {
             fmt::format("dlopen: {}", why != nullptr ? why : "unknown error")});
     return false;
   }
+  // Set once the descriptor could be read: a backend that says it must not be
+  // unloaded stays mapped even when rejected (e.g. cuda without a GPU).
+  bool keep_mapped = false;
   auto fail = [&](RejectReason reason, std::string name, std::string message) {
-    dlclose(handle);
+    if (!keep_mapped) dlclose(handle);
     reject({library, std::move(name), source, reason, std::move(message)});
     return false;
   };
@@ -207,6 +211,7 @@ bool Registry::load(const fs::path& library, Source source) {
   auto b = std::unique_ptr<Backend>(new Backend());
   std::memcpy(&b->desc_, raw, std::min<std::size_t>(size, sizeof(gpulab_hal_backend)));
   b->backend_struct_size_ = size;
+  keep_mapped = (b->desc_.features & GPULAB_HAL_FEATURE_NOT_UNLOADABLE) != 0;
   b->path_ = library;
   b->source_ = source;
   const gpulab_hal_backend& d = b->desc_;

@@ -197,7 +197,7 @@ static const gpulab_hal_backend kCuda = {
     CUDA_DTYPES,
     GPULAB_HAL_OP_BUFFER | GPULAB_HAL_OP_MATMUL,
     100,
-    GPULAB_HAL_FEATURE_VENDOR_LIB,
+    GPULAB_HAL_FEATURE_VENDOR_LIB | GPULAB_HAL_FEATURE_NOT_UNLOADABLE,
     0,
     {0, 0, 0, 0, 0, 0, 0, 0},
     cuda_init,

@@ -46,7 +46,7 @@ typedef struct cl_ctx {
   cl_command_queue queue;
   cl_program program; /* built at first use */
   cl_kernel k_matmul, k_softmax;
-  char device_line[192];
+  char device_line[256];
 } cl_ctx;
 
 typedef struct cl_buffer {
@@ -292,7 +292,7 @@ static const gpulab_hal_backend kOpenCL = {
     GPULAB_HAL_DTYPE_F32,
     GPULAB_HAL_OP_BUFFER | GPULAB_HAL_OP_MATMUL | GPULAB_HAL_OP_SOFTMAX,
     8,
-    GPULAB_HAL_FEATURE_VENDOR_LIB,
+    GPULAB_HAL_FEATURE_VENDOR_LIB | GPULAB_HAL_FEATURE_NOT_UNLOADABLE,
     0,
     {0, 0, 0, 0, 0, 0, 0, 0},
     ocl_init,

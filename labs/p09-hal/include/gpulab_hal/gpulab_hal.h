@@ -88,6 +88,12 @@ typedef int32_t gpulab_hal_status;
 #define GPULAB_HAL_FEATURE_HOST_MEMORY (1u << 0) /* buffers live in host RAM */
 #define GPULAB_HAL_FEATURE_THREADED (1u << 1)    /* uses several CPU threads per call */
 #define GPULAB_HAL_FEATURE_VENDOR_LIB (1u << 2)  /* wraps a vendor library (BLAS, cuBLAS, OpenCL) */
+/* The core calls shutdown() but never dlcloses this backend (like the OpenCL
+ * ICD loader's CL_PLATFORM_UNLOADABLE_KHR = false): for backends that pull in
+ * vendor runtimes which register atexit handlers or keep global state (the
+ * CUDA runtime, cuBLAS, an OpenCL ICD with an LLVM inside) and are not safe to
+ * unload while the process lives. */
+#define GPULAB_HAL_FEATURE_NOT_UNLOADABLE (1u << 3)
 
 /* ---- errors ------------------------------------------------------------ */
 typedef struct gpulab_hal_error {

@@ -69,7 +69,9 @@ class Registry {
   explicit Registry(const DiscoveryOptions& options);  // discover(options)
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
-  ~Registry();  // shutdown() each context, then dlclose, in reverse load order
+  // shutdown() each context, then dlclose, in reverse load order; a backend
+  // with GPULAB_HAL_FEATURE_NOT_UNLOADABLE is shut down but stays mapped.
+  ~Registry();
 
   // Enumerates and loads everything `options` names.
   void discover(const DiscoveryOptions& options);
