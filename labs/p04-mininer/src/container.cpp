@@ -466,7 +466,22 @@ RunOutcome run_container(const RunSpec& spec) {
                                      [&](const InjectRequest& i) { return basename_of(i.host_path) == "fakegpu-client-static"; });
     if (!already && ::access(client.c_str(), R_OK) == 0) cfg.injects.push_back(parse_inject_request(client));
   }
-  for (const auto& inj : cfg.injects) say(fmt::format("inject {} -> {} (read-only bind)", inj.host_path, inj.container_path));
+  for (const auto& inj : cfg.injects) {
+    say(fmt::format("inject {} -> {} (read-only bind)", inj.host_path, inj.container_path));
+    // The mount point is created here, by real root: with --userns the
+    // child's root (host uid 100000) may not write into the rootfs.
+    const std::string target = cfg.rootfs + inj.container_path;
+    if (!path_exists(target)) {
+      try {
+        make_dirs(dirname_of(target));
+      } catch (const SysError& e) {
+        throw gpulab::UsageError(std::string("--inject: ") + e.what());
+      }
+      const int fd = ::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+      if (fd < 0) throw gpulab::UsageError("--inject: cannot create mount point " + target + ": " + errno_text(errno));
+      ::close(fd);
+    }
+  }
 
   if (spec.net) {
     cfg.ip_binary = find_ip_binary();
