@@ -12,10 +12,13 @@
 #include "exporter/collector.hpp"
 #include "exporter/fakegpu_source.hpp"
 #include "exporter/http_server.hpp"
+#include "exporter/json_output.hpp"
 #include "exporter/nvml_source.hpp"
 #include "exporter/simulated_source.hpp"
 #include "exporter/textfile_source.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/json.hpp"
+#include "gpulab/prom_text.hpp"
 
 namespace {
 
@@ -54,6 +57,7 @@ int main(int argc, char** argv) {
   app.add_option("--simulate", simulate,
                  "simulate N GPUs instead of reading NVML and fakegpu (deterministic with --seed)");
   gpulab::add_seed_flag(app, common);
+  gpulab::add_json_flag(app, common);
   app.add_option("--inject", inject,
                  "faults for --simulate: xid:CODE[:GPU]@T, thermal:GPU@T, power:GPU@T, leak:GPU@T, "
                  "ecc:GPU@T, comma-separated (T: 30s, 1.5m, 500ms)");
@@ -86,6 +90,7 @@ int main(int argc, char** argv) {
       throw gpulab::UsageError("--time-scale must be in (0, 1e6]");
     }
     if (threads == 0 || threads > 1024) throw gpulab::UsageError("--threads must be 1..1024");
+    if (common.json && !once) throw gpulab::UsageError("--json needs --once");
     if (!inject.empty() && simulate == 0) {
       throw gpulab::UsageError("--inject needs --simulate N");
     }
@@ -124,7 +129,14 @@ int main(int argc, char** argv) {
     });
 
     if (once) {
-      fmt::print("{}", collector.collect());
+      const std::string text = collector.collect();
+      if (common.json) {
+        // The text this process rendered, read back: one source of truth for both outputs.
+        gpulab::print_json(exporter::exposition_json(gpulab::prom::parse(text).value(),
+                                                     collector.source_up()));
+      } else {
+        fmt::print("{}", text);
+      }
       return gpulab::kExitOk;
     }
 

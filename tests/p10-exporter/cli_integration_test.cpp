@@ -2,6 +2,7 @@
 // determinism of the simulated source, bad flags, a port already taken.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "exporter_process.hpp"
@@ -151,4 +152,29 @@ TEST(BadInput, APortAlreadyTakenIsARunFailure) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.rfind("gpu-exporter: error: cannot listen on 127.0.0.1:" + std::to_string(port), 0), 0U)
       << r.err;
+}
+
+TEST(Once, JsonIsTheSameExpositionAsOneDocument) {
+  const auto r = run_program("gpu-exporter",
+                             "--once --json --nvml-lib libnvidia-ml-absent.so.1 --fakegpu-stats /nonexistent "
+                             "--textfile-dir " GPULAB_LAB_DIR "/examples/textfiles");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["sources"]["nvml"], false);
+  EXPECT_EQ(doc["sources"]["textfile"], true);
+  bool saw_histogram = false;
+  for (const auto& f : doc["families"]) {
+    if (f["name"] != "serving_ttft_seconds") continue;
+    saw_histogram = true;
+    EXPECT_EQ(f["type"], "histogram");
+    const auto& s = f["series"][0];
+    ASSERT_EQ(s["buckets"].size(), 4U);
+    EXPECT_EQ(s["buckets"][1]["le"], 0.3);
+    EXPECT_EQ(s["buckets"][1]["count"], 962);
+    EXPECT_EQ(s["buckets"][3]["le"], "+Inf");
+    EXPECT_EQ(s["count"], 1000);
+    EXPECT_EQ(s["sum"], 131.7);
+  }
+  EXPECT_TRUE(saw_histogram);
+  EXPECT_EQ(run_program("gpu-exporter", "--simulate 1 --json").exit_code, 2);
 }
