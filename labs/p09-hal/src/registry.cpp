@@ -284,8 +284,7 @@ void Registry::rebuild_routes() {
       });
 }
 
-Expected<const Backend*> Registry::route(const Request& r) const {
-  if (const Backend* b = select(r)) return b;
+Error Registry::refuse(const Request& r) const {
   if (!single_bit(bit(r.op)) || !single_bit(bit(r.dtype)) || op_index(r.op) >= kOps ||
       dtype_index(r.dtype) >= kDTypes)
     return Error{"invalid request: one op and one dtype"};

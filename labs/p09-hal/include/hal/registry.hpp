@@ -90,7 +90,10 @@ class Registry {
   // "no loaded backend supports FP8 matmul" (nobody declares it) or, when some
   // backend declares it but cannot take this request, the shape and each reason:
   // "no loaded backend supports FP32 matmul 4096x4096x4096 (limited: dimension 4096 > max_dim 1024)".
-  [[nodiscard]] Expected<const Backend*> route(const Request& r) const;
+  [[nodiscard]] Expected<const Backend*> route(const Request& r) const {
+    if (const Backend* b = select(r)) return b;
+    return refuse(r);
+  }
   // route()'s hot path without the error text: the chosen backend, or nullptr
   // where route() would refuse. A table lookup and a max_dim check per candidate.
   [[nodiscard]] const Backend* select(const Request& r) const noexcept;
@@ -104,6 +107,7 @@ class Registry {
 
  private:
   void rebuild_routes();
+  [[nodiscard]] Error refuse(const Request& r) const;  // route()'s slow path: the refusal text
   void reject(Rejection r);
 
   std::vector<std::unique_ptr<Backend>> loaded_;
