@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "gpulab/cli.hpp"
 #include "mininer/sys.hpp"
@@ -188,6 +189,25 @@ char wait_for_parent(const ChildConfig& c) {
   return go;
 }
 
+// Whether "/" is the kernel's initial rootfs (an initramfs): its mountinfo
+// line has the filesystem type "rootfs", and pivot_root refuses it with EINVAL.
+bool initramfs_root() {
+  const auto info = read_file("/proc/self/mountinfo").value_or("");
+  std::size_t pos = 0;
+  while (pos < info.size()) {
+    const auto end = info.find('\n', pos);
+    const std::string line = info.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    pos = end == std::string::npos ? info.size() : end + 1;
+    // "<id> <parent> <maj:min> <root> <mount point> ... - <fstype> ..."
+    std::istringstream words(line);
+    std::string id, parent, dev, root, point;
+    if (!(words >> id >> parent >> dev >> root >> point) || point != "/") continue;
+    const auto dash = line.find(" - ");
+    if (dash != std::string::npos && line.compare(dash + 3, 7, "rootfs ") == 0) return true;
+  }
+  return false;
+}
+
 void set_up_filesystem(const ChildConfig& c) {
   const RunSpec& spec = *c.spec;
   // Before any mount: make every mount private, recursively. Without this a
@@ -231,8 +251,20 @@ void set_up_filesystem(const ChildConfig& c) {
     // pivot_root(".", ".") stacks the old root on top of the new one; the
     // lazy unmount then removes it from this mount namespace entirely, so no
     // path and no "..", from any fd opened later, leads back to the host.
-    check(::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root into " + c.rootfs);
-    check(::umount2(".", MNT_DETACH) == 0, "cannot detach the old root");
+    if (::syscall(SYS_pivot_root, ".", ".") == 0) {
+      check(::umount2(".", MNT_DETACH) == 0, "cannot detach the old root");
+    } else if (errno == EINVAL && initramfs_root()) {
+      // The host runs from its initramfs (a qemu VM's init): the initial
+      // rootfs can never be pivoted away. Do what switch_root and
+      // `runc --no-pivot` do: move the new root over "/" and chroot into
+      // it. The old root stays mounted underneath but no path reaches it.
+      check(::mount(".", "/", nullptr, MS_MOVE, nullptr) == 0, "cannot move the rootfs over /");
+      check(::chroot(".") == 0, "chroot after MS_MOVE");
+      std::fprintf(stderr, "mininer: note: / is the initramfs, which pivot_root cannot replace; "
+                           "moved the rootfs over / and chroot'ed instead\n");
+    } else {
+      check(false, "pivot_root into " + c.rootfs);
+    }
   }
   check(::chdir("/") == 0, "chdir /");
 }
