@@ -70,7 +70,21 @@ std::string read_file(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+// promtool's own lint (names, units, _total, HELP) on a file a drill produced.
+void expect_promtool_clean(const fs::path& p) {
+  const std::string cmd = "'" + find_promtool()->string() + "' check metrics < '" + p.string() + "' 2>&1";
+  std::string report;
+  int status = -1;
+  if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) report.append(buf, n);
+    status = ::pclose(pipe);
+  }
+  EXPECT_EQ(status, 0) << "promtool check metrics " << p << ":\n" << report;
+}
+
 Exposition parse_file(const fs::path& p) {
+  expect_promtool_clean(p);
   const std::string text = read_file(p);
   auto parsed = gpulab::prom::parse(text);
   if (!parsed) {
