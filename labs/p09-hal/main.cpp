@@ -51,8 +51,8 @@ hal::WalkthroughOptions parse_shape(const std::string& text) {
       used = 0;
     }
     if (used != parts[static_cast<std::size_t>(i)].size() || parts[static_cast<std::size_t>(i)][0] == '-' ||
-        v[i] > 4096)
-      throw gpulab::UsageError("--shape wants three integers 0..4096 as MxNxK; got '" + text + "'");
+        v[i] > 1024)
+      throw gpulab::UsageError("--shape wants three integers 0..1024 as MxNxK; got '" + text + "'");
   }
   w.m = v[0];
   w.n = v[1];
@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
                  "GPULAB_HAL_MANIFEST_DIR manifests, then this build's lib/hal-backends)");
   app.add_option("--backends", o.backends,
                  "Load only these backends, in this order, from the backend directory (e.g. cpu_ref,fast,stale)");
-  app.add_option("--shape", o.shape, "Matmul shape MxNxK for the checks and the routing requests (each 0..4096)")
+  app.add_option("--shape", o.shape, "Matmul shape MxNxK for the checks and the routing requests (each 0..1024: every backend runs it)")
       ->capture_default_str();
   app.add_flag("--no-gate", o.no_gate,
                "Trust declarations: do not quarantine a backend that fails a declared dtype (the war story)");

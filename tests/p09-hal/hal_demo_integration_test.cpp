@@ -91,7 +91,7 @@ TEST(HalDemo, JsonHasTheSameFacts) {
 }
 
 TEST(HalDemo, BadInputIsAOneLineErrorAndExit2) {
-  for (const char* args : {"--shape 3x3", "--shape 9x9x-1", "--shape 5000x1x1", "--backends nosuch",
+  for (const char* args : {"--shape 3x3", "--shape 9x9x-1", "--shape 1025x1x1", "--backends nosuch",
                            "--backend-dir /nonexistent/dir", "--bogus"}) {
     const auto r = run_program("hal-demo", args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
