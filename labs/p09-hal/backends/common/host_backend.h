@@ -7,6 +7,8 @@
 
 #include <gpulab_hal/gpulab_hal.h>
 #include <math.h>
+
+#include "copy_check.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,14 +58,7 @@ static inline gpulab_hal_status host_buffer_free(void* ctx, gpulab_hal_buffer bu
 
 static inline gpulab_hal_status host_check_range(gpulab_hal_buffer buf, uint64_t offset, uint64_t bytes,
                                                  const void* host, gpulab_hal_error* err) {
-  if (buf == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "buffer is NULL");
-  if (bytes != 0 && host == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "host pointer is NULL");
-  if (offset > host_bytes(buf) || bytes > host_bytes(buf) - offset)
-    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT,
-                           "copy of %llu bytes at offset %llu overruns a %llu-byte buffer",
-                           (unsigned long long)bytes, (unsigned long long)offset,
-                           (unsigned long long)host_bytes(buf));
-  return GPULAB_HAL_OK;
+  return hal_check_copy(buf != NULL, buf != NULL ? host_bytes(buf) : 0, offset, bytes, host, err);
 }
 
 static inline gpulab_hal_status host_copy_to_device(void* ctx, gpulab_hal_buffer dst, uint64_t dst_offset,

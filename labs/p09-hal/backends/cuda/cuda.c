@@ -11,6 +11,8 @@
 
 #include <gpulab_hal/gpulab_hal.h>
 
+#include "../common/copy_check.h"
+
 #define CUDA_DTYPES (GPULAB_HAL_DTYPE_F32 | GPULAB_HAL_DTYPE_F16 | GPULAB_HAL_DTYPE_BF16)
 
 typedef struct cuda_ctx {
@@ -102,12 +104,7 @@ static gpulab_hal_status cuda_free_buffer(void* vctx, gpulab_hal_buffer buffer, 
 
 static gpulab_hal_status check_range(const cuda_buffer* b, uint64_t off, uint64_t bytes, const void* host,
                                      gpulab_hal_error* err) {
-  if (b == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "buffer is NULL");
-  if (bytes != 0 && host == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "host pointer is NULL");
-  if (off > b->bytes || bytes > b->bytes - off)
-    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "copy of %llu bytes at offset %llu overruns a %llu-byte buffer",
-                           (unsigned long long)bytes, (unsigned long long)off, (unsigned long long)b->bytes);
-  return GPULAB_HAL_OK;
+  return hal_check_copy(b != NULL, b != NULL ? b->bytes : 0, off, bytes, host, err);
 }
 
 static gpulab_hal_status cuda_to_device(void* vctx, gpulab_hal_buffer dst, uint64_t off, const void* src,

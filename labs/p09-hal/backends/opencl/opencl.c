@@ -11,6 +11,8 @@
 
 #include <gpulab_hal/gpulab_hal.h>
 
+#include "../common/copy_check.h"
+
 static const char* const kSource =
     "#define TILE 16\n"
     "__kernel void matmul(const ulong m, const ulong n, const ulong k,\n"
@@ -166,12 +168,7 @@ static gpulab_hal_status ocl_free(void* vctx, gpulab_hal_buffer buffer, gpulab_h
 
 static gpulab_hal_status check_range(const cl_buffer* b, uint64_t off, uint64_t bytes, const void* host,
                                      gpulab_hal_error* err) {
-  if (b == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "buffer is NULL");
-  if (bytes != 0 && host == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "host pointer is NULL");
-  if (off > b->bytes || bytes > b->bytes - off)
-    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "copy of %llu bytes at offset %llu overruns a %llu-byte buffer",
-                           (unsigned long long)bytes, (unsigned long long)off, (unsigned long long)b->bytes);
-  return GPULAB_HAL_OK;
+  return hal_check_copy(b != NULL, b != NULL ? b->bytes : 0, off, bytes, host, err);
 }
 
 static gpulab_hal_status ocl_to_device(void* vctx, gpulab_hal_buffer dst, uint64_t off, const void* src, uint64_t bytes,
