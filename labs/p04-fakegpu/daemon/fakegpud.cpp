@@ -235,6 +235,10 @@ int main(int argc, char** argv) {
     std::vector<char*> cargv;
     for (auto& o : opts) cargv.push_back(o.data());
     fuse_args args = FUSE_ARGS_INIT(static_cast<int>(cargv.size()), cargv.data());
+    struct ArgsGuard {  // fuse_session_new copies the argument vector; free it on every path
+      fuse_args* a;
+      ~ArgsGuard() { fuse_opt_free_args(a); }
+    } args_guard{&args};
 
     fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), nullptr);
     if (se == nullptr) throw gpulab::RunError("fuse_session_new failed");

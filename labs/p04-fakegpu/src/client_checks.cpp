@@ -1,5 +1,7 @@
 #include "fakegpu/client_checks.hpp"
 
+#include "fakegpu/ioctls.hpp"
+
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
@@ -50,9 +52,9 @@ constexpr std::uint64_t kMiB = 1ull << 20;
 
 std::string u64(std::uint64_t v) { return std::to_string(v); }
 
-class Checker {
+class Checker : private Ioctls {
  public:
-  Checker(Device& dev, std::string path, std::FILE* out) : dev_(dev), path_(std::move(path)), out_(out) {}
+  Checker(Device& dev, std::string path, std::FILE* out) : Ioctls(dev), path_(std::move(path)), out_(out) {}
 
   ClientReport run();
 
@@ -68,40 +70,9 @@ class Checker {
     record(name, ok ? Verdict::kPass : Verdict::kFail, detail);
   }
 
-  int info(int fd, fakegpu_info* out) {
-    *out = fakegpu_info{};
-    return dev_.ioctl(fd, FAKEGPU_IOC_INFO, out);
-  }
-  int alloc(int fd, std::uint64_t size, std::uint32_t* handle) {
-    fakegpu_alloc a{};
-    a.size = size;
-    const int rc = dev_.ioctl(fd, FAKEGPU_IOC_ALLOC, &a);
-    *handle = rc == 0 ? a.handle : 0;
-    return rc;
-  }
-  int free_(int fd, std::uint32_t handle) {
-    fakegpu_free f{};
-    f.handle = handle;
-    return dev_.ioctl(fd, FAKEGPU_IOC_FREE, &f);
-  }
-  int submit(int fd, std::uint32_t handle, std::uint64_t* seq) {
-    fakegpu_submit s{};
-    s.handle = handle;
-    const int rc = dev_.ioctl(fd, FAKEGPU_IOC_SUBMIT, &s);
-    *seq = rc == 0 ? s.seqno : 0;
-    return rc;
-  }
-  int wait(int fd, std::uint64_t seq, std::uint32_t timeout_ms = 0) {
-    fakegpu_wait w{};
-    w.seqno = seq;
-    w.timeout_ms = timeout_ms;
-    return dev_.ioctl(fd, FAKEGPU_IOC_WAIT, &w);
-  }
-
   void fence_mmap_check(int fd, const fakegpu_info& first);
   void pool_check(const fakegpu_info& base);
 
-  Device& dev_;
   std::string path_;
   std::FILE* out_;
   ClientReport report_;

@@ -1,5 +1,7 @@
 #include "fakegpu/evil.hpp"
 
+#include "fakegpu/ioctls.hpp"
+
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -18,10 +20,10 @@ namespace {
 std::string u64(std::uint64_t v) { return std::to_string(v); }
 std::string e(int rc) { return errno_name(-rc); }
 
-class Evil {
+class Evil : private Ioctls {
  public:
   Evil(Device& dev, std::string path, std::FILE* out, int per_thread)
-      : dev_(dev), path_(std::move(path)), out_(out), per_thread_(per_thread) {}
+      : Ioctls(dev), path_(std::move(path)), out_(out), per_thread_(per_thread) {}
   ClientReport run();
 
  private:
@@ -35,40 +37,6 @@ class Evil {
     report_.checks.push_back({name, Verdict::kSkip, detail});
     if (out_ != nullptr) std::fprintf(out_, "SKIP  %-18s %s\n", name.c_str(), detail.c_str());
   }
-  int info(int fd, fakegpu_info* i) {
-    *i = fakegpu_info{};
-    return dev_.ioctl(fd, FAKEGPU_IOC_INFO, i);
-  }
-  int alloc(int fd, std::uint64_t size, std::uint32_t* h, std::uint32_t flags = 0) {
-    fakegpu_alloc a{};
-    a.size = size;
-    a.flags = flags;
-    const int rc = dev_.ioctl(fd, FAKEGPU_IOC_ALLOC, &a);
-    *h = rc == 0 ? a.handle : 0;
-    return rc;
-  }
-  int free_(int fd, std::uint32_t h, std::uint32_t flags = 0) {
-    fakegpu_free f{};
-    f.handle = h;
-    f.flags = flags;
-    return dev_.ioctl(fd, FAKEGPU_IOC_FREE, &f);
-  }
-  int submit(int fd, std::uint32_t h, std::uint64_t* seq, std::uint32_t flags = 0) {
-    fakegpu_submit s{};
-    s.handle = h;
-    s.flags = flags;
-    const int rc = dev_.ioctl(fd, FAKEGPU_IOC_SUBMIT, &s);
-    *seq = rc == 0 ? s.seqno : 0;
-    return rc;
-  }
-  int wait(int fd, std::uint64_t seq, std::uint32_t timeout_ms = 0, std::uint32_t flags = 0) {
-    fakegpu_wait w{};
-    w.seqno = seq;
-    w.timeout_ms = timeout_ms;
-    w.flags = flags;
-    return dev_.ioctl(fd, FAKEGPU_IOC_WAIT, &w);
-  }
-
   void handles(int fd);
   void sizes(int fd);
   void reserved(int fd);
@@ -80,7 +48,6 @@ class Evil {
   void wait_cases(int fd);
   void mmap_cases(int fd, const fakegpu_info& base);
 
-  Device& dev_;
   std::string path_;
   std::FILE* out_;
   int per_thread_;
