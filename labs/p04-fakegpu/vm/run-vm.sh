@@ -37,7 +37,7 @@ cp "$busybox" "$work/root/bin/busybox"
 cp "$here/init" "$work/root/init"
 chmod 755 "$work/root/init"
 cp "$module" "$work/root/fakegpu.ko"
-for p in fakegpu-client-static fakegpu-evil-static fakegpu-bench-static mininer-static; do
+for p in fakegpu-client-static fakegpu-evil-static fakegpu-bench-static mininer-static hog; do
   [ -x "$bin/$p" ] && cp "$bin/$p" "$work/root/opt/"
 done
 # strace (Debian's, dynamically linked) with its libraries, for the trace of the client on the module.
@@ -89,6 +89,7 @@ expect "pitfall_leak: client notices (release check fails)" '^VM: pitfall client
 expect "pitfall_leak: unload warns about the leak" 'fakegpu: leak: [1-9][0-9]* contexts'
 if [ -x "$bin/mininer-static" ]; then
   expect "mininer: client passes inside a container" '^VM: container client rc=0$'
+  reject "mininer --device-cgroup: another device (1:5) is refused" '^VM: container other device rc=0$'
 else
   echo "VM-CHECK SKIP mininer: no $bin/mininer-static (build labs/p04-mininer for the container run)"
 fi
