@@ -18,30 +18,37 @@ struct RunFlags {
 };
 
 void add_run_flags(CLI::App& sub, mininer::RunSpec& spec, RunFlags& flags) {
-  sub.add_option("--rootfs", spec.rootfs, "Root filesystem directory (make one with 'mininer mkrootfs DIR')")
+  sub.add_option("--rootfs", spec.rootfs,
+                 "Root filesystem directory (make one with 'mininer mkrootfs DIR')")
       ->capture_default_str();
-  sub.add_flag("--chroot", spec.chroot_only, "chroot instead of pivot_root (weaker: escapable by a root process)");
+  sub.add_flag("--chroot", spec.chroot_only,
+               "chroot instead of pivot_root (weaker: escapable by a root process)");
   sub.add_option("--device", flags.devices,
-                 "HOST[:/dev/NAME] device node (recreated with its major:minor) or FUSE device file (bind-mounted); "
+                 "HOST[:/dev/NAME] device node (recreated with its major:minor) or FUSE device "
+                 "file (bind-mounted); "
                  "repeatable")
       ->type_name("PATH")
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub.add_option("--inject", flags.injects,
-                 "HOST[:PATH] file bind-mounted read-only (default /usr/bin/NAME without -static); repeatable")
+                 "HOST[:PATH] file bind-mounted read-only (default /usr/bin/NAME without -static); "
+                 "repeatable")
       ->type_name("PATH")
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub.add_flag("--device-cgroup", spec.device_cgroup,
-               "Allow only /dev/null and the --device nodes (v1 devices.allow or a v2 eBPF program)");
-  sub.add_flag("--net", spec.net, "New network namespace with a veth pair to the host ($MININER_HOST_IP inside)");
+  sub.add_flag(
+      "--device-cgroup", spec.device_cgroup,
+      "Allow only /dev/null and the --device nodes (v1 devices.allow or a v2 eBPF program)");
+  sub.add_flag("--net", spec.net,
+               "New network namespace with a veth pair to the host ($MININER_HOST_IP inside)");
   sub.add_flag("--userns", spec.userns, "New user namespace: container root is host uid 100000");
   sub.add_option("--cgroup", flags.cgroup, "cgroup version for limits: auto (detect), v1 or v2")
       ->check(CLI::IsMember({"auto", "v1", "v2"}))
       ->capture_default_str();
-  sub.add_option("--hostname", spec.hostname, "Hostname inside the container")->capture_default_str();
+  sub.add_option("--hostname", spec.hostname, "Hostname inside the container")
+      ->capture_default_str();
   sub.prefix_command();  // the first word that is not a flag starts the command
 }
 
@@ -59,8 +66,10 @@ void finish_spec(CLI::App& sub, mininer::RunSpec& spec, const RunFlags& flags) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "mininer: a container from namespaces, pivot_root and cgroups, with GPU-style device passthrough.\n"
-      "Proves that a container is a process with its own view (UTS, PID, mount) and limits (memory, devices)."};
+      "mininer: a container from namespaces, pivot_root and cgroups, with GPU-style device "
+      "passthrough.\n"
+      "Proves that a container is a process with its own view (UTS, PID, mount) and limits "
+      "(memory, devices)."};
   app.require_subcommand(1);
 
   mininer::RunSpec run_spec, limited_spec;
@@ -68,12 +77,14 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run CMD... in a new container (hostname minibox, PID 1)");
   add_run_flags(*run, run_spec, run_flags);
 
-  auto* limited = app.add_subcommand("run-limited", "Run CMD... with a memory limit of MB MiB (swap off)");
+  auto* limited =
+      app.add_subcommand("run-limited", "Run CMD... with a memory limit of MB MiB (swap off)");
   std::uint64_t limit_mb = 0;
   limited->add_option("MB", limit_mb, "Memory limit in MiB")->required();
   add_run_flags(*limited, limited_spec, limited_flags);
 
-  auto* mkrootfs = app.add_subcommand("mkrootfs", "Build a busybox rootfs in DIR from Debian's busybox-static");
+  auto* mkrootfs =
+      app.add_subcommand("mkrootfs", "Build a busybox rootfs in DIR from Debian's busybox-static");
   std::string rootfs_dir;
   mkrootfs->add_option("DIR", rootfs_dir, "Directory to create or refresh")->required();
 
@@ -82,8 +93,9 @@ int main(int argc, char** argv) {
       const auto r = mininer::make_rootfs(rootfs_dir);
       std::string extras;
       for (const auto& e : r.extras) extras += ", " + e;
-      fmt::print("mkrootfs: {}: busybox {} (static, from {}), {} applets, /proc /sys /dev /tmp{}\n", rootfs_dir,
-                 r.busybox_version.empty() ? "?" : r.busybox_version, r.busybox_path, r.applets, extras);
+      fmt::print("mkrootfs: {}: busybox {} (static, from {}), {} applets, /proc /sys /dev /tmp{}\n",
+                 rootfs_dir, r.busybox_version.empty() ? "?" : r.busybox_version, r.busybox_path,
+                 r.applets, extras);
       for (const auto& n : r.notes) fmt::print(stderr, "mininer: note: {}\n", n);
       return gpulab::kExitOk;
     }

@@ -1,9 +1,10 @@
 // Finding the cgroup hierarchies and choosing v1 or v2 per controller: the
 // lab's pitfall 3 (a hybrid host has no v2 memory controller).
+#include "mininer/cgroup.hpp"
+
 #include <gtest/gtest.h>
 
 #include "gpulab/cli.hpp"
-#include "mininer/cgroup.hpp"
 
 namespace {
 
@@ -44,7 +45,8 @@ TEST(Mountinfo, PureV2HasNoV1Controllers) {
 
 TEST(ProcCgroup, ReadsV1PathsAndTheV2Line) {
   const auto m = mininer::parse_proc_cgroup(
-      "5:devices:/\n4:memory:/process_api/5a99\n2:cpu,cpuacct:/x\n1:name=systemd:/\n0::/init.scope\n");
+      "5:devices:/\n4:memory:/process_api/5a99\n2:cpu,cpuacct:/x\n1:name=systemd:/\n0::/"
+      "init.scope\n");
   EXPECT_EQ(m.unified, "/init.scope");
   EXPECT_EQ(m.v1.at("memory"), "/process_api/5a99");
   EXPECT_EQ(m.v1.at("devices"), "/");
@@ -71,29 +73,36 @@ TEST(Plan, HybridHostHasNoV2Memory) {
     mininer::plan_cgroups(m, "hugetlb\n", CgroupPreference::kV2, true, false);
     FAIL() << "expected Unsupported";
   } catch (const gpulab::Unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("has no memory controller"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has no memory controller"), std::string::npos)
+        << e.what();
   }
 }
 
 TEST(Plan, PureV2HostUsesV2ForBoth) {
   const auto m = mininer::parse_mountinfo(kPureV2Mountinfo);
-  const auto plan = mininer::plan_cgroups(m, "cpuset cpu io memory pids\n", CgroupPreference::kAuto, true, true);
+  const auto plan =
+      mininer::plan_cgroups(m, "cpuset cpu io memory pids\n", CgroupPreference::kAuto, true, true);
   EXPECT_EQ(plan.memory, CgroupVersion::kV2);
   EXPECT_EQ(plan.devices, CgroupVersion::kV2);
-  EXPECT_THROW(mininer::plan_cgroups(m, "cpu memory\n", CgroupPreference::kV1, true, false), gpulab::Unsupported);
+  EXPECT_THROW(mininer::plan_cgroups(m, "cpu memory\n", CgroupPreference::kV1, true, false),
+               gpulab::Unsupported);
 }
 
 TEST(Plan, NoHierarchyAtAllIsUnsupported) {
   const mininer::CgroupMounts none;
-  EXPECT_THROW(mininer::plan_cgroups(none, "", CgroupPreference::kAuto, true, false), gpulab::Unsupported);
-  EXPECT_THROW(mininer::plan_cgroups(none, "", CgroupPreference::kAuto, false, true), gpulab::Unsupported);
+  EXPECT_THROW(mininer::plan_cgroups(none, "", CgroupPreference::kAuto, true, false),
+               gpulab::Unsupported);
+  EXPECT_THROW(mininer::plan_cgroups(none, "", CgroupPreference::kAuto, false, true),
+               gpulab::Unsupported);
   const auto plan = mininer::plan_cgroups(none, "", CgroupPreference::kAuto, false, false);
   EXPECT_FALSE(plan.memory || plan.devices);
 }
 
 TEST(KeyedValue, ReadsOomKillFromV1AndV2Files) {
   EXPECT_EQ(mininer::keyed_value("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "oom_kill"), 3u);
-  EXPECT_EQ(mininer::keyed_value("low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n", "oom_kill"), 1u);
+  EXPECT_EQ(mininer::keyed_value("low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n",
+                                 "oom_kill"),
+            1u);
   EXPECT_FALSE(mininer::keyed_value("oom_kill_disable 0\n", "oom_kill").has_value());
 }
 

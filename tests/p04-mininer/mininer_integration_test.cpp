@@ -29,7 +29,8 @@ TEST(MininerCli, MissingRootfs) {
 }
 
 TEST(MininerCli, LimitZero) {
-  expect_usage_error(run_program("mininer", "run-limited 0 --rootfs /tmp /bin/sh"), "memory limit 0 MB");
+  expect_usage_error(run_program("mininer", "run-limited 0 --rootfs /tmp /bin/sh"),
+                     "memory limit 0 MB");
 }
 
 TEST(MininerCli, LimitNotANumber) {
@@ -44,13 +45,15 @@ TEST(MininerCli, NoSubcommand) {
 }
 
 TEST(MininerCli, DeviceThatDoesNotExist) {
-  expect_usage_error(run_program("mininer", "run --rootfs /tmp --device /dev/fakegpu-missing /bin/sh"),
-                     "--device /dev/fakegpu-missing: No such file or directory");
+  expect_usage_error(
+      run_program("mininer", "run --rootfs /tmp --device /dev/fakegpu-missing /bin/sh"),
+      "--device /dev/fakegpu-missing: No such file or directory");
 }
 
 TEST(MininerCli, DevicePathOutsideDev) {
-  expect_usage_error(run_program("mininer", "run --rootfs /tmp --device /dev/null:/etc/null /bin/sh"),
-                     "must be under /dev/");
+  expect_usage_error(
+      run_program("mininer", "run --rootfs /tmp --device /dev/null:/etc/null /bin/sh"),
+      "must be under /dev/");
 }
 
 TEST(MininerCli, BadCgroupVersion) {
@@ -61,20 +64,23 @@ TEST(MininerCli, BadCgroupVersion) {
 TEST(MininerCli, HelpListsTheSubcommands) {
   const auto r = run_program("mininer", "--help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* s : {"run", "run-limited", "mkrootfs"}) EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  for (const char* s : {"run", "run-limited", "mkrootfs"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
 }
 
 TEST(MininerCli, RunHelpListsEveryFlag) {
   const auto r = run_program("mininer", "run --help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* s : {"--rootfs", "--chroot", "--device", "--inject", "--device-cgroup", "--net", "--userns", "--cgroup"})
+  for (const char* s : {"--rootfs", "--chroot", "--device", "--inject", "--device-cgroup", "--net",
+                        "--userns", "--cgroup"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
 }
 
 TEST(Hog, AllocatesAndReports) {
   const auto r = run_program("hog", "25");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("hog: 10 MB\nhog: 20 MB\nhog: 25 MB\nhog: allocated and touched 25 MB\n"), std::string::npos)
+  EXPECT_NE(r.out.find("hog: 10 MB\nhog: 20 MB\nhog: 25 MB\nhog: allocated and touched 25 MB\n"),
+            std::string::npos)
       << r.out;
 }
 
@@ -97,7 +103,8 @@ TEST(Mkrootfs, BuildsABusyboxTree) {
   namespace fs = std::filesystem;
   EXPECT_TRUE(fs::is_symlink(dir + "/bin/sh"));
   EXPECT_EQ(fs::read_symlink(dir + "/bin/sh"), "/bin/busybox");
-  for (const char* d : {"proc", "sys", "dev", "tmp"}) EXPECT_TRUE(fs::is_directory(dir + "/" + d)) << d;
+  for (const char* d : {"proc", "sys", "dev", "tmp"})
+    EXPECT_TRUE(fs::is_directory(dir + "/" + d)) << d;
   EXPECT_TRUE(fs::exists(dir + "/hog")) << "hog is copied from beside mininer";
   // Refreshing an existing rootfs works too.
   EXPECT_EQ(run_program("mininer", "mkrootfs " + dir).exit_code, 0);

@@ -49,7 +49,8 @@ TEST(Validate, MissingRootfsSaysHowToMakeOne) {
 TEST(Validate, LimitZero) {
   auto s = spec_with_rootfs();
   s.memory_mb = 0;
-  EXPECT_NE(usage_error([&] { mininer::validate(s); }).find("memory limit 0 MB"), std::string::npos);
+  EXPECT_NE(usage_error([&] { mininer::validate(s); }).find("memory limit 0 MB"),
+            std::string::npos);
   s.memory_mb = 100;
   EXPECT_NO_THROW(mininer::validate(s));
 }
@@ -82,7 +83,8 @@ TEST(DeviceSource, NodeOrFile) {
 
 TEST(InjectRequest, DropsTheStaticSuffix) {
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  EXPECT_EQ(mininer::parse_inject_request(self).container_path, "/usr/bin/" + fs::path(self).filename().string());
+  EXPECT_EQ(mininer::parse_inject_request(self).container_path,
+            "/usr/bin/" + fs::path(self).filename().string());
   EXPECT_EQ(mininer::parse_inject_request(self + ":/opt/x").container_path, "/opt/x");
   EXPECT_THROW(mininer::parse_inject_request(self + ":/dev/x"), gpulab::UsageError);
   EXPECT_THROW(mininer::parse_inject_request(self + ":relative"), gpulab::UsageError);

@@ -1,8 +1,8 @@
 #include "mininer/cgroup.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,7 +22,8 @@ std::vector<std::string> split(std::string_view s, char sep) {
   std::size_t start = 0;
   while (true) {
     const auto pos = s.find(sep, start);
-    out.emplace_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    out.emplace_back(
+        s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
     if (pos == std::string_view::npos) break;
     start = pos + 1;
   }
@@ -36,8 +37,9 @@ std::string join_path(const std::string& mount, const std::string& inner) {
 
 // The v1 controllers a cgroup mount carries, from its super options ("rw,memory").
 std::vector<std::string> v1_controllers(const std::string& super_options) {
-  static const char* const known[] = {"memory", "devices", "cpu", "cpuacct", "cpuset", "freezer",
-                                      "blkio",  "pids",    "hugetlb", "net_cls", "net_prio", "perf_event"};
+  static const char* const known[] = {"memory",  "devices", "cpu",      "cpuacct",
+                                      "cpuset",  "freezer", "blkio",    "pids",
+                                      "hugetlb", "net_cls", "net_prio", "perf_event"};
   std::vector<std::string> out;
   for (const auto& opt : split(super_options, ','))
     for (const char* k : known)
@@ -54,9 +56,13 @@ bool word_in(std::string_view text, std::string_view word) {
 
 }  // namespace
 
-std::string_view to_string(CgroupVersion v) { return v == CgroupVersion::kV1 ? "v1" : "v2"; }
+std::string_view to_string(CgroupVersion v) {
+  return v == CgroupVersion::kV1 ? "v1" : "v2";
+}
 
-std::string DeviceRule::text() const { return std::string(1, type) + " " + std::to_string(major) + ":" + std::to_string(minor); }
+std::string DeviceRule::text() const {
+  return std::string(1, type) + " " + std::to_string(major) + ":" + std::to_string(minor);
+}
 
 CgroupMounts parse_mountinfo(std::string_view mountinfo) {
   // "36 25 0:31 / /sys/fs/cgroup/memory rw,relatime shared:14 - cgroup cgroup rw,memory"
@@ -99,38 +105,45 @@ CgroupMembership parse_proc_cgroup(std::string_view text) {
   return m;
 }
 
-CgroupPlan plan_cgroups(const CgroupMounts& mounts, const std::string& unified_controllers, CgroupPreference pref,
-                        bool want_memory, bool want_devices) {
+CgroupPlan plan_cgroups(const CgroupMounts& mounts, const std::string& unified_controllers,
+                        CgroupPreference pref, bool want_memory, bool want_devices) {
   CgroupPlan plan;
   const bool v2_memory = !mounts.unified.empty() && word_in(unified_controllers, "memory");
   const bool v1_memory = mounts.v1.count("memory") != 0;
   const bool v1_devices = mounts.v1.count("devices") != 0;
-  const bool v2_devices = !mounts.unified.empty();  // an eBPF program needs no controller, only the hierarchy
+  const bool v2_devices =
+      !mounts.unified.empty();  // an eBPF program needs no controller, only the hierarchy
   if (want_memory) {
     if (pref != CgroupPreference::kV1 && v2_memory)
       plan.memory = CgroupVersion::kV2;
     else if (pref != CgroupPreference::kV2 && v1_memory)
       plan.memory = CgroupVersion::kV1;
     else if (pref == CgroupPreference::kV2)
-      throw gpulab::Unsupported(mounts.unified.empty()
-                                    ? "no cgroup2 hierarchy is mounted (mount -t cgroup2 none /sys/fs/cgroup)"
-                                    : "the cgroup2 hierarchy at " + mounts.unified +
-                                          " has no memory controller (a hybrid host: memory is on v1; try --cgroup v1)");
+      throw gpulab::Unsupported(
+          mounts.unified.empty()
+              ? "no cgroup2 hierarchy is mounted (mount -t cgroup2 none /sys/fs/cgroup)"
+              : "the cgroup2 hierarchy at " + mounts.unified +
+                    " has no memory controller (a hybrid host: memory is on v1; try --cgroup v1)");
     else if (pref == CgroupPreference::kV1)
       throw gpulab::Unsupported("no cgroup v1 memory hierarchy is mounted");
     else
-      throw gpulab::Unsupported("no memory controller: neither cgroup2 with 'memory' nor a v1 memory hierarchy is mounted");
+      throw gpulab::Unsupported(
+          "no memory controller: neither cgroup2 with 'memory' nor a v1 memory hierarchy is "
+          "mounted");
   }
   if (want_devices) {
     // A pure v2 host has no v1 devices; a hybrid host keeps devices on v1 unless asked for v2.
-    if (pref == CgroupPreference::kV2 || (pref == CgroupPreference::kAuto && !v1_devices && v2_devices) ||
+    if (pref == CgroupPreference::kV2 ||
+        (pref == CgroupPreference::kAuto && !v1_devices && v2_devices) ||
         (pref == CgroupPreference::kAuto && plan.memory == CgroupVersion::kV2))
       plan.devices = CgroupVersion::kV2;
     else if (v1_devices)
       plan.devices = CgroupVersion::kV1;
     if (plan.devices == CgroupVersion::kV2 && !v2_devices)
       throw gpulab::Unsupported("no cgroup2 hierarchy is mounted for the eBPF device program");
-    if (!plan.devices) throw gpulab::Unsupported("no devices controller: neither cgroup v1 devices nor cgroup2 is mounted");
+    if (!plan.devices)
+      throw gpulab::Unsupported(
+          "no devices controller: neither cgroup v1 devices nor cgroup2 is mounted");
   }
   return plan;
 }
@@ -146,13 +159,18 @@ std::optional<std::uint64_t> keyed_value(std::string_view text, std::string_view
   return std::nullopt;
 }
 
-CgroupDir::CgroupDir(CgroupDir&& other) noexcept : path_(std::move(other.path_)), created_(other.created_) {
+CgroupDir::CgroupDir(CgroupDir&& other) noexcept
+    : path_(std::move(other.path_)), created_(other.created_) {
   other.created_ = false;
 }
 
-CgroupDir::~CgroupDir() { remove(); }
+CgroupDir::~CgroupDir() {
+  remove();
+}
 
-void CgroupDir::add_process(pid_t pid) const { write_file(path_ + "/cgroup.procs", std::to_string(pid)); }
+void CgroupDir::add_process(pid_t pid) const {
+  write_file(path_ + "/cgroup.procs", std::to_string(pid));
+}
 
 std::string CgroupDir::remove() {
   if (!created_) return {};
@@ -200,8 +218,9 @@ ContainerCgroups::ContainerCgroups(const CgroupPlan& plan, const std::string& na
         try {
           write_file(parent + "/cgroup.subtree_control", "+memory");
         } catch (const SysError& e) {
-          throw gpulab::Unsupported("cannot enable the memory controller for groups under " + parent + " (" +
-                                    e.what() + "; a v2 group holding processes cannot delegate controllers)");
+          throw gpulab::Unsupported("cannot enable the memory controller for groups under " +
+                                    parent + " (" + e.what() +
+                                    "; a v2 group holding processes cannot delegate controllers)");
         }
       }
     }
@@ -222,7 +241,8 @@ void ContainerCgroups::set_memory_limit(std::uint64_t bytes) {
     write_file(p + "/memory.limit_in_bytes", value);
     // memsw = memory + swap: equal limits leave no room for swap. Absent
     // without swap accounting (then there is nothing to disable).
-    if (path_exists(p + "/memory.memsw.limit_in_bytes")) write_file(p + "/memory.memsw.limit_in_bytes", value);
+    if (path_exists(p + "/memory.memsw.limit_in_bytes"))
+      write_file(p + "/memory.memsw.limit_in_bytes", value);
     if (path_exists(p + "/memory.swappiness")) {
       try {
         write_file(p + "/memory.swappiness", "0");
@@ -232,7 +252,8 @@ void ContainerCgroups::set_memory_limit(std::uint64_t bytes) {
     }
   } else if (plan_.memory == CgroupVersion::kV2 && v2_) {
     write_file(v2_->path() + "/memory.max", value);
-    if (path_exists(v2_->path() + "/memory.swap.max")) write_file(v2_->path() + "/memory.swap.max", "0");
+    if (path_exists(v2_->path() + "/memory.swap.max"))
+      write_file(v2_->path() + "/memory.swap.max", "0");
   }
 }
 
@@ -260,15 +281,19 @@ void ContainerCgroups::add_process(pid_t pid) {
 }
 
 std::optional<std::uint64_t> ContainerCgroups::oom_kills() const {
-  if (v1_memory_) return keyed_value(read_file(v1_memory_->path() + "/memory.oom_control").value_or(""), "oom_kill");
-  if (const auto* d = memory_dir()) return keyed_value(read_file(d->path() + "/memory.events").value_or(""), "oom_kill");
+  if (v1_memory_)
+    return keyed_value(read_file(v1_memory_->path() + "/memory.oom_control").value_or(""),
+                       "oom_kill");
+  if (const auto* d = memory_dir())
+    return keyed_value(read_file(d->path() + "/memory.events").value_or(""), "oom_kill");
   return std::nullopt;
 }
 
 std::optional<std::uint64_t> ContainerCgroups::memory_peak_bytes() const {
   const CgroupDir* d = memory_dir();
   if (!d) return std::nullopt;
-  const auto text = read_file(d->path() + (v1_memory_ ? "/memory.max_usage_in_bytes" : "/memory.peak"));
+  const auto text =
+      read_file(d->path() + (v1_memory_ ? "/memory.max_usage_in_bytes" : "/memory.peak"));
   if (!text) return std::nullopt;  // memory.peak is new in Linux 5.19
   try {
     return std::stoull(*text);

@@ -1,6 +1,8 @@
 #include "mininer/container.hpp"
 
 #include <fcntl.h>
+#include <fmt/core.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -10,10 +12,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
-#include <grp.h>
 #include <unistd.h>
-
-#include <fmt/core.h>
 
 #include <array>
 #include <climits>
@@ -37,8 +36,12 @@ struct StandardNode {
   const char* name;
   unsigned major, minor;
 };
-constexpr std::array<StandardNode, 6> kStandardNodes{{
-    {"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0}}};
+constexpr std::array<StandardNode, 6> kStandardNodes{{{"null", 1, 3},
+                                                      {"zero", 1, 5},
+                                                      {"full", 1, 7},
+                                                      {"random", 1, 8},
+                                                      {"urandom", 1, 9},
+                                                      {"tty", 5, 0}}};
 
 void say(const std::string& line) {
   std::fflush(stdout);
@@ -124,12 +127,7 @@ void check(bool ok, const std::string& what) {
 }
 
 void bind_file(const std::string& source, const std::string& target, bool read_only) {
-  if (!path_exists(target)) {
-    make_dirs(dirname_of(target));
-    const int fd = ::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-    check(fd >= 0, "cannot create mount point " + target);
-    ::close(fd);
-  }
+  make_file_mount_point(target);
   check(::mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) == 0,
         "cannot bind-mount " + source + " on " + target);
   if (read_only)
@@ -139,7 +137,8 @@ void bind_file(const std::string& source, const std::string& target, bool read_o
 
 void make_node(const std::string& path, char type, unsigned major, unsigned minor, unsigned mode) {
   const mode_t kind = type == 'b' ? S_IFBLK : S_IFCHR;
-  check(::mknod(path.c_str(), kind | static_cast<mode_t>(mode), makedev(major, minor)) == 0, "mknod " + path);
+  check(::mknod(path.c_str(), kind | static_cast<mode_t>(mode), makedev(major, minor)) == 0,
+        "mknod " + path);
 }
 
 void set_up_dev(const ChildConfig& c) {
@@ -157,7 +156,11 @@ void set_up_dev(const ChildConfig& c) {
       make_node(path, 'c', n.major, n.minor, 0666);
   }
   for (const char* l : {"fd", "stdin", "stdout", "stderr"}) {
-    const std::string target = std::string(l) == "fd" ? "/proc/self/fd" : "/proc/self/fd/" + std::to_string(l[3] == 'i' ? 0 : l[3] == 'o' ? 1 : 2);
+    const std::string target = std::string(l) == "fd"
+                                   ? "/proc/self/fd"
+                                   : "/proc/self/fd/" + std::to_string(l[3] == 'i'   ? 0
+                                                                       : l[3] == 'o' ? 1
+                                                                                     : 2);
     check(::symlink(target.c_str(), (dev + "/" + l).c_str()) == 0, "symlink " + dev + "/" + l);
   }
   for (const auto& [req, src] : c.devices) {
@@ -196,7 +199,8 @@ bool initramfs_root() {
   std::size_t pos = 0;
   while (pos < info.size()) {
     const auto end = info.find('\n', pos);
-    const std::string line = info.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    const std::string line =
+        info.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
     pos = end == std::string::npos ? info.size() : end + 1;
     // "<id> <parent> <maj:min> <root> <mount point> ... - <fstype> ..."
     std::istringstream words(line);
@@ -222,19 +226,22 @@ void set_up_filesystem(const ChildConfig& c) {
   } catch (const SysError& e) {
     if (spec.userns && e.err == EACCES)
       throw SysError(std::string(e.what()) + " (with --userns the container's root is host uid " +
-                         std::to_string(kUsernsHostBase) + ": every directory above the rootfs must be searchable by it)",
+                         std::to_string(kUsernsHostBase) +
+                         ": every directory above the rootfs must be searchable by it)",
                      e.err);
     throw;
   }
   // A fresh /proc, mounted by the child: it is in the new PID namespace now,
   // so `ps` lists only the container's processes.
   make_dirs(c.rootfs + "/proc");
-  check(::mount("proc", (c.rootfs + "/proc").c_str(), "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV, nullptr) == 0,
+  check(::mount("proc", (c.rootfs + "/proc").c_str(), "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV,
+                nullptr) == 0,
         "cannot mount /proc");
   if (is_directory(c.rootfs + "/sys")) {
     // sysfs belongs to the network namespace; a user namespace without its
     // own network namespace may not mount it (then /sys stays empty).
-    const int rc = ::mount("sysfs", (c.rootfs + "/sys").c_str(), "sysfs", MS_RDONLY | MS_NOSUID | MS_NOEXEC | MS_NODEV, nullptr);
+    const int rc = ::mount("sysfs", (c.rootfs + "/sys").c_str(), "sysfs",
+                           MS_RDONLY | MS_NOSUID | MS_NOEXEC | MS_NODEV, nullptr);
     if (rc != 0 && !spec.userns) check(false, "cannot mount /sys");
   }
   set_up_dev(c);
@@ -260,8 +267,9 @@ void set_up_filesystem(const ChildConfig& c) {
       // it. The old root stays mounted underneath but no path reaches it.
       check(::mount(".", "/", nullptr, MS_MOVE, nullptr) == 0, "cannot move the rootfs over /");
       check(::chroot(".") == 0, "chroot after MS_MOVE");
-      std::fprintf(stderr, "mininer: note: / is the initramfs, which pivot_root cannot replace; "
-                           "moved the rootfs over / and chroot'ed instead\n");
+      std::fprintf(stderr,
+                   "mininer: note: / is the initramfs, which pivot_root cannot replace; "
+                   "moved the rootfs over / and chroot'ed instead\n");
     } else {
       check(false, "pivot_root into " + c.rootfs);
     }
@@ -283,7 +291,8 @@ int child_main(void* arg) {
       if (::setresgid(0, 0, 0) != 0) throw_errno("setresgid(0) in the user namespace");
       if (::setresuid(0, 0, 0) != 0) throw_errno("setresuid(0) in the user namespace");
     }
-    if (::sethostname(c.spec->hostname.c_str(), c.spec->hostname.size()) != 0) throw_errno("sethostname");
+    if (::sethostname(c.spec->hostname.c_str(), c.spec->hostname.size()) != 0)
+      throw_errno("sethostname");
     set_up_filesystem(c);
   } catch (const std::exception& e) {
     child_fail(c, 'E', e.what());
@@ -305,8 +314,11 @@ int child_main(void* arg) {
   ::execvp(argv[0], argv.data());
   const int error = errno;
   std::string why = errno_text(error);
-  if (error == ENOENT && c.spec->argv[0].find('/') != std::string::npos && ::access(argv[0], F_OK) == 0)
-    why += " (the file exists: its ELF interpreter, the dynamic loader, is missing from the rootfs; link it statically)";
+  if (error == ENOENT && c.spec->argv[0].find('/') != std::string::npos &&
+      ::access(argv[0], F_OK) == 0)
+    why +=
+        " (the file exists: its ELF interpreter, the dynamic loader, is missing from the rootfs; "
+        "link it statically)";
   child_fail(c, 'U', "cannot run '" + c.spec->argv[0] + "' in the container: " + why);
 }
 
@@ -317,7 +329,8 @@ int child_main(void* arg) {
 struct VethGuard {
   std::string ip, host_if;
   ~VethGuard() {
-    if (!host_if.empty() && path_exists("/sys/class/net/" + host_if)) run_tool({ip, "link", "del", host_if}, true);
+    if (!host_if.empty() && path_exists("/sys/class/net/" + host_if))
+      run_tool({ip, "link", "del", host_if}, true);
   }
 };
 
@@ -362,7 +375,9 @@ std::string signal_name(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
-std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+std::string mib(std::uint64_t bytes) {
+  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
 
 }  // namespace
 
@@ -372,11 +387,13 @@ DeviceRequest parse_device_request(const std::string& spec) {
   DeviceRequest r;
   const auto colon = spec.find(':');
   r.host_path = spec.substr(0, colon);
-  r.container_path = colon == std::string::npos ? "/dev/" + basename_of(r.host_path) : spec.substr(colon + 1);
+  r.container_path =
+      colon == std::string::npos ? "/dev/" + basename_of(r.host_path) : spec.substr(colon + 1);
   if (r.host_path.empty()) throw gpulab::UsageError("--device '" + spec + "': empty host path");
   if (r.container_path.rfind("/dev/", 0) != 0 || r.container_path.size() <= 5 ||
       r.container_path.find("..") != std::string::npos)
-    throw gpulab::UsageError("--device '" + spec + "': the container path must be under /dev/ (e.g. /dev/fakegpu)");
+    throw gpulab::UsageError("--device '" + spec +
+                             "': the container path must be under /dev/ (e.g. /dev/fakegpu)");
   return r;
 }
 
@@ -392,9 +409,11 @@ InjectRequest parse_inject_request(const std::string& spec) {
     r.container_path = spec.substr(colon + 1);
   }
   if (r.host_path.empty()) throw gpulab::UsageError("--inject '" + spec + "': empty host path");
-  if (r.container_path.empty() || r.container_path.front() != '/' || r.container_path.find("..") != std::string::npos ||
-      r.container_path.rfind("/dev/", 0) == 0 || r.container_path.rfind("/proc/", 0) == 0)
-    throw gpulab::UsageError("--inject '" + spec + "': the container path must be absolute, outside /dev and /proc");
+  if (r.container_path.empty() || r.container_path.front() != '/' ||
+      r.container_path.find("..") != std::string::npos || r.container_path.rfind("/dev/", 0) == 0 ||
+      r.container_path.rfind("/proc/", 0) == 0)
+    throw gpulab::UsageError("--inject '" + spec +
+                             "': the container path must be absolute, outside /dev and /proc");
   struct stat st {};
   if (::stat(r.host_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     throw gpulab::UsageError("--inject '" + spec + "': " + r.host_path + " is not a regular file");
@@ -405,7 +424,9 @@ DeviceSource inspect_device(const std::string& host_path) {
   struct stat st {};
   if (::stat(host_path.c_str(), &st) != 0)
     throw gpulab::UsageError("--device " + host_path + ": " + errno_text(errno) +
-                             (host_path == "/dev/fakegpu" ? " (is the fakegpu module loaded, or fakegpud running?)" : ""));
+                             (host_path == "/dev/fakegpu"
+                                  ? " (is the fakegpu module loaded, or fakegpud running?)"
+                                  : ""));
   DeviceSource s;
   s.mode = st.st_mode & 07777;
   if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
@@ -414,7 +435,8 @@ DeviceSource inspect_device(const std::string& host_path) {
   } else if (S_ISREG(st.st_mode)) {
     struct statfs fs {};
     constexpr long kFuseSuperMagic = 0x65735546;
-    s.on_fuse = ::statfs(host_path.c_str(), &fs) == 0 && static_cast<long>(fs.f_type) == kFuseSuperMagic;
+    s.on_fuse =
+        ::statfs(host_path.c_str(), &fs) == 0 && static_cast<long>(fs.f_type) == kFuseSuperMagic;
   } else {
     throw gpulab::UsageError("--device " + host_path + ": neither a device node nor a file");
   }
@@ -423,17 +445,23 @@ DeviceSource inspect_device(const std::string& host_path) {
 
 void validate(const RunSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty())
-    throw gpulab::UsageError("no command given: say what to run inside, e.g. 'mininer run /bin/sh'");
+    throw gpulab::UsageError(
+        "no command given: say what to run inside, e.g. 'mininer run /bin/sh'");
   if (spec.memory_mb && *spec.memory_mb == 0)
-    throw gpulab::UsageError("memory limit 0 MB: give a positive number of MB (e.g. run-limited 100 /bin/sh)");
+    throw gpulab::UsageError(
+        "memory limit 0 MB: give a positive number of MB (e.g. run-limited 100 /bin/sh)");
   if (spec.memory_mb && *spec.memory_mb > (std::uint64_t{1} << 30))
-    throw gpulab::UsageError("memory limit " + std::to_string(*spec.memory_mb) + " MB is beyond 1 PiB");
+    throw gpulab::UsageError("memory limit " + std::to_string(*spec.memory_mb) +
+                             " MB is beyond 1 PiB");
   if (!is_directory(spec.rootfs))
-    throw gpulab::UsageError("rootfs '" + spec.rootfs + "' is not a directory: create one with 'mininer mkrootfs " +
+    throw gpulab::UsageError("rootfs '" + spec.rootfs +
+                             "' is not a directory: create one with 'mininer mkrootfs " +
                              spec.rootfs + "'");
   if (!path_exists(spec.rootfs + "/bin") && spec.argv[0].find('/') == std::string::npos)
-    throw gpulab::UsageError("rootfs '" + spec.rootfs + "' has no /bin: is it a root filesystem? ('mininer mkrootfs DIR')");
-  if (spec.hostname.empty() || spec.hostname.size() > 64) throw gpulab::UsageError("hostname must be 1-64 characters");
+    throw gpulab::UsageError("rootfs '" + spec.rootfs +
+                             "' has no /bin: is it a root filesystem? ('mininer mkrootfs DIR')");
+  if (spec.hostname.empty() || spec.hostname.size() > 64)
+    throw gpulab::UsageError("hostname must be 1-64 characters");
   for (const auto& d : spec.devices) inspect_device(d.host_path);
 }
 
@@ -444,7 +472,8 @@ int RunOutcome::exit_code() const {
 }
 
 std::string describe_wait_status(int wait_status) {
-  if (WIFEXITED(wait_status)) return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+  if (WIFEXITED(wait_status))
+    return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
   if (WIFSIGNALED(wait_status)) {
     const int sig = WTERMSIG(wait_status);
     return "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
@@ -466,12 +495,14 @@ NetPlan plan_net(pid_t mininer_pid) {
 RunOutcome run_container(const RunSpec& spec) {
   validate(spec);
   if (::geteuid() != 0)
-    throw gpulab::Unsupported("mininer needs root for namespaces, mounts and cgroups: run it with sudo");
+    throw gpulab::Unsupported(
+        "mininer needs root for namespaces, mounts and cgroups: run it with sudo");
 
   ChildConfig cfg;
   cfg.spec = &spec;
   char real[PATH_MAX];
-  if (!::realpath(spec.rootfs.c_str(), real)) throw gpulab::UsageError("rootfs '" + spec.rootfs + "': " + errno_text(errno));
+  if (!::realpath(spec.rootfs.c_str(), real))
+    throw gpulab::UsageError("rootfs '" + spec.rootfs + "': " + errno_text(errno));
   cfg.rootfs = real;
   if (cfg.rootfs == "/") throw gpulab::UsageError("the rootfs cannot be the host's /");
 
@@ -482,10 +513,13 @@ RunOutcome run_container(const RunSpec& spec) {
     cfg.devices.emplace_back(d, src);
     if (src.is_node) {
       if (std::find(allow.begin(), allow.end(), src.rule) == allow.end()) allow.push_back(src.rule);
-      say(fmt::format("device {}: {} {}:{} -> {} ({})", d.host_path, src.rule.type == 'b' ? "block" : "char",
-                      src.rule.major, src.rule.minor, d.container_path, spec.userns ? "bind mount" : "mknod"));
+      say(fmt::format("device {}: {} {}:{} -> {} ({})", d.host_path,
+                      src.rule.type == 'b' ? "block" : "char", src.rule.major, src.rule.minor,
+                      d.container_path, spec.userns ? "bind mount" : "mknod"));
     } else {
-      say(fmt::format("device {}: a {}, not a device node -> {} (bind mount); the devices cgroup does not govern it",
+      say(
+          fmt::format("device {}: a {}, not a device node -> {} (bind mount); the devices cgroup "
+                      "does not govern it",
                       d.host_path, src.on_fuse ? "FUSE file" : "regular file", d.container_path));
     }
   }
@@ -494,30 +528,28 @@ RunOutcome run_container(const RunSpec& spec) {
   cfg.injects = spec.injects;
   if (!spec.devices.empty()) {
     const std::string client = self_dir() + "/fakegpu-client-static";
-    const bool already = std::any_of(spec.injects.begin(), spec.injects.end(),
-                                     [&](const InjectRequest& i) { return basename_of(i.host_path) == "fakegpu-client-static"; });
-    if (!already && ::access(client.c_str(), R_OK) == 0) cfg.injects.push_back(parse_inject_request(client));
+    const bool already =
+        std::any_of(spec.injects.begin(), spec.injects.end(), [&](const InjectRequest& i) {
+          return basename_of(i.host_path) == "fakegpu-client-static";
+        });
+    if (!already && ::access(client.c_str(), R_OK) == 0)
+      cfg.injects.push_back(parse_inject_request(client));
   }
   for (const auto& inj : cfg.injects) {
     say(fmt::format("inject {} -> {} (read-only bind)", inj.host_path, inj.container_path));
     // The mount point is created here, by real root: with --userns the
     // child's root (host uid 100000) may not write into the rootfs.
-    const std::string target = cfg.rootfs + inj.container_path;
-    if (!path_exists(target)) {
-      try {
-        make_dirs(dirname_of(target));
-      } catch (const SysError& e) {
-        throw gpulab::UsageError(std::string("--inject: ") + e.what());
-      }
-      const int fd = ::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-      if (fd < 0) throw gpulab::UsageError("--inject: cannot create mount point " + target + ": " + errno_text(errno));
-      ::close(fd);
+    try {
+      make_file_mount_point(cfg.rootfs + inj.container_path);
+    } catch (const SysError& e) {
+      throw gpulab::UsageError(std::string("--inject: ") + e.what());
     }
   }
 
   if (spec.net) {
     cfg.ip_binary = find_ip_binary();
-    if (cfg.ip_binary.empty()) throw gpulab::Unsupported("--net needs the 'ip' tool (apt-get install iproute2)");
+    if (cfg.ip_binary.empty())
+      throw gpulab::Unsupported("--net needs the 'ip' tool (apt-get install iproute2)");
     cfg.net = plan_net(::getpid());
   }
 
@@ -526,8 +558,10 @@ RunOutcome run_container(const RunSpec& spec) {
   if (spec.memory_mb || spec.device_cgroup) {
     const CgroupMounts mounts = parse_mountinfo(read_file("/proc/self/mountinfo").value_or(""));
     const std::string unified_ctl =
-        mounts.unified.empty() ? "" : read_file(mounts.unified + "/cgroup.controllers").value_or("");
-    const CgroupPlan plan = plan_cgroups(mounts, unified_ctl, spec.cgroup, spec.memory_mb.has_value(), spec.device_cgroup);
+        mounts.unified.empty() ? ""
+                               : read_file(mounts.unified + "/cgroup.controllers").value_or("");
+    const CgroupPlan plan = plan_cgroups(mounts, unified_ctl, spec.cgroup,
+                                         spec.memory_mb.has_value(), spec.device_cgroup);
     try {
       cgroups.emplace(plan, fmt::format("mininer-{}", ::getpid()));
       for (const auto& line : cgroups->describe()) say("cgroup " + line);
@@ -542,7 +576,8 @@ RunOutcome run_container(const RunSpec& spec) {
         std::string list;
         for (const auto& r : allow) list += (list.empty() ? "" : ", ") + r.text();
         say(fmt::format("devices allowed: {}; every other device refused ({})", list,
-                        plan.devices == CgroupVersion::kV2 ? "eBPF program, cgroup v2" : "devices.allow, cgroup v1"));
+                        plan.devices == CgroupVersion::kV2 ? "eBPF program, cgroup v2"
+                                                           : "devices.allow, cgroup v1"));
       }
     } catch (const SysError& e) {
       throw gpulab::RunError(std::string("cgroup setup failed: ") + e.what());
@@ -557,7 +592,8 @@ RunOutcome run_container(const RunSpec& spec) {
   // The child must see its read end without close-on-exec games: it only
   // reads before exec, and the write end to the parent closes on exec (EOF =
   // the command started).
-  void* stack = ::mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  void* stack = ::mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) throw_errno("mmap child stack");
 
   int flags = CLONE_NEWUTS | CLONE_NEWPID | CLONE_NEWNS | SIGCHLD;
@@ -568,7 +604,8 @@ RunOutcome run_container(const RunSpec& spec) {
   sa.sa_handler = forward_signal;
   sa.sa_flags = SA_RESTART;
   ::sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {}, old_term {}, old_hup {};
+  struct sigaction old_int {
+  }, old_term{}, old_hup{};
   ::sigaction(SIGINT, &sa, &old_int);
   ::sigaction(SIGTERM, &sa, &old_term);
   ::sigaction(SIGHUP, &sa, &old_hup);
@@ -579,7 +616,8 @@ RunOutcome run_container(const RunSpec& spec) {
     const int error = errno;
     ::munmap(stack, kStackSize);
     throw gpulab::RunError("clone(" + std::string(spec.userns ? "CLONE_NEWUSER|" : "") +
-                           (spec.net ? "CLONE_NEWNET|" : "") + "CLONE_NEWUTS|CLONE_NEWPID|CLONE_NEWNS): " + errno_text(error));
+                           (spec.net ? "CLONE_NEWNET|" : "") +
+                           "CLONE_NEWUTS|CLONE_NEWPID|CLONE_NEWNS): " + errno_text(error));
   }
   g_child_pid = child;
   to_child.close_end(0);
@@ -593,17 +631,20 @@ RunOutcome run_container(const RunSpec& spec) {
       const std::string map = fmt::format("0 {} {}", kUsernsHostBase, kUsernsSize);
       write_file(fmt::format("/proc/{}/uid_map", child), map);
       write_file(fmt::format("/proc/{}/gid_map", child), map);
-      say(fmt::format("user namespace: container uid/gid 0-{} = host {}-{}", kUsernsSize - 1, kUsernsHostBase,
-                      kUsernsHostBase + kUsernsSize - 1));
+      say(fmt::format("user namespace: container uid/gid 0-{} = host {}-{}", kUsernsSize - 1,
+                      kUsernsHostBase, kUsernsHostBase + kUsernsSize - 1));
     }
     if (cfg.net) {
       const NetPlan& n = *cfg.net;
       veth = VethGuard{cfg.ip_binary, n.host_if};
-      run_tool_checked({cfg.ip_binary, "link", "add", n.host_if, "type", "veth", "peer", "name", n.container_if_tmp});
-      run_tool_checked({cfg.ip_binary, "link", "set", n.container_if_tmp, "netns", std::to_string(child)});
+      run_tool_checked({cfg.ip_binary, "link", "add", n.host_if, "type", "veth", "peer", "name",
+                        n.container_if_tmp});
+      run_tool_checked(
+          {cfg.ip_binary, "link", "set", n.container_if_tmp, "netns", std::to_string(child)});
       run_tool_checked({cfg.ip_binary, "addr", "add", n.host_ip + "/30", "dev", n.host_if});
       run_tool_checked({cfg.ip_binary, "link", "set", n.host_if, "up"});
-      say(fmt::format("net: host {} {}/30 <-> container eth0 {}/30", n.host_if, n.host_ip, n.container_ip));
+      say(fmt::format("net: host {} {}/30 <-> container eth0 {}/30", n.host_if, n.host_ip,
+                      n.container_ip));
     }
     if (::write(to_child.fd[1], "1", 1) != 1) throw_errno("signalling the container");
     bool ready = false;
@@ -635,7 +676,8 @@ RunOutcome run_container(const RunSpec& spec) {
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGHUP, &old_hup, nullptr);
 
-  if (g_signal != 0) say(fmt::format("received {}: the container was killed", signal_name(g_signal)));
+  if (g_signal != 0)
+    say(fmt::format("received {}: the container was killed", signal_name(g_signal)));
   if (started || !failure) say("container " + describe_wait_status(out.wait_status));
   if (cgroups) {
     out.oom_kills = cgroups->oom_kills();

@@ -58,7 +58,10 @@ std::optional<bool> elf_is_static(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   Elf64_Ehdr eh{};
   if (!in.read(reinterpret_cast<char*>(&eh), sizeof eh)) return std::nullopt;
-  if (std::string_view(reinterpret_cast<const char*>(eh.e_ident), 4) != "\x7f" "ELF" || eh.e_ident[EI_CLASS] != ELFCLASS64)
+  if (std::string_view(reinterpret_cast<const char*>(eh.e_ident), 4) !=
+          "\x7f"
+          "ELF" ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64)
     return std::nullopt;
   for (unsigned i = 0; i < eh.e_phnum; ++i) {
     Elf64_Phdr ph{};
@@ -83,14 +86,17 @@ RootfsReport make_rootfs(const std::string& dir, const std::string& busybox) {
   const auto is_static = elf_is_static(r.busybox_path);
   if (!is_static) throw gpulab::UsageError(r.busybox_path + " is not an ELF executable");
   if (!*is_static)
-    throw gpulab::Unsupported(r.busybox_path + " is dynamically linked and needs the host's libc: "
+    throw gpulab::Unsupported(r.busybox_path +
+                              " is dynamically linked and needs the host's libc: "
                               "apt-get install busybox-static");
   if (dir.empty()) throw gpulab::UsageError("mkrootfs needs a directory");
-  if (path_exists(dir) && !is_directory(dir)) throw gpulab::UsageError("'" + dir + "' exists and is not a directory");
+  if (path_exists(dir) && !is_directory(dir))
+    throw gpulab::UsageError("'" + dir + "' exists and is not a directory");
 
   try {
     make_dirs(dir);
-    for (const char* d : {"bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "etc", "root", "var", "tmp"})
+    for (const char* d :
+         {"bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "etc", "root", "var", "tmp"})
       make_dirs(dir + "/" + d);
     ::chmod((dir + "/tmp").c_str(), 01777);
     ::chmod((dir + "/root").c_str(), 0700);
@@ -102,7 +108,8 @@ RootfsReport make_rootfs(const std::string& dir, const std::string& busybox) {
   // "busybox --list-full" names every applet with its directory: bin/sh, usr/bin/env, ...
   std::istringstream list(capture("'" + r.busybox_path + "' --list-full"));
   for (std::string applet; std::getline(list, applet);) {
-    if (applet.empty() || applet == "bin/busybox" || applet.find("..") != std::string::npos) continue;
+    if (applet.empty() || applet == "bin/busybox" || applet.find("..") != std::string::npos)
+      continue;
     make_dirs(dirname_of(dir + "/" + applet));
     replace_symlink("/bin/busybox", dir + "/" + applet);
     ++r.applets;
@@ -112,7 +119,8 @@ RootfsReport make_rootfs(const std::string& dir, const std::string& busybox) {
   static const std::regex version(R"(v(\d+\.\d+\.\d+))");
   if (std::smatch m; std::regex_search(banner, m, version)) r.busybox_version = m[1];
 
-  write_text(dir + "/etc/passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n");
+  write_text(dir + "/etc/passwd",
+             "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n");
   write_text(dir + "/etc/group", "root:x:0:\nnogroup:x:65534:\n");
   write_text(dir + "/etc/hosts", "127.0.0.1 localhost\n127.0.1.1 minibox\n");
 
@@ -123,7 +131,8 @@ RootfsReport make_rootfs(const std::string& dir, const std::string& busybox) {
     ::chmod(null_path.c_str(), 0666);
     r.extras.push_back("/dev/null");
   } else {
-    r.notes.push_back("/dev/null not created (" + errno_text(errno) + "; mknod needs root): mininer run mounts its own /dev");
+    r.notes.push_back("/dev/null not created (" + errno_text(errno) +
+                      "; mknod needs root): mininer run mounts its own /dev");
   }
 
   // The OOM demo's hog, static, when it was built beside mininer.

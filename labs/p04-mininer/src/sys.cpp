@@ -10,9 +10,13 @@
 
 namespace mininer {
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
 
-void throw_errno(const std::string& what, int error) { throw SysError(what + ": " + errno_text(error), error); }
+void throw_errno(const std::string& what, int error) {
+  throw SysError(what + ": " + errno_text(error), error);
+}
 
 std::optional<std::string> read_file(const std::string& path) {
   std::ifstream in(path);
@@ -50,8 +54,17 @@ void make_dirs(const std::string& path, unsigned mode) {
     pos = path.find('/', pos + 1);
     cur = path.substr(0, pos);
     if (cur.empty() || is_directory(cur)) continue;
-    if (::mkdir(cur.c_str(), static_cast<mode_t>(mode)) != 0 && errno != EEXIST) throw_errno("cannot create " + cur);
+    if (::mkdir(cur.c_str(), static_cast<mode_t>(mode)) != 0 && errno != EEXIST)
+      throw_errno("cannot create " + cur);
   }
+}
+
+void make_file_mount_point(const std::string& path) {
+  if (path_exists(path)) return;
+  make_dirs(dirname_of(path));
+  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) throw_errno("cannot create mount point " + path);
+  ::close(fd);
 }
 
 std::string dirname_of(const std::string& path) {

@@ -31,7 +31,9 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
 
 // A program started with stdout and stderr in files.
 struct Proc {
@@ -61,14 +63,16 @@ struct Proc {
 std::vector<std::string> cgroup_paths(const std::string& err) {
   std::vector<std::string> out;
   static const std::regex line(R"(mininer: cgroup \S+ v[12] (\S+))");
-  for (std::sregex_iterator it(err.begin(), err.end(), line), end; it != end; ++it) out.push_back((*it)[1]);
+  for (std::sregex_iterator it(err.begin(), err.end(), line), end; it != end; ++it)
+    out.push_back((*it)[1]);
   return out;
 }
 
 class Container : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (access("/bin/busybox", X_OK) != 0) GTEST_SKIP() << "busybox-static is not installed (apt-get install busybox-static)";
+    if (access("/bin/busybox", X_OK) != 0)
+      GTEST_SKIP() << "busybox-static is not installed (apt-get install busybox-static)";
     char tmpl[] = "/tmp/mininer-test-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
@@ -97,7 +101,8 @@ class Container : public ::testing::Test {
       dup2(o, 1);
       dup2(e, 2);
       dup2(in, 0);
-      const std::string exe = program.front() == '/' ? program : std::string(GPULAB_BIN_DIR) + "/" + program;
+      const std::string exe =
+          program.front() == '/' ? program : std::string(GPULAB_BIN_DIR) + "/" + program;
       std::vector<char*> argv{const_cast<char*>(exe.c_str())};
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
@@ -108,7 +113,8 @@ class Container : public ::testing::Test {
   }
 
   // mininer run --rootfs R <flags...> /bin/sh -c SCRIPT
-  Proc sh(const std::string& script, std::vector<std::string> flags = {}, const std::string& sub = "run") {
+  Proc sh(const std::string& script, std::vector<std::string> flags = {},
+          const std::string& sub = "run") {
     std::vector<std::string> args{sub};
     if (sub == "run-limited") {
       args.push_back(flags.front());
@@ -154,7 +160,8 @@ TEST_F(Container, CommandIsPid1AndSeesOnlyItsOwnProcesses) {
 
 TEST_F(Container, MountsStayInsideAndTheHostIsUnchangedAfterwards) {
   const std::string before = slurp("/proc/self/mountinfo");
-  Proc p = spawn({"run", "--rootfs", rootfs_, "/bin/sh", "-c", "mount -t tmpfs none /tmp && echo mounted >&2 && sleep 1"});
+  Proc p = spawn({"run", "--rootfs", rootfs_, "/bin/sh", "-c",
+                  "mount -t tmpfs none /tmp && echo mounted >&2 && sleep 1"});
   ASSERT_TRUE(p.wait_for_err("mounted")) << p.err();
   // While it runs: none of its mounts (rootfs bind, /proc, /dev, /tmp) is visible on the host.
   const std::string during = slurp("/proc/self/mountinfo");
@@ -218,7 +225,8 @@ TEST_F(Container, DeviceCgroupV1AllowsOnlyDevNull) {
 }
 
 TEST_F(Container, DeviceCgroupV2EbpfAllowsOnlyDevNull) {
-  if (!fs::exists("/sys/fs/cgroup/cgroup.controllers") && !fs::exists("/sys/fs/cgroup/unified/cgroup.controllers"))
+  if (!fs::exists("/sys/fs/cgroup/cgroup.controllers") &&
+      !fs::exists("/sys/fs/cgroup/unified/cgroup.controllers"))
     GTEST_SKIP() << "no cgroup2 hierarchy mounted";
   const Proc p = sh(kDeviceProbe, {"--device-cgroup", "--cgroup", "v2"});
   EXPECT_EQ(p.out(), "null-ok\nzero-refused\nurandom-refused\nmknod-refused\n") << p.err();
@@ -231,17 +239,21 @@ TEST_F(Container, DeviceCgroupV2EbpfAllowsOnlyDevNull) {
 // container reached the real driver behind 1:7.
 TEST_F(Container, PassedDeviceIsAllowedWhileOthersAreRefused) {
   for (const char* version : {"v1", "v2"}) {
-    const Proc p = sh("ls -l /dev/gpu0 | cut -c1-1; echo x > /dev/gpu0; head -c 1 /dev/zero >/dev/null || echo zero-refused",
-                      {"--device", "/dev/full:/dev/gpu0", "--device-cgroup", "--cgroup", version});
+    const Proc p =
+        sh("ls -l /dev/gpu0 | cut -c1-1; echo x > /dev/gpu0; head -c 1 /dev/zero >/dev/null || "
+           "echo zero-refused",
+           {"--device", "/dev/full:/dev/gpu0", "--device-cgroup", "--cgroup", version});
     EXPECT_EQ(p.out(), "c\nzero-refused\n") << version << ": " << p.err();
-    EXPECT_TRUE(contains(p.err(), "write error: No space left on device")) << version << ": " << p.err();
+    EXPECT_TRUE(contains(p.err(), "write error: No space left on device"))
+        << version << ": " << p.err();
     EXPECT_TRUE(contains(p.err(), "devices allowed: c 1:3, c 1:7;")) << p.err();
     expect_cgroups_removed(p, 1);
   }
 }
 
 TEST_F(Container, MemoryAndDevicesTogether) {
-  const Proc p = sh("head -c 1 /dev/zero >/dev/null || echo zero-refused", {"100", "--device-cgroup"}, "run-limited");
+  const Proc p = sh("head -c 1 /dev/zero >/dev/null || echo zero-refused",
+                    {"100", "--device-cgroup"}, "run-limited");
   EXPECT_EQ(p.exit_code, 0) << p.err();
   EXPECT_EQ(p.out(), "zero-refused\n");
   expect_cgroups_removed(p, 2);
@@ -250,16 +262,20 @@ TEST_F(Container, MemoryAndDevicesTogether) {
 TEST_F(Container, CgroupsRemovedWhenTheCommandCannotStart) {
   const Proc p = sh("true", {"100", "--device-cgroup"}, "run-limited");  // warm-up: the normal path
   expect_cgroups_removed(p, 2);
-  Proc q = spawn({"run-limited", "100", "--device-cgroup", "--rootfs", rootfs_, "/no/such/program"});
+  Proc q =
+      spawn({"run-limited", "100", "--device-cgroup", "--rootfs", rootfs_, "/no/such/program"});
   EXPECT_EQ(q.wait(), 2);
-  EXPECT_TRUE(contains(q.err(), "mininer: error: cannot run '/no/such/program' in the container: No such file or directory"))
+  EXPECT_TRUE(contains(
+      q.err(),
+      "mininer: error: cannot run '/no/such/program' in the container: No such file or directory"))
       << q.err();
   expect_cgroups_removed(q, 2);
 }
 
 TEST_F(Container, CgroupsRemovedWhenSetupFails) {
   // Refused while parsing: nothing is created.
-  Proc q = spawn({"run-limited", "50", "--device-cgroup", "--rootfs", rootfs_, "--device", "/dev/full:/dev/x/../../gpu", "/bin/true"});
+  Proc q = spawn({"run-limited", "50", "--device-cgroup", "--rootfs", rootfs_, "--device",
+                  "/dev/full:/dev/x/../../gpu", "/bin/true"});
   EXPECT_EQ(q.wait(), 2) << q.err();  // refused before anything is created
   EXPECT_TRUE(cgroup_paths(q.err()).empty());
   // A failure inside the child during setup: a file cannot be bind-mounted on
@@ -272,7 +288,8 @@ TEST_F(Container, CgroupsRemovedWhenSetupFails) {
 }
 
 TEST_F(Container, CgroupsRemovedWhenMininerIsTerminated) {
-  Proc p = spawn({"run-limited", "100", "--device-cgroup", "--rootfs", rootfs_, "/bin/sleep", "30"});
+  Proc p =
+      spawn({"run-limited", "100", "--device-cgroup", "--rootfs", rootfs_, "/bin/sleep", "30"});
   ASSERT_TRUE(p.wait_for_err("pid 1 inside")) << p.err();
   const auto paths = cgroup_paths(p.err());
   ASSERT_EQ(paths.size(), 2u) << p.err();
@@ -286,21 +303,22 @@ TEST_F(Container, CgroupsRemovedWhenMininerIsTerminated) {
 TEST_F(Container, DynamicBinaryFailsForWantOfItsLoader) {
   // The dynamically linked mininer, injected into a rootfs without libc: the
   // library-injection lesson in miniature.
-  Proc p = spawn({"run", "--rootfs", rootfs_, "--inject", std::string(GPULAB_BIN_DIR) + "/mininer:/usr/bin/dyn",
-                  "/usr/bin/dyn", "--help"});
+  Proc p = spawn({"run", "--rootfs", rootfs_, "--inject",
+                  std::string(GPULAB_BIN_DIR) + "/mininer:/usr/bin/dyn", "/usr/bin/dyn", "--help"});
   EXPECT_EQ(p.wait(), 2) << p.err();
   EXPECT_TRUE(contains(p.err(), "dynamic loader, is missing")) << p.err();
-  Proc s = spawn({"run", "--rootfs", rootfs_, "--inject", std::string(GPULAB_BIN_DIR) + "/mininer-static",
-                  "/usr/bin/mininer", "--help"});
+  Proc s = spawn({"run", "--rootfs", rootfs_, "--inject",
+                  std::string(GPULAB_BIN_DIR) + "/mininer-static", "/usr/bin/mininer", "--help"});
   EXPECT_EQ(s.wait(), 0) << s.err();
   EXPECT_TRUE(contains(s.out(), "run-limited")) << s.out();
 }
 
 TEST_F(Container, UserNamespaceMapsRootToAnUnprivilegedUid) {
-  const Proc p = sh("id -u; cat /proc/self/uid_map; stat -c %U /bin/busybox; "
-                    "echo x > /dev/null && echo null-ok; mknod /dev/q c 1 5 2>/dev/null || echo mknod-refused; "
-                    "echo x > /dev/gpu0 2>/dev/null || echo gpu0-enospc",
-                    {"--userns", "--device", "/dev/full:/dev/gpu0", "--device-cgroup"});
+  const Proc p = sh(
+      "id -u; cat /proc/self/uid_map; stat -c %U /bin/busybox; "
+      "echo x > /dev/null && echo null-ok; mknod /dev/q c 1 5 2>/dev/null || echo mknod-refused; "
+      "echo x > /dev/gpu0 2>/dev/null || echo gpu0-enospc",
+      {"--userns", "--device", "/dev/full:/dev/gpu0", "--device-cgroup"});
   EXPECT_EQ(p.exit_code, 0) << p.err();
   std::string out = p.out();
   out = std::regex_replace(out, std::regex(" +"), " ");
@@ -310,10 +328,12 @@ TEST_F(Container, UserNamespaceMapsRootToAnUnprivilegedUid) {
 }
 
 TEST_F(Container, NetworkNamespacePingsTheHost) {
-  if (access("/usr/sbin/ip", X_OK) != 0 && access("/sbin/ip", X_OK) != 0 && access("/bin/ip", X_OK) != 0)
+  if (access("/usr/sbin/ip", X_OK) != 0 && access("/sbin/ip", X_OK) != 0 &&
+      access("/bin/ip", X_OK) != 0)
     GTEST_SKIP() << "no ip tool (apt-get install iproute2)";
   Proc p = spawn({"run", "--net", "--rootfs", rootfs_, "/bin/sh", "-c",
-                  "ip -4 -o addr show eth0 | grep -o 'inet [0-9./]*'; ping -c 1 -W 5 $MININER_HOST_IP | grep received; "
+                  "ip -4 -o addr show eth0 | grep -o 'inet [0-9./]*'; ping -c 1 -W 5 "
+                  "$MININER_HOST_IP | grep received; "
                   "echo ready >&2; sleep 2"});
   ASSERT_TRUE(p.wait_for_err("ready")) << p.err();
   std::smatch m;

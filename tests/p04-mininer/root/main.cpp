@@ -22,7 +22,8 @@ class SkipCounter : public testing::EmptyTestEventListener {
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
   if (!GTEST_FLAG_GET(list_tests) && geteuid() != 0) {
-    std::fprintf(stderr, "SKIPPED: mininer's container tests need root (namespaces, mounts, cgroups)\n");
+    std::fprintf(stderr,
+                 "SKIPPED: mininer's container tests need root (namespaces, mounts, cgroups)\n");
     return 77;
   }
   auto* counter = new SkipCounter;  // owned by gtest's listener list

@@ -33,7 +33,9 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-bool mounted(const std::string& dir) { return slurp("/proc/self/mounts").find(" " + dir + " ") != std::string::npos; }
+bool mounted(const std::string& dir) {
+  return slurp("/proc/self/mounts").find(" " + dir + " ") != std::string::npos;
+}
 
 // Runs a program to completion with stdout and stderr in one file.
 int run(const std::vector<std::string>& args, const std::string& log) {
@@ -58,7 +60,8 @@ class Passthrough : public ::testing::Test {
   void SetUp() override {
     for (const char* p : {"fakegpud", "fakegpu-client-static"})
       if (access((kBin + "/" + p).c_str(), X_OK) != 0)
-        GTEST_SKIP() << kBin << "/" << p << " is not built (labs/p04-fakegpu; fakegpud needs libfuse3-dev)";
+        GTEST_SKIP() << kBin << "/" << p
+                     << " is not built (labs/p04-fakegpu; fakegpud needs libfuse3-dev)";
     if (access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "/dev/fuse is not available";
     if (access("/bin/busybox", X_OK) != 0) GTEST_SKIP() << "busybox-static is not installed";
     char tmpl[] = "/tmp/mininer-passthrough-XXXXXX";
@@ -68,7 +71,8 @@ class Passthrough : public ::testing::Test {
     mount_ = dir_ + "/gpu";
     rootfs_ = dir_ + "/rootfs";
     fs::create_directory(mount_);
-    ASSERT_EQ(run({kBin + "/mininer", "mkrootfs", rootfs_}, dir_ + "/mkrootfs.log"), 0) << slurp(dir_ + "/mkrootfs.log");
+    ASSERT_EQ(run({kBin + "/mininer", "mkrootfs", rootfs_}, dir_ + "/mkrootfs.log"), 0)
+        << slurp(dir_ + "/mkrootfs.log");
 
     daemon_log_ = dir_ + "/fakegpud.log";
     daemon_ = fork();
@@ -114,14 +118,17 @@ TEST_F(Passthrough, FakegpuClientPassesInsideTheContainer) {
   const std::string log = dir_ + "/mininer.log";
   // --device-cgroup too: the FUSE file is no device node, so the allow-list
   // (only /dev/null) does not stand in its way — and /dev/zero is refused.
-  const int rc = run({kBin + "/mininer", "run", "--rootfs", rootfs_, "--device", mount_ + "/fakegpu", "--device-cgroup",
-                      "/bin/sh", "-c",
-                      "head -c 1 /dev/zero >/dev/null 2>&1 && echo zero-opened || echo zero-refused; "
-                      "exec /usr/bin/fakegpu-client --device /dev/fakegpu"},
-                     log);
+  const int rc =
+      run({kBin + "/mininer", "run", "--rootfs", rootfs_, "--device", mount_ + "/fakegpu",
+           "--device-cgroup", "/bin/sh", "-c",
+           "head -c 1 /dev/zero >/dev/null 2>&1 && echo zero-opened || echo zero-refused; "
+           "exec /usr/bin/fakegpu-client --device /dev/fakegpu"},
+          log);
   const std::string out = slurp(log);
   EXPECT_EQ(rc, 0) << out;
-  EXPECT_NE(out.find("a FUSE file, not a device node -> /dev/fakegpu (bind mount)"), std::string::npos) << out;
+  EXPECT_NE(out.find("a FUSE file, not a device node -> /dev/fakegpu (bind mount)"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("-> /usr/bin/fakegpu-client (read-only bind)"), std::string::npos) << out;
   EXPECT_NE(out.find("zero-refused"), std::string::npos) << out;
   EXPECT_NE(out.find("ALL CHECKS PASSED"), std::string::npos) << out;
@@ -132,12 +139,15 @@ TEST_F(Passthrough, FakegpuClientPassesInsideTheContainer) {
 // still opens because fakegpud mounts allow_other and the file is 0666.
 TEST_F(Passthrough, FakegpuClientPassesInAUserNamespace) {
   const std::string log = dir_ + "/mininer.log";
-  const int rc = run({kBin + "/mininer", "run", "--userns", "--rootfs", rootfs_, "--device", mount_ + "/fakegpu",
-                      "/bin/sh", "-c", "id -u; exec /usr/bin/fakegpu-client --device /dev/fakegpu"},
-                     log);
+  const int rc = run(
+      {kBin + "/mininer", "run", "--userns", "--rootfs", rootfs_, "--device", mount_ + "/fakegpu",
+       "/bin/sh", "-c", "id -u; exec /usr/bin/fakegpu-client --device /dev/fakegpu"},
+      log);
   const std::string out = slurp(log);
   EXPECT_EQ(rc, 0) << out;
-  EXPECT_NE(out.find("user namespace: container uid/gid 0-65535 = host 100000-165535"), std::string::npos) << out;
+  EXPECT_NE(out.find("user namespace: container uid/gid 0-65535 = host 100000-165535"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("ALL CHECKS PASSED"), std::string::npos) << out;
 }
 

@@ -24,15 +24,15 @@ std::string_view to_string(CgroupVersion v);
 
 // Mount points read from /proc/self/mountinfo.
 struct CgroupMounts {
-  std::string unified;                        // the cgroup2 mount ("" if none)
-  std::map<std::string, std::string> v1;      // v1 controller -> its mount point
+  std::string unified;                    // the cgroup2 mount ("" if none)
+  std::map<std::string, std::string> v1;  // v1 controller -> its mount point
 };
 CgroupMounts parse_mountinfo(std::string_view mountinfo);
 
 // Where a process sits, from /proc/<pid>/cgroup.
 struct CgroupMembership {
-  std::string unified = "/";                  // the "0::" line
-  std::map<std::string, std::string> v1;      // v1 controller -> path inside its hierarchy
+  std::string unified = "/";              // the "0::" line
+  std::map<std::string, std::string> v1;  // v1 controller -> path inside its hierarchy
 };
 CgroupMembership parse_proc_cgroup(std::string_view text);
 
@@ -42,8 +42,8 @@ struct CgroupPlan {
   std::optional<CgroupVersion> memory;
   std::optional<CgroupVersion> devices;
 };
-CgroupPlan plan_cgroups(const CgroupMounts& mounts, const std::string& unified_controllers, CgroupPreference pref,
-                        bool want_memory, bool want_devices);
+CgroupPlan plan_cgroups(const CgroupMounts& mounts, const std::string& unified_controllers,
+                        CgroupPreference pref, bool want_memory, bool want_devices);
 
 // The value after `key` in a "key value" file (memory.events, memory.oom_control).
 std::optional<std::uint64_t> keyed_value(std::string_view text, std::string_view key);

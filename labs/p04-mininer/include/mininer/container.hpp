@@ -35,9 +35,9 @@ InjectRequest parse_inject_request(const std::string& spec);
 // What the host path of a --device is: a node (with its cgroup rule) or a file.
 struct DeviceSource {
   bool is_node = false;
-  DeviceRule rule;          // valid when is_node
-  unsigned mode = 0666;     // permission bits to give the node
-  bool on_fuse = false;     // a file served by a FUSE daemon (fakegpud)
+  DeviceRule rule;       // valid when is_node
+  unsigned mode = 0666;  // permission bits to give the node
+  bool on_fuse = false;  // a file served by a FUSE daemon (fakegpud)
 };
 // Throws gpulab::UsageError if the path is missing or neither a node nor a file.
 DeviceSource inspect_device(const std::string& host_path);

@@ -19,8 +19,8 @@ std::vector<bpf_insn> build_device_program(const std::vector<DeviceRule>& allow)
 // What the program returns (1 allow, 0 deny) for one access, computed by
 // interpreting the instructions build_device_program emits. `access_type` is
 // the kernel's (access << 16) | dev_type. Unit tests use it without root.
-int evaluate_device_program(const std::vector<bpf_insn>& prog, std::uint32_t access_type, std::uint32_t major,
-                            std::uint32_t minor);
+int evaluate_device_program(const std::vector<bpf_insn>& prog, std::uint32_t access_type,
+                            std::uint32_t major, std::uint32_t minor);
 
 // Loads the program (bpf(BPF_PROG_LOAD)); returns its fd. Throws SysError with
 // the verifier log on failure.

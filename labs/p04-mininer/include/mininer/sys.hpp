@@ -30,6 +30,9 @@ bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);
 // mkdir -p; existing directories are fine.
 void make_dirs(const std::string& path, unsigned mode = 0755);
+// An empty file to bind-mount a file onto (with its parent directories);
+// an existing path is left alone.
+void make_file_mount_point(const std::string& path);
 // Directory part of a path ("/a/b" -> "/a", "b" -> ".").
 std::string dirname_of(const std::string& path);
 std::string basename_of(const std::string& path);
