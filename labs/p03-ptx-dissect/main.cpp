@@ -3,11 +3,10 @@
 // the driver loads on each GPU.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <gpulab/cli.hpp>
+#include <gpulab/file.hpp>
 #include <gpulab/json.hpp>
 #include <gpulab/table.hpp>
-#include <sstream>
 
 #include "ptx_dissect/annotate.hpp"
 #include "ptx_dissect/fatbin.hpp"
@@ -19,14 +18,9 @@ namespace {
 constexpr std::string_view kProgram = "ptx-dissect";
 
 std::string read_file(const std::string& path, std::size_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw gpulab::UsageError(fmt::format("cannot open '{}'", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  if (text.size() > limit)
-    throw gpulab::UsageError(fmt::format("'{}' is larger than {} bytes", path, limit));
-  return text;
+  auto text = gpulab::read_text_file(path, limit);
+  if (!text) throw gpulab::UsageError(text.error().message);
+  return std::move(text).value();
 }
 
 int cmd_check(const std::string& artifacts, const gpulab::CommonOptions& common) {

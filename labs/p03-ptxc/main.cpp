@@ -4,9 +4,9 @@
 
 #include <fstream>
 #include <gpulab/cli.hpp>
+#include <gpulab/file.hpp>
 #include <gpulab/json.hpp>
 #include <gpulab/table.hpp>
-#include <sstream>
 
 #include "ptxc/ast.hpp"
 #include "ptxc/c_emitter.hpp"
@@ -22,14 +22,9 @@ constexpr std::string_view kProgram = "ptxc";
 constexpr std::size_t kMaxSourceBytes = 1 << 20;
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw gpulab::UsageError(fmt::format("cannot open '{}'", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  if (text.size() > kMaxSourceBytes)
-    throw gpulab::UsageError(fmt::format("'{}' is larger than 1 MiB", path));
-  return text;
+  auto text = gpulab::read_text_file(path, kMaxSourceBytes);
+  if (!text) throw gpulab::UsageError(text.error().message);
+  return std::move(text).value();
 }
 
 // Front-end errors: the compiler-style report on stderr, then the one-line summary.

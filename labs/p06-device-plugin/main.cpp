@@ -7,8 +7,6 @@
 
 #include <atomic>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include "device_plugin/control.hpp"
 #include "device_plugin/device_state.hpp"
@@ -16,6 +14,7 @@
 #include "device_plugin/plugin_server.hpp"
 #include "device_plugin/walkthrough.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/file.hpp"
 #include "gpulab/json.hpp"
 
 namespace dp = device_plugin;
@@ -26,11 +25,11 @@ constexpr const char* kProgram = "gpu-device-plugin";
 
 void say(const std::string& s) { fmt::print(stderr, "{}: {}\n", kProgram, s); }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+// The control file is appended to while the plugin runs; until it exists (or
+// if it grows absurdly) there is simply nothing new to apply.
+std::string read_control_file(const std::string& path) {
+  constexpr std::size_t kMaxControlBytes = std::size_t{16} << 20;
+  return gpulab::read_text_file(path, kMaxControlBytes).value_or("");
 }
 
 int print_demo(const dp::DemoReport& r, bool json) {
@@ -107,7 +106,7 @@ int main(int argc, char** argv) {
         code = gpulab::kExitCheckFailed;
         break;
       }
-      if (!control_file.empty()) dp::apply_control(state, read_file(control_file), control_offset, say);
+      if (!control_file.empty()) dp::apply_control(state, read_control_file(control_file), control_offset, say);
     }
     runner.stop();
     return code;

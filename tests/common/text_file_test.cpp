@@ -74,3 +74,14 @@ TEST_F(ReadTextFile, RefusesEndlessDevicesMissingFilesAndDirectories) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Expected, ValueOrGivesTheFallbackOnlyOnError) {
+  const gpulab::Expected<std::string> good{std::string("value")};
+  const gpulab::Expected<std::string> bad{gpulab::Error{"nope"}};
+  EXPECT_EQ(good.value_or("fallback"), "value");
+  EXPECT_EQ(bad.value_or("fallback"), "fallback");
+}
+
+}  // namespace

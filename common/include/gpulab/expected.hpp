@@ -36,6 +36,9 @@ class Expected {
     return std::get<0>(std::move(v_));
   }
   [[nodiscard]] const Error& error() const { return std::get<1>(v_); }
+  // The value, or `fallback` when the failure needs no report.
+  [[nodiscard]] T value_or(T fallback) const& { return ok() ? std::get<0>(v_) : std::move(fallback); }
+  [[nodiscard]] T value_or(T fallback) && { return ok() ? std::get<0>(std::move(v_)) : std::move(fallback); }
 
  private:
   std::variant<T, Error> v_;

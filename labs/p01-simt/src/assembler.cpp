@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/text.hpp"
 #include "opcode_table.hpp"
 
 namespace simt {
@@ -18,11 +19,7 @@ AssemblyError::AssemblyError(std::string file, int line, const std::string& mess
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using gpulab::trim;
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;

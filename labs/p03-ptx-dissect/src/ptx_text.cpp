@@ -2,15 +2,13 @@
 
 #include <cctype>
 
+#include "gpulab/text.hpp"
+
 namespace ptx_dissect {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
-  return s;
-}
+using gpulab::trim;
 
 std::vector<std::string_view> lines_of(std::string_view text) {
   std::vector<std::string_view> out;

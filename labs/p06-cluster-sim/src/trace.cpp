@@ -11,33 +11,13 @@
 
 #include "gpulab/cli.hpp"
 #include "gpulab/rng.hpp"
+#include "gpulab/text.hpp"
 
 namespace cluster_sim {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = line.find(',', start);
-    out.push_back(trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
-    if (comma == std::string_view::npos) return out;
-    start = comma + 1;
-  }
-}
-
-template <class T>
-bool parse_number(std::string_view s, T& out) {
-  const char* end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc{} && ptr == end;
-}
+using gpulab::parse_number;
+using gpulab::trim;
 
 }  // namespace
 
@@ -54,7 +34,7 @@ std::vector<Job> parse_trace(std::istream& in, const std::string& source) {
     auto fail = [&](const std::string& what) {
       throw gpulab::UsageError(fmt::format("{}:{}: {}", source, line_no, what));
     };
-    const auto f = split(line);
+    const auto f = gpulab::split_fields(line);
     if (header_allowed && f[0] == "id") {
       header_allowed = false;
       continue;
