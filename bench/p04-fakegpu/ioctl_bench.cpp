@@ -130,7 +130,8 @@ void BM_Fuse_WaitSignalled(benchmark::State& state) {
   fakegpu_alloc a{};
   a.size = 4096;
   fakegpu_submit s{};
-  if (::ioctl(fd, FAKEGPU_IOC_ALLOC, &a) != 0 || (s.handle = a.handle, ::ioctl(fd, FAKEGPU_IOC_SUBMIT, &s)) != 0) {
+  if (::ioctl(fd, FAKEGPU_IOC_ALLOC, &a) != 0 ||
+      (s.handle = a.handle, ::ioctl(fd, FAKEGPU_IOC_SUBMIT, &s)) != 0) {
     state.SkipWithError("ALLOC/SUBMIT failed");
     close(fd);
     return;
@@ -150,7 +151,8 @@ void BM_Fuse_AllocFree(benchmark::State& state) {
     fakegpu_alloc a{};
     a.size = 4096;
     fakegpu_free f{};
-    if (::ioctl(fd, FAKEGPU_IOC_ALLOC, &a) != 0 || (f.handle = a.handle, ::ioctl(fd, FAKEGPU_IOC_FREE, &f)) != 0)
+    if (::ioctl(fd, FAKEGPU_IOC_ALLOC, &a) != 0 ||
+        (f.handle = a.handle, ::ioctl(fd, FAKEGPU_IOC_FREE, &f)) != 0)
       state.SkipWithError("ALLOC/FREE failed");
   }
   close(fd);

@@ -1,3 +1,5 @@
 #include "fakegpu/tool_main.hpp"
 
-int main(int argc, char** argv) { return fakegpu::tool_main(fakegpu::Tool::kBench, argc, argv); }
+int main(int argc, char** argv) {
+  return fakegpu::tool_main(fakegpu::Tool::kBench, argc, argv);
+}

@@ -1,12 +1,13 @@
 // The client and evil suites against the in-process device, and against devices
 // that break one rule each: a suite that cannot fail proves nothing.
+#include "fakegpu/client_checks.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <functional>
 #include <string>
 
-#include "fakegpu/client_checks.hpp"
 #include "fakegpu/evil.hpp"
 
 namespace {
@@ -26,11 +27,14 @@ Verdict verdict_of(const ClientReport& r, const std::string& name) {
 class Faulty final : public Device {
  public:
   using Hook = std::function<int(int fd, unsigned long cmd, void* arg, int rc)>;
-  explicit Faulty(Hook hook) : inner_(fakegpu::make_sim_device(fakegpu::default_config())), hook_(std::move(hook)) {}
+  explicit Faulty(Hook hook)
+      : inner_(fakegpu::make_sim_device(fakegpu::default_config())), hook_(std::move(hook)) {}
   std::string name() const override { return "faulty"; }
   int open(const std::string& p) override { return inner_->open(p); }
   int close(int fd) override { return inner_->close(fd); }
-  int ioctl(int fd, unsigned long cmd, void* arg) override { return hook_(fd, cmd, arg, inner_->ioctl(fd, cmd, arg)); }
+  int ioctl(int fd, unsigned long cmd, void* arg) override {
+    return hook_(fd, cmd, arg, inner_->ioctl(fd, cmd, arg));
+  }
   void* mmap(int fd, std::size_t len, int prot, int flags, off_t off, int* err) override {
     return inner_->mmap(fd, len, prot, flags, off, err);
   }
@@ -62,7 +66,8 @@ TEST(ClientChecks, QuotaReportedAsEinvalFails) {
 TEST(ClientChecks, SharedHandlesFailIsolation) {
   // A device whose second fd accepts the first fd's handle (SUBMIT succeeds).
   Faulty dev([](int fd, unsigned long cmd, void* arg, int rc) {
-    if (fd != 3 && cmd == FAKEGPU_IOC_SUBMIT && rc == -EINVAL && static_cast<fakegpu_submit*>(arg)->handle == 1)
+    if (fd != 3 && cmd == FAKEGPU_IOC_SUBMIT && rc == -EINVAL &&
+        static_cast<fakegpu_submit*>(arg)->handle == 1)
       return 0;
     return rc;
   });
@@ -117,7 +122,9 @@ TEST(EvilCases, FreeThatFreesNothingIsCaught) {
       }
       return d_->ioctl(fd, cmd, arg);
     }
-    void* mmap(int fd, std::size_t l, int p, int f, off_t o, int* e) override { return d_->mmap(fd, l, p, f, o, e); }
+    void* mmap(int fd, std::size_t l, int p, int f, off_t o, int* e) override {
+      return d_->mmap(fd, l, p, f, o, e);
+    }
     void munmap(void* a, std::size_t l) override { d_->munmap(a, l); }
     bool checks_every_pointer() const override { return false; }
 

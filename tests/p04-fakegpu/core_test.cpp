@@ -157,7 +157,7 @@ TEST_F(CoreTest, SeqnosAreContiguousPerContextAndCompleteAfterTheLatency) {
     EXPECT_EQ(s, want);
   }
   ASSERT_EQ(submit(b, hb, &s), 0);
-  EXPECT_EQ(s, 1u);  // b counts on its own
+  EXPECT_EQ(s, 1u);                // b counts on its own
   EXPECT_EQ(wait(a, 6), -EINVAL);  // never submitted
   EXPECT_EQ(wait(a, 0), 0);
   const auto t0 = fakegpu::now_ns();
@@ -200,7 +200,8 @@ TEST(CoreDirect, CompletionFollowsTheClockInOrder) {
   EXPECT_EQ(ctx->completed_seq, 2u);
   fakegpu_free f{};
   f.handle = a.handle;
-  EXPECT_EQ(fg_dispatch(ctx, FAKEGPU_IOC_FREE, &f, FAKEGPU_JOB_LATENCY_NS + 1000000, &w), -EBUSY);  // job 3 runs
+  EXPECT_EQ(fg_dispatch(ctx, FAKEGPU_IOC_FREE, &f, FAKEGPU_JOB_LATENCY_NS + 1000000, &w),
+            -EBUSY);  // job 3 runs
   EXPECT_EQ(fg_dispatch(ctx, FAKEGPU_IOC_FREE, &f, FAKEGPU_JOB_LATENCY_NS + 2000000, &w), 0);
   EXPECT_EQ(fg_wait_done(ctx, 3), 1);
   fg_context_destroy(ctx);

@@ -32,7 +32,9 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-bool mounted(const std::string& dir) { return read_file("/proc/self/mounts").find(" " + dir + " ") != std::string::npos; }
+bool mounted(const std::string& dir) {
+  return read_file("/proc/self/mounts").find(" " + dir + " ") != std::string::npos;
+}
 
 // One fakegpud per test, on its own temporary directory.
 class Fakegpud : public ::testing::Test {
@@ -104,7 +106,9 @@ TEST_F(Fakegpud, ClientPassesEveryCheck) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("ALL CHECKS PASSED (14 passed, 1 skipped)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("SKIP  fence-mmap    no fence page on this device: mmap -> ENODEV"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SKIP  fence-mmap    no fence page on this device: mmap -> ENODEV"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(Fakegpud, StaticClientPassesToo) {
@@ -157,16 +161,19 @@ TEST_F(Fakegpud, SigtermUnmountsCleanly) {
 
 TEST_F(Fakegpud, StraceShowsTheCurriculumsFirstIoctls) {
   if (system("command -v strace >/dev/null 2>&1") != 0) GTEST_SKIP() << "strace is not installed";
-  const auto r = run_program("fakegpu-client", "--device " + device_, gpulab_test::Stderr::kMerged,
-                             "ASAN_OPTIONS=detect_leaks=0 strace -e trace=ioctl -e signal=none");  // LSan cannot run under ptrace
+  const auto r = run_program(
+      "fakegpu-client", "--device " + device_, gpulab_test::Stderr::kMerged,
+      "ASAN_OPTIONS=detect_leaks=0 strace -e trace=ioctl -e signal=none");  // LSan cannot run under
+                                                                            // ptrace
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // The first four ioctls are INFO, ALLOC(1 MiB), SUBMIT, WAIT — raw _IOC lines, magic 0x46 'F'.
   std::vector<std::string> ioctls;
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("ioctl(", 0) == 0) ioctls.push_back(line);
-  const char* want[] = {"_IOC(_IOC_READ, 0x46, 0, 0x60)", "_IOC(_IOC_READ|_IOC_WRITE, 0x46, 0x1, 0x10)",
-                        "_IOC(_IOC_READ|_IOC_WRITE, 0x46, 0x3, 0x10)", "_IOC(_IOC_WRITE, 0x46, 0x4, 0x10)"};
+  const char* want[] = {
+      "_IOC(_IOC_READ, 0x46, 0, 0x60)", "_IOC(_IOC_READ|_IOC_WRITE, 0x46, 0x1, 0x10)",
+      "_IOC(_IOC_READ|_IOC_WRITE, 0x46, 0x3, 0x10)", "_IOC(_IOC_WRITE, 0x46, 0x4, 0x10)"};
   ASSERT_GE(ioctls.size(), 4u) << r.out;
   for (std::size_t i = 0; i < 4; ++i) {
     EXPECT_NE(ioctls[i].find(want[i]), std::string::npos) << ioctls[i];
@@ -177,7 +184,9 @@ TEST_F(Fakegpud, StraceShowsTheCurriculumsFirstIoctls) {
 TEST(FakegpuCli, BadUsageAndMissingDevices) {
   auto r = run_program("fakegpu-client", "--device /nonexistent/fakegpu");
   EXPECT_EQ(r.exit_code, 77);
-  EXPECT_NE(r.err.find("fakegpu-client: SKIPPED: /nonexistent/fakegpu does not exist"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fakegpu-client: SKIPPED: /nonexistent/fakegpu does not exist"),
+            std::string::npos)
+      << r.err;
   r = run_program("fakegpu-client", "--device /tmp");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("fakegpu-client: error: /tmp is a directory"), std::string::npos) << r.err;

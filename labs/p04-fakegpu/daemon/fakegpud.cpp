@@ -11,6 +11,7 @@
 // FAKEGPU_INFO_F_FENCE_MMAP. Also, an ioctl whose copy-out fails (EFAULT
 // after the daemon answered) cannot be rolled back here.
 #define FUSE_USE_VERSION 35
+#include <fmt/core.h>
 #include <fuse_lowlevel.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,7 +19,6 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
-#include <fmt/core.h>
 #include <string>
 #include <vector>
 
@@ -86,12 +86,16 @@ void fg_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
     const char* name;
     fuse_ino_t ino;
   };
-  const Entry entries[] = {{".", kRootIno}, {"..", kRootIno}, {FAKEGPU_DEVICE_NAME, kDeviceIno}, {kStatsName, kStatsIno}};
+  const Entry entries[] = {{".", kRootIno},
+                           {"..", kRootIno},
+                           {FAKEGPU_DEVICE_NAME, kDeviceIno},
+                           {kStatsName, kStatsIno}};
   std::vector<char> buf(size);
   size_t used = 0;
   for (off_t i = off; i < static_cast<off_t>(std::size(entries)); ++i) {
     const struct stat st = attr_of(entries[i].ino);
-    const size_t need = fuse_add_direntry(req, buf.data() + used, size - used, entries[i].name, &st, i + 1);
+    const size_t need =
+        fuse_add_direntry(req, buf.data() + used, size - used, entries[i].name, &st, i + 1);
     if (need > size - used) break;
     used += need;
   }
@@ -146,19 +150,23 @@ void fg_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   fuse_reply_buf(req, text + start, std::min(size, len - start));
 }
 
-void fg_interrupt(fuse_req_t, void* data) { static_cast<fakegpu::CoreDevice*>(data)->wake_all(); }
+void fg_interrupt(fuse_req_t, void* data) {
+  static_cast<fakegpu::CoreDevice*>(data)->wake_all();
+}
 
-void fg_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void*, fuse_file_info* fi, unsigned flags,
-              const void* in_buf, size_t in_bufsz, size_t out_bufsz) {
+void fg_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void*, fuse_file_info* fi,
+              unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz) {
   if (ino != kDeviceIno) {
     fuse_reply_err(req, ENOTTY);
     return;
   }
   if ((flags & FUSE_IOCTL_COMPAT) != 0) {
-    fuse_reply_err(req, ENOSYS);  // 32-bit callers: the ABI is identical, but say so before claiming it
+    fuse_reply_err(req,
+                   ENOSYS);  // 32-bit callers: the ABI is identical, but say so before claiming it
     return;
   }
-  // validate: our five commands only; the kernel copied exactly _IOC_SIZE bytes in and will copy them out.
+  // validate: our five commands only; the kernel copied exactly _IOC_SIZE bytes in and will copy
+  // them out.
   const long size = fg_cmd_size(cmd);
   if (size < 0) {
     fuse_reply_err(req, ENOTTY);
@@ -175,7 +183,8 @@ void fg_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void*, fuse_file
   if (writes) std::memcpy(buf.data(), in_buf, n);
   // act
   fuse_req_interrupt_func(req, fg_interrupt, g_core);
-  const long rc = g_core->ioctl(fi->fh, cmd, buf.data(), [req] { return fuse_req_interrupted(req) != 0; });
+  const long rc =
+      g_core->ioctl(fi->fh, cmd, buf.data(), [req] { return fuse_req_interrupted(req) != 0; });
   if (rc < 0) {
     fuse_reply_err(req, static_cast<int>(-rc));
     return;
@@ -188,7 +197,8 @@ void fg_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void*, fuse_file
 int main(int argc, char** argv) {
   CLI::App app{
       "fakegpud: the fakegpu device in user space, served through FUSE.\n"
-      "`fakegpud MOUNTDIR` makes MOUNTDIR/fakegpu take the module's open/ioctl ABI; SIGTERM unmounts.",
+      "`fakegpud MOUNTDIR` makes MOUNTDIR/fakegpu take the module's open/ioctl ABI; SIGTERM "
+      "unmounts.",
       "fakegpud"};
   std::string mountdir;
   bool foreground = false;
@@ -197,19 +207,26 @@ int main(int argc, char** argv) {
   std::uint32_t max_handles = FG_DEFAULT_MAX_HANDLES;
   bool debug = false;
   app.add_option("MOUNTDIR", mountdir, "an existing empty directory to mount on")->required();
-  app.add_flag("-f,--foreground", foreground, "stay in the foreground (default: daemonize once mounted)");
-  app.add_option("--mem-total-mb", mem_total_mb, "device pool (MiB)")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_flag("-f,--foreground", foreground,
+               "stay in the foreground (default: daemonize once mounted)");
+  app.add_option("--mem-total-mb", mem_total_mb, "device pool (MiB)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   app.add_option("--ctx-quota-mb", ctx_quota_mb, "per-fd quota (MiB), <= the pool")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--max-handles", max_handles, "buffers per fd")->capture_default_str()->check(CLI::Range(1, 65536));
+  app.add_option("--max-handles", max_handles, "buffers per fd")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
   app.add_flag("--debug", debug, "print every FUSE request (libfuse -d)");
 
   return gpulab::run_program("fakegpud", app, argc, argv, [&]() -> int {
-    if (ctx_quota_mb > mem_total_mb) throw gpulab::UsageError("--ctx-quota-mb must not exceed --mem-total-mb");
+    if (ctx_quota_mb > mem_total_mb)
+      throw gpulab::UsageError("--ctx-quota-mb must not exceed --mem-total-mb");
     struct stat st {};
     if (::stat(mountdir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      throw gpulab::UsageError(mountdir + " is not a directory: create it first (mkdir -p " + mountdir + ")");
+      throw gpulab::UsageError(mountdir + " is not a directory: create it first (mkdir -p " +
+                               mountdir + ")");
     if (::access("/dev/fuse", R_OK | W_OK) != 0)
       throw gpulab::Unsupported("/dev/fuse is not available (no FUSE in this kernel or container)");
 
@@ -229,8 +246,10 @@ int main(int argc, char** argv) {
     ops.read = fg_read;
     ops.ioctl = fg_ioctl;
 
-    std::vector<std::string> opts = {"fakegpud", "-o", "fsname=fakegpu,subtype=fakegpu,default_permissions"};
-    if (geteuid() == 0) opts.back() += ",allow_other";  // containers and other users may open it, as /dev/fakegpu
+    std::vector<std::string> opts = {"fakegpud", "-o",
+                                     "fsname=fakegpu,subtype=fakegpu,default_permissions"};
+    if (geteuid() == 0)
+      opts.back() += ",allow_other";  // containers and other users may open it, as /dev/fakegpu
     if (debug) opts.emplace_back("-d");
     std::vector<char*> cargv;
     for (auto& o : opts) cargv.push_back(o.data());
@@ -249,10 +268,11 @@ int main(int argc, char** argv) {
     if (fuse_session_mount(se, mountdir.c_str()) != 0) {
       fuse_remove_signal_handlers(se);
       fuse_session_destroy(se);
-      throw gpulab::Unsupported("cannot mount FUSE on " + mountdir + " (needs root or fusermount3)");
+      throw gpulab::Unsupported("cannot mount FUSE on " + mountdir +
+                                " (needs root or fusermount3)");
     }
-    fmt::print("fakegpud: serving {}/{} ({} MiB pool, {} MiB per fd, {} handles)\n", mountdir, FAKEGPU_DEVICE_NAME,
-               mem_total_mb, ctx_quota_mb, max_handles);
+    fmt::print("fakegpud: serving {}/{} ({} MiB pool, {} MiB per fd, {} handles)\n", mountdir,
+               FAKEGPU_DEVICE_NAME, mem_total_mb, ctx_quota_mb, max_handles);
     std::fflush(stdout);
     fuse_daemonize(foreground ? 1 : 0);
 
@@ -268,8 +288,10 @@ int main(int argc, char** argv) {
 
     const fg_stats s = core.stats();
     if (s.contexts != 0 || s.buffers != 0)
-      fmt::print(stderr, "fakegpud: warning: unmounted with {} contexts and {} buffers ({} bytes) still open\n",
-                 s.contexts, s.buffers, s.bytes_in_use);
+      fmt::print(
+          stderr,
+          "fakegpud: warning: unmounted with {} contexts and {} buffers ({} bytes) still open\n",
+          s.contexts, s.buffers, s.bytes_in_use);
     fmt::print(stderr, "fakegpud: unmounted {}\n", mountdir);
     // 0, -errno, or the number of the signal (SIGTERM/SIGINT/SIGHUP) that asked us to stop.
     if (rc < 0) throw gpulab::RunError(std::string("FUSE session failed: ") + std::strerror(-rc));

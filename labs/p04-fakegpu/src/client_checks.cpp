@@ -1,7 +1,5 @@
 #include "fakegpu/client_checks.hpp"
 
-#include "fakegpu/ioctls.hpp"
-
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
@@ -12,6 +10,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "fakegpu/ioctls.hpp"
 
 namespace fakegpu {
 
@@ -50,11 +50,14 @@ namespace {
 
 constexpr std::uint64_t kMiB = 1ull << 20;
 
-std::string u64(std::uint64_t v) { return std::to_string(v); }
+std::string u64(std::uint64_t v) {
+  return std::to_string(v);
+}
 
 class Checker : private Ioctls {
  public:
-  Checker(Device& dev, std::string path, std::FILE* out) : Ioctls(dev), path_(std::move(path)), out_(out) {}
+  Checker(Device& dev, std::string path, std::FILE* out)
+      : Ioctls(dev), path_(std::move(path)), out_(out) {}
 
   ClientReport run();
 
@@ -81,7 +84,9 @@ class Checker : private Ioctls {
 ClientReport Checker::run() {
   // 1. open
   const int fd = dev_.open(path_);
-  check("open", fd >= 0, fd >= 0 ? "open(" + path_ + ", O_RDWR) -> a context" : "open(" + path_ + "): " + errno_name(-fd));
+  check("open", fd >= 0,
+        fd >= 0 ? "open(" + path_ + ", O_RDWR) -> a context"
+                : "open(" + path_ + "): " + errno_name(-fd));
   if (fd < 0) return report_;
 
   // The curriculum's trace: INFO, ALLOC(1 MiB), SUBMIT, WAIT — nothing in between.
@@ -94,11 +99,13 @@ ClientReport Checker::run() {
   const int rc_wait = wait(fd, s1);
 
   // 2. info
-  check("info", rc_info == 0 && first.abi_version == FAKEGPU_ABI_VERSION && first.mem_total > 0 && first.ctx_used == 0 &&
-                    first.ctx_quota > 0 && first.ctx_quota <= first.mem_total,
+  check("info",
+        rc_info == 0 && first.abi_version == FAKEGPU_ABI_VERSION && first.mem_total > 0 &&
+            first.ctx_used == 0 && first.ctx_quota > 0 && first.ctx_quota <= first.mem_total,
         rc_info != 0 ? "INFO -> " + errno_name(-rc_info)
-                     : "abi_version " + u64(first.abi_version) + ", mem_total " + u64(first.mem_total >> 20) +
-                           " MiB, ctx_quota " + u64(first.ctx_quota >> 20) + " MiB, ctx_used " + u64(first.ctx_used));
+                     : "abi_version " + u64(first.abi_version) + ", mem_total " +
+                           u64(first.mem_total >> 20) + " MiB, ctx_quota " +
+                           u64(first.ctx_quota >> 20) + " MiB, ctx_used " + u64(first.ctx_used));
   if (rc_info != 0) {
     dev_.close(fd);
     return report_;
@@ -108,8 +115,8 @@ ClientReport Checker::run() {
   fakegpu_info after{};
   info(fd, &after);
   check("alloc", rc_alloc == 0 && h1 != 0 && after.ctx_used == kMiB && after.ctx_buffers == 1,
-        "ALLOC(1048576) -> " + errno_name(-rc_alloc) + ", handle " + (h1 != 0 ? "!= 0" : "0") + ", ctx_used " +
-            u64(after.ctx_used));
+        "ALLOC(1048576) -> " + errno_name(-rc_alloc) + ", handle " + (h1 != 0 ? "!= 0" : "0") +
+            ", ctx_used " + u64(after.ctx_used));
 
   // 4. seqno ordering: 1, then 2, 3
   std::uint64_t s2 = 0;
@@ -124,9 +131,11 @@ ClientReport Checker::run() {
   fakegpu_info fenced{};
   info(fd, &fenced);
   const int rw_future = wait(fd, s3 + 100);
-  check("wait-fence", rc_wait == 0 && rw3 == 0 && fenced.completed_seq >= s3 && rw_future == -EINVAL,
-        "WAIT(1) -> " + errno_name(-rc_wait) + ", WAIT(3) -> " + errno_name(-rw3) + " with completed_seq " +
-            u64(fenced.completed_seq) + ", WAIT(103) -> " + errno_name(-rw_future));
+  check("wait-fence",
+        rc_wait == 0 && rw3 == 0 && fenced.completed_seq >= s3 && rw_future == -EINVAL,
+        "WAIT(1) -> " + errno_name(-rc_wait) + ", WAIT(3) -> " + errno_name(-rw3) +
+            " with completed_seq " + u64(fenced.completed_seq) + ", WAIT(103) -> " +
+            errno_name(-rw_future));
 
   // 6. bad handles
   {
@@ -136,8 +145,8 @@ ClientReport Checker::run() {
     const int c = free_(fd, 0);
     const int d = free_(fd, 0xDEADBEEF);
     check("bad-handle", a == -EINVAL && b == -EINVAL && c == -EINVAL && d == -EINVAL,
-          "SUBMIT/FREE of 0 and 0xdeadbeef -> " + errno_name(-a) + " " + errno_name(-b) + " " + errno_name(-c) + " " +
-              errno_name(-d));
+          "SUBMIT/FREE of 0 and 0xdeadbeef -> " + errno_name(-a) + " " + errno_name(-b) + " " +
+              errno_name(-c) + " " + errno_name(-d));
   }
 
   // 7. oversized
@@ -147,8 +156,8 @@ ClientReport Checker::run() {
     const int b = alloc(fd, first.mem_total + 1, &h);
     const int c = alloc(fd, UINT64_MAX, &h);
     check("oversized", a == -EINVAL && b == -EINVAL && c == -EINVAL,
-          "ALLOC(0), ALLOC(mem_total+1), ALLOC(2^64-1) -> " + errno_name(-a) + " " + errno_name(-b) + " " +
-              errno_name(-c));
+          "ALLOC(0), ALLOC(mem_total+1), ALLOC(2^64-1) -> " + errno_name(-a) + " " +
+              errno_name(-b) + " " + errno_name(-c));
   }
 
   // 8. quota: fill this fd to the byte, one more byte is ENOSPC, nothing is lost
@@ -165,8 +174,9 @@ ClientReport Checker::run() {
     std::uint64_t seq = 0;
     const int c = submit(fd, h1, &seq);
     check("quota", a == 0 && b == -ENOSPC && full.ctx_used == full.ctx_quota && c == 0,
-          "ALLOC up to " + u64(full.ctx_used >> 20) + " MiB -> " + errno_name(-a) + ", one more byte -> " +
-              errno_name(-b) + ", old handle still SUBMITs -> " + errno_name(-c));
+          "ALLOC up to " + u64(full.ctx_used >> 20) + " MiB -> " + errno_name(-a) +
+              ", one more byte -> " + errno_name(-b) + ", old handle still SUBMITs -> " +
+              errno_name(-c));
     wait(fd, seq);
     free_(fd, h_fill);
   }
@@ -181,9 +191,11 @@ ClientReport Checker::run() {
     const int c = fd2 >= 0 ? submit(fd2, h1, &seq) : fd2;
     const int d = submit(fd, h1, &seq);
     wait(fd, seq);
-    check("isolation", a == 0 && other.ctx_used == 0 && other.submitted_seq == 0 && b == -EINVAL && c == -EINVAL && d == 0,
-          "fd2 sees ctx_used " + u64(other.ctx_used) + "; fd2 FREE/SUBMIT of fd1's handle -> " + errno_name(-b) + " " +
-              errno_name(-c) + "; fd1 still SUBMITs -> " + errno_name(-d));
+    check("isolation",
+          a == 0 && other.ctx_used == 0 && other.submitted_seq == 0 && b == -EINVAL &&
+              c == -EINVAL && d == 0,
+          "fd2 sees ctx_used " + u64(other.ctx_used) + "; fd2 FREE/SUBMIT of fd1's handle -> " +
+              errno_name(-b) + " " + errno_name(-c) + "; fd1 still SUBMITs -> " + errno_name(-d));
     if (fd2 >= 0) dev_.close(fd2);
   }
 
@@ -212,20 +224,24 @@ ClientReport Checker::run() {
     fakegpu_info mid{};
     info(fd, &mid);
     const int b = free_(fd, h);
-    check("double-free", busy_ok && a == 0 && b == -EINVAL && mid.ctx_used + (busy == 0 ? 0 : kMiB) == before.ctx_used,
-          "FREE of a busy buffer -> " + errno_name(-busy) + ", after WAIT -> " + errno_name(-a) + ", again -> " +
-              errno_name(-b));
+    check("double-free",
+          busy_ok && a == 0 && b == -EINVAL &&
+              mid.ctx_used + (busy == 0 ? 0 : kMiB) == before.ctx_used,
+          "FREE of a busy buffer -> " + errno_name(-busy) + ", after WAIT -> " + errno_name(-a) +
+              ", again -> " + errno_name(-b));
   }
 
   // 11. unknown commands and wrong encodings
   {
     unsigned char scratch[64] = {};
     const int a = dev_.ioctl(fd, _IO('F', 99), nullptr);
-    const int b = dev_.ioctl(fd, _IOWR('F', 1, std::uint64_t), scratch);  // ALLOC's number, 8-byte size
-    const int c = dev_.ioctl(fd, _IOR('F', 2, struct fakegpu_free), scratch);  // FREE's number, wrong direction
+    const int b =
+        dev_.ioctl(fd, _IOWR('F', 1, std::uint64_t), scratch);  // ALLOC's number, 8-byte size
+    const int c = dev_.ioctl(fd, _IOR('F', 2, struct fakegpu_free),
+                             scratch);  // FREE's number, wrong direction
     check("unknown-cmd", a == -ENOTTY && b == -ENOTTY && c == -ENOTTY,
-          "_IO('F',99), ALLOC with size 8, FREE as _IOR -> " + errno_name(-a) + " " + errno_name(-b) + " " +
-              errno_name(-c));
+          "_IO('F',99), ALLOC with size 8, FREE as _IOR -> " + errno_name(-a) + " " +
+              errno_name(-b) + " " + errno_name(-c));
   }
 
   // 12. bad pointers
@@ -235,7 +251,8 @@ ClientReport Checker::run() {
     fakegpu_info still{};
     info(fd, &still);
     check("bad-pointer", a == -EFAULT && b == -EFAULT && still.ctx_buffers == 1,
-          "INFO(NULL), ALLOC((void*)1) -> " + errno_name(-a) + " " + errno_name(-b) + ", nothing allocated");
+          "INFO(NULL), ALLOC((void*)1) -> " + errno_name(-a) + " " + errno_name(-b) +
+              ", nothing allocated");
   }
 
   // 14 (extension 3). fence page
@@ -247,10 +264,12 @@ ClientReport Checker::run() {
     const int fd3 = dev_.open(path_);
     fakegpu_info fresh{};
     const int a = fd3 >= 0 ? info(fd3, &fresh) : fd3;
-    check("release", a == 0 && fresh.ctx_used == 0 && fresh.submitted_seq == 0 &&
-                         fresh.dev_mem_used == first.dev_mem_used && fresh.dev_buffers == first.dev_buffers,
-          "close with 1 MiB held, reopen -> ctx_used " + u64(fresh.ctx_used) + ", device bytes in use " +
-              u64(fresh.dev_mem_used) + " (was " + u64(first.dev_mem_used) + ")");
+    check("release",
+          a == 0 && fresh.ctx_used == 0 && fresh.submitted_seq == 0 &&
+              fresh.dev_mem_used == first.dev_mem_used && fresh.dev_buffers == first.dev_buffers,
+          "close with 1 MiB held, reopen -> ctx_used " + u64(fresh.ctx_used) +
+              ", device bytes in use " + u64(fresh.dev_mem_used) + " (was " +
+              u64(first.dev_mem_used) + ")");
     if (fd3 >= 0) dev_.close(fd3);
   }
 
@@ -267,8 +286,9 @@ void Checker::fence_mmap_check(int fd, const fakegpu_info& first) {
       dev_.munmap(page, FAKEGPU_FENCE_PAGE_SIZE);
       check("fence-mmap", false, "INFO says no fence page, but mmap succeeded");
     } else {
-      record("fence-mmap", Verdict::kSkip, "no fence page on this device: mmap -> " + errno_name(err) +
-                                               " (FUSE cannot share a page; the kernel module can)");
+      record("fence-mmap", Verdict::kSkip,
+             "no fence page on this device: mmap -> " + errno_name(err) +
+                 " (FUSE cannot share a page; the kernel module can)");
     }
     return;
   }
@@ -284,17 +304,22 @@ void Checker::fence_mmap_check(int fd, const fakegpu_info& first) {
   const int rs = submit(fd, h, &seq);
   const long polls = rs == 0 ? poll_fence(dev_, fd, page, seq) : -EINVAL;
   int werr = 0;
-  void* writable = dev_.mmap(fd, FAKEGPU_FENCE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &werr);
+  void* writable =
+      dev_.mmap(fd, FAKEGPU_FENCE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &werr);
   if (writable != nullptr) dev_.munmap(writable, FAKEGPU_FENCE_PAGE_SIZE);
   int oerr = 0;
-  void* offset = dev_.mmap(fd, FAKEGPU_FENCE_PAGE_SIZE, PROT_READ, MAP_SHARED, FAKEGPU_FENCE_PAGE_SIZE, &oerr);
+  void* offset =
+      dev_.mmap(fd, FAKEGPU_FENCE_PAGE_SIZE, PROT_READ, MAP_SHARED, FAKEGPU_FENCE_PAGE_SIZE, &oerr);
   if (offset != nullptr) dev_.munmap(offset, FAKEGPU_FENCE_PAGE_SIZE);
   dev_.munmap(page, FAKEGPU_FENCE_PAGE_SIZE);
   wait(fd, seq);
   free_(fd, h);
-  check("fence-mmap", polls > 0 && writable == nullptr && werr == EPERM && offset == nullptr && oerr == EINVAL,
-        "SUBMIT then poll the mapped completed_seq: " + std::string(polls > 0 ? "reached" : "never reached") +
-            " with no syscalls; PROT_WRITE -> " + errno_name(werr) + ", offset 4096 -> " + errno_name(oerr));
+  check("fence-mmap",
+        polls > 0 && writable == nullptr && werr == EPERM && offset == nullptr && oerr == EINVAL,
+        "SUBMIT then poll the mapped completed_seq: " +
+            std::string(polls > 0 ? "reached" : "never reached") +
+            " with no syscalls; PROT_WRITE -> " + errno_name(werr) + ", offset 4096 -> " +
+            errno_name(oerr));
 }
 
 void Checker::pool_check(const fakegpu_info& base) {
@@ -316,7 +341,8 @@ void Checker::pool_check(const fakegpu_info& base) {
     }
     fds.push_back(f);
     std::uint32_t h = 0;
-    const std::uint64_t want = std::min<std::uint64_t>(base.ctx_quota, base.mem_total - base.dev_mem_used - taken);
+    const std::uint64_t want =
+        std::min<std::uint64_t>(base.ctx_quota, base.mem_total - base.dev_mem_used - taken);
     last = alloc(f, want == 0 ? 1 : want, &h);
     if (last == 0) taken += want;
   }
@@ -329,9 +355,12 @@ void Checker::pool_check(const fakegpu_info& base) {
     info(probe, &after);
     dev_.close(probe);
   }
-  check("pool", last == -ENOMEM && full.dev_mem_used == base.mem_total && after.dev_mem_used == base.dev_mem_used,
-        u64(fds.size()) + " fds fill the " + u64(base.mem_total >> 20) + " MiB pool, the next ALLOC -> " +
-            errno_name(-last) + " (not ENOSPC: its own quota is untouched); closing them returns it");
+  check("pool",
+        last == -ENOMEM && full.dev_mem_used == base.mem_total &&
+            after.dev_mem_used == base.dev_mem_used,
+        u64(fds.size()) + " fds fill the " + u64(base.mem_total >> 20) +
+            " MiB pool, the next ALLOC -> " + errno_name(-last) +
+            " (not ENOSPC: its own quota is untouched); closing them returns it");
 }
 
 }  // namespace

@@ -16,14 +16,15 @@ fg_config default_config() {
 }
 
 std::uint64_t now_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
 }
 
 CoreDevice::CoreDevice(const fg_config& cfg) {
   if (fg_config_check(&cfg) != 0)
-    throw std::invalid_argument("fakegpu config: need 0 < ctx_quota <= mem_total and 1..65536 handles");
+    throw std::invalid_argument(
+        "fakegpu config: need 0 < ctx_quota <= mem_total and 1..65536 handles");
   ops_.zalloc = [](std::size_t n) -> void* { return std::calloc(1, n); };
   ops_.free = [](void* p) { std::free(p); };
   // mu_ is held around every core call, so the core's device lock has nothing to add.
@@ -67,7 +68,8 @@ fg_stats CoreDevice::stats() {
   return s;
 }
 
-long CoreDevice::ioctl(std::uint64_t id, unsigned int cmd, void* buf, const std::function<bool()>& interrupted) {
+long CoreDevice::ioctl(std::uint64_t id, unsigned int cmd, void* buf,
+                       const std::function<bool()>& interrupted) {
   std::unique_lock lock(mu_);
   auto it = contexts_.find(id);
   if (it == contexts_.end()) return -EBADF;

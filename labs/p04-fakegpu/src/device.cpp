@@ -16,25 +16,44 @@ namespace fakegpu {
 
 std::string errno_name(int err) {
   switch (err) {
-    case 0: return "0";
-    case EFAULT: return "EFAULT";
-    case ENOTTY: return "ENOTTY";
-    case EINVAL: return "EINVAL";
-    case ENOSPC: return "ENOSPC";
-    case ENOMEM: return "ENOMEM";
-    case EBUSY: return "EBUSY";
-    case EAGAIN: return "EAGAIN";
-    case ETIMEDOUT: return "ETIMEDOUT";
-    case EINTR: return "EINTR";
-    case EPERM: return "EPERM";
-    case EACCES: return "EACCES";
-    case ENODEV: return "ENODEV";
-    case EBADF: return "EBADF";
-    case ENOENT: return "ENOENT";
-    case ENXIO: return "ENXIO";
-    case EIO: return "EIO";
-    case ENOSYS: return "ENOSYS";
-    default: return "errno " + std::to_string(err);
+    case 0:
+      return "0";
+    case EFAULT:
+      return "EFAULT";
+    case ENOTTY:
+      return "ENOTTY";
+    case EINVAL:
+      return "EINVAL";
+    case ENOSPC:
+      return "ENOSPC";
+    case ENOMEM:
+      return "ENOMEM";
+    case EBUSY:
+      return "EBUSY";
+    case EAGAIN:
+      return "EAGAIN";
+    case ETIMEDOUT:
+      return "ETIMEDOUT";
+    case EINTR:
+      return "EINTR";
+    case EPERM:
+      return "EPERM";
+    case EACCES:
+      return "EACCES";
+    case ENODEV:
+      return "ENODEV";
+    case EBADF:
+      return "EBADF";
+    case ENOENT:
+      return "ENOENT";
+    case ENXIO:
+      return "ENXIO";
+    case EIO:
+      return "EIO";
+    case ENOSYS:
+      return "ENOSYS";
+    default:
+      return "errno " + std::to_string(err);
   }
 }
 
@@ -48,7 +67,9 @@ class SystemDevice final : public Device {
     return fd >= 0 ? fd : -errno;
   }
   int close(int fd) override { return ::close(fd) == 0 ? 0 : -errno; }
-  int ioctl(int fd, unsigned long cmd, void* arg) override { return ::ioctl(fd, cmd, arg) == 0 ? 0 : -errno; }
+  int ioctl(int fd, unsigned long cmd, void* arg) override {
+    return ::ioctl(fd, cmd, arg) == 0 ? 0 : -errno;
+  }
   void* mmap(int fd, std::size_t len, int prot, int flags, off_t offset, int* err) override {
     void* p = ::mmap(nullptr, len, prot, flags, fd, offset);
     if (p == MAP_FAILED) {
@@ -63,7 +84,9 @@ class SystemDevice final : public Device {
 
 // Pointers the kernel would refuse: the first page. Anything else the sim
 // must trust (it cannot probe this process's mappings without syscalls).
-bool bad_pointer(const void* p) { return reinterpret_cast<std::uintptr_t>(p) < 4096; }
+bool bad_pointer(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) < 4096;
+}
 
 class SimDevice final : public Device {
  public:
@@ -127,7 +150,11 @@ class SimDevice final : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_system_device() { return std::make_unique<SystemDevice>(); }
-std::unique_ptr<Device> make_sim_device(const fg_config& cfg) { return std::make_unique<SimDevice>(cfg); }
+std::unique_ptr<Device> make_system_device() {
+  return std::make_unique<SystemDevice>();
+}
+std::unique_ptr<Device> make_sim_device(const fg_config& cfg) {
+  return std::make_unique<SimDevice>(cfg);
+}
 
 }  // namespace fakegpu

@@ -1,7 +1,3 @@
-#include "fakegpu/evil.hpp"
-
-#include "fakegpu/ioctls.hpp"
-
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -14,11 +10,18 @@
 #include <thread>
 #include <vector>
 
+#include "fakegpu/evil.hpp"
+#include "fakegpu/ioctls.hpp"
+
 namespace fakegpu {
 namespace {
 
-std::string u64(std::uint64_t v) { return std::to_string(v); }
-std::string e(int rc) { return errno_name(-rc); }
+std::string u64(std::uint64_t v) {
+  return std::to_string(v);
+}
+std::string e(int rc) {
+  return errno_name(-rc);
+}
 
 class Evil : private Ioctls {
  public:
@@ -77,7 +80,8 @@ void Evil::handles(int fd) {
   const int f = other >= 0 ? free_(other, foreign) : -EBADF;
   const int l = free_(fd, live);
   check("bad-handles", ok && f == 0 && l == 0,
-        "SUBMIT/FREE of 0, 2^32-1, freed, foreign, never-issued -> " + detail + "; owner frees foreign -> " + e(f));
+        "SUBMIT/FREE of 0, 2^32-1, freed, foreign, never-issued -> " + detail +
+            "; owner frees foreign -> " + e(f));
   if (other >= 0) dev_.close(other);
 }
 
@@ -96,9 +100,11 @@ void Evil::sizes(int fd) {
   free_(fd, one);
   fakegpu_info after{};
   info(fd, &after);
-  check("sizes", a == -EINVAL && b == -EINVAL && c == -EINVAL && d == -ENOSPC && g == -ENOSPC && after.ctx_used == 0,
-        "0, 2^64-1, wrapping ctx_used+size -> " + e(a) + " " + e(b) + " " + e(c) + "; quota+1, mem_total -> " + e(d) +
-            " " + e(g) + "; ctx_used " + u64(after.ctx_used));
+  check("sizes",
+        a == -EINVAL && b == -EINVAL && c == -EINVAL && d == -ENOSPC && g == -ENOSPC &&
+            after.ctx_used == 0,
+        "0, 2^64-1, wrapping ctx_used+size -> " + e(a) + " " + e(b) + " " + e(c) +
+            "; quota+1, mem_total -> " + e(d) + " " + e(g) + "; ctx_used " + u64(after.ctx_used));
 }
 
 void Evil::reserved(int fd) {
@@ -128,8 +134,8 @@ void Evil::closed_fds() {
   const int c = free_(fd2, h);
   info(fd2, &i);
   check("closed-fd", a == -EBADF && b == -EINVAL && c == -EINVAL && i.ctx_used == 0,
-        "INFO on a closed fd -> " + e(a) + "; old handle on the reopened fd" + (fd2 == fd ? " (same number)" : "") +
-            " -> " + e(b) + " " + e(c));
+        "INFO on a closed fd -> " + e(a) + "; old handle on the reopened fd" +
+            (fd2 == fd ? " (same number)" : "") + " -> " + e(b) + " " + e(c));
   dev_.close(fd2);
 }
 
@@ -167,14 +173,17 @@ void Evil::race_submit() {
   std::sort(all.begin(), all.end());
   bool contiguous = all.size() == static_cast<std::size_t>(2 * per_thread_);
   for (std::size_t i = 0; contiguous && i < all.size(); ++i) contiguous = all[i] == i + 1;
-  const bool each_ordered = std::is_sorted(seqs[0].begin(), seqs[0].end()) && std::is_sorted(seqs[1].begin(), seqs[1].end());
+  const bool each_ordered = std::is_sorted(seqs[0].begin(), seqs[0].end()) &&
+                            std::is_sorted(seqs[1].begin(), seqs[1].end());
   const int w = all.empty() ? -EINVAL : wait(fd, all.back());
   fakegpu_info i{};
   info(fd, &i);
-  check("race-submit", errors.load() == 0 && contiguous && each_ordered && w == 0 &&
-                           i.completed_seq == static_cast<std::uint64_t>(2 * per_thread_),
-        "2 threads x " + u64(static_cast<std::uint64_t>(per_thread_)) + " SUBMITs on one fd -> seqnos 1.." +
-            u64(all.empty() ? 0 : all.back()) + (contiguous ? ", each once" : ", NOT contiguous") +
+  check("race-submit",
+        errors.load() == 0 && contiguous && each_ordered && w == 0 &&
+            i.completed_seq == static_cast<std::uint64_t>(2 * per_thread_),
+        "2 threads x " + u64(static_cast<std::uint64_t>(per_thread_)) +
+            " SUBMITs on one fd -> seqnos 1.." + u64(all.empty() ? 0 : all.back()) +
+            (contiguous ? ", each once" : ", NOT contiguous") +
             ", increasing per thread; WAIT(last) -> " + e(w));
   dev_.close(fd);
 }
@@ -218,8 +227,10 @@ void Evil::race_free_submit() {
   bool submit_ok = !submit_rcs.empty() && submit_rcs.front() == 0;
   bool seen_einval = false;
   for (int rc : submit_rcs) {
-    if (rc == -EINVAL) seen_einval = true;
-    else if (rc != 0 || seen_einval) submit_ok = false;
+    if (rc == -EINVAL)
+      seen_einval = true;
+    else if (rc != 0 || seen_einval)
+      submit_ok = false;
   }
   bool free_ok = !free_rcs.empty() && free_rcs.back() == 0;
   for (std::size_t i = 0; i + 1 < free_rcs.size(); ++i) free_ok = free_ok && free_rcs[i] == -EBUSY;
@@ -228,15 +239,20 @@ void Evil::race_free_submit() {
   fakegpu_info i{};
   info(fd, &i);
   check("race-free-submit", submit_ok && free_ok && after == -EINVAL && i.ctx_buffers == 0,
-        "FREE racing SUBMIT: FREE -> EBUSY x" + u64(free_rcs.empty() ? 0 : free_rcs.size() - 1) + " then " +
-            (free_rcs.empty() ? std::string("nothing") : e(free_rcs.back())) + "; later SUBMIT -> " + e(after));
+        "FREE racing SUBMIT: FREE -> EBUSY x" + u64(free_rcs.empty() ? 0 : free_rcs.size() - 1) +
+            " then " + (free_rcs.empty() ? std::string("nothing") : e(free_rcs.back())) +
+            "; later SUBMIT -> " + e(after));
   dev_.close(fd);
 }
 
 void Evil::commands(int fd) {
   std::vector<unsigned char> big(16384, 0);
-  const unsigned long cmds[] = {_IO('F', 99), _IOWR('F', 1, std::uint64_t), _IOW('F', 0, struct fakegpu_info),
-                                _IOWR('F', 5, struct fakegpu_wait), _IO('G', 1), 0xdeadbeefUL};
+  const unsigned long cmds[] = {_IO('F', 99),
+                                _IOWR('F', 1, std::uint64_t),
+                                _IOW('F', 0, struct fakegpu_info),
+                                _IOWR('F', 5, struct fakegpu_wait),
+                                _IO('G', 1),
+                                0xdeadbeefUL};
   bool ok = true;
   std::string detail;
   for (unsigned long c : cmds) {
@@ -251,7 +267,8 @@ void Evil::pointers(int fd) {
   const long page = sysconf(_SC_PAGESIZE);
   const auto psize = static_cast<std::size_t>(page);
   // Two pages: the first readable, the second PROT_NONE, so a struct can straddle into nothing.
-  void* map = ::mmap(nullptr, 2 * psize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* map =
+      ::mmap(nullptr, 2 * psize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED) {
     skip("bad-pointers", "cannot map a guard page");
     return;
@@ -261,8 +278,8 @@ void Evil::pointers(int fd) {
   char* straddle = guard - 4;  // every struct is at least 8 bytes: half of it is unmapped
   void* kernel_addr = reinterpret_cast<void*>(0xffffffff81000000UL);
   void* ro = ::mmap(nullptr, psize, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  const unsigned long cmds[] = {FAKEGPU_IOC_INFO, FAKEGPU_IOC_ALLOC, FAKEGPU_IOC_FREE, FAKEGPU_IOC_SUBMIT,
-                                FAKEGPU_IOC_WAIT};
+  const unsigned long cmds[] = {FAKEGPU_IOC_INFO, FAKEGPU_IOC_ALLOC, FAKEGPU_IOC_FREE,
+                                FAKEGPU_IOC_SUBMIT, FAKEGPU_IOC_WAIT};
   void* ptrs[] = {nullptr, reinterpret_cast<void*>(1), guard, straddle, kernel_addr};
   // The in-process device cannot probe mappings: only NULL and 1 for it.
   const std::size_t nptrs = dev_.checks_every_pointer() ? 5 : 2;
@@ -273,7 +290,8 @@ void Evil::pointers(int fd) {
       ++total;
       ok += dev_.ioctl(fd, c, ptrs[k]) == -EFAULT ? 1 : 0;
     }
-  // INFO and ALLOC write back: a read-only buffer must fail too, and ALLOC must not leak the buffer it made.
+  // INFO and ALLOC write back: a read-only buffer must fail too, and ALLOC must not leak the buffer
+  // it made.
   fakegpu_info before{};
   info(fd, &before);
   int ro_rc = 0;
@@ -289,7 +307,7 @@ void Evil::pointers(int fd) {
   check("bad-pointers", ok == total && after.ctx_buffers == before.ctx_buffers,
         u64(static_cast<std::uint64_t>(ok)) + "/" + u64(static_cast<std::uint64_t>(total)) +
             (nptrs == 5 ? " of NULL, 1, guard page, straddling, kernel address, read-only -> EFAULT"
-                         : " of NULL and (void*)1 -> EFAULT"));
+                        : " of NULL and (void*)1 -> EFAULT"));
 }
 
 void Evil::wait_cases(int fd) {
@@ -334,10 +352,11 @@ void Evil::mmap_cases(int fd, const fakegpu_info& base) {
     off_t off;
     int want;
   };
-  const Case cases[] = {{FAKEGPU_FENCE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, 0, EPERM},
-                        {2 * FAKEGPU_FENCE_PAGE_SIZE, PROT_READ, MAP_SHARED, 0, EINVAL},
-                        {FAKEGPU_FENCE_PAGE_SIZE, PROT_READ, MAP_SHARED, FAKEGPU_FENCE_PAGE_SIZE, EINVAL},
-                        {FAKEGPU_FENCE_PAGE_SIZE, PROT_READ | PROT_EXEC, MAP_SHARED, 0, EPERM}};
+  const Case cases[] = {
+      {FAKEGPU_FENCE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, 0, EPERM},
+      {2 * FAKEGPU_FENCE_PAGE_SIZE, PROT_READ, MAP_SHARED, 0, EINVAL},
+      {FAKEGPU_FENCE_PAGE_SIZE, PROT_READ, MAP_SHARED, FAKEGPU_FENCE_PAGE_SIZE, EINVAL},
+      {FAKEGPU_FENCE_PAGE_SIZE, PROT_READ | PROT_EXEC, MAP_SHARED, 0, EPERM}};
   bool ok = true;
   std::string detail;
   for (const Case& c : cases) {
@@ -356,8 +375,8 @@ void Evil::mmap_cases(int fd, const fakegpu_info& base) {
     dev_.munmap(p, FAKEGPU_FENCE_PAGE_SIZE);
   }
   check("mmap", ok && p != nullptr && mp == EACCES,
-        "write, 2 pages, offset 4096, exec -> " + detail + "; mprotect(PROT_WRITE) of the read-only page -> " +
-            errno_name(mp));
+        "write, 2 pages, offset 4096, exec -> " + detail +
+            "; mprotect(PROT_WRITE) of the read-only page -> " + errno_name(mp));
 }
 
 ClientReport Evil::run() {
@@ -389,18 +408,21 @@ ClientReport Evil::run() {
   const int probe = dev_.open(path_);
   fakegpu_info end{};
   const int r = probe >= 0 ? info(probe, &end) : probe;
-  check("no-leak", r == 0 && end.dev_mem_used == base.dev_mem_used && end.dev_buffers == base.dev_buffers &&
-                       end.dev_contexts == base.dev_contexts,
-        "fresh fd: device bytes in use " + u64(end.dev_mem_used) + " (was " + u64(base.dev_mem_used) + "), buffers " +
-            u64(end.dev_buffers) + " (was " + u64(base.dev_buffers) + "), open fds " + u64(end.dev_contexts) +
-            " (was " + u64(base.dev_contexts) + ")");
+  check("no-leak",
+        r == 0 && end.dev_mem_used == base.dev_mem_used && end.dev_buffers == base.dev_buffers &&
+            end.dev_contexts == base.dev_contexts,
+        "fresh fd: device bytes in use " + u64(end.dev_mem_used) + " (was " +
+            u64(base.dev_mem_used) + "), buffers " + u64(end.dev_buffers) + " (was " +
+            u64(base.dev_buffers) + "), open fds " + u64(end.dev_contexts) + " (was " +
+            u64(base.dev_contexts) + ")");
   if (probe >= 0) dev_.close(probe);
   return report_;
 }
 
 }  // namespace
 
-ClientReport run_evil_cases(Device& dev, const std::string& path, std::FILE* out, int submits_per_thread) {
+ClientReport run_evil_cases(Device& dev, const std::string& path, std::FILE* out,
+                            int submits_per_thread) {
   Evil evil(dev, path, out, submits_per_thread);
   return evil.run();
 }

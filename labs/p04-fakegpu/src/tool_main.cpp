@@ -18,20 +18,28 @@ int tool_main(Tool tool, int argc, char** argv) {
   const bool evil = tool == Tool::kEvil;
   const bool bench = tool == Tool::kBench;
   const char* prog = bench ? "fakegpu-bench" : evil ? "fakegpu-evil" : "fakegpu-client";
-  CLI::App app{bench ? "fakegpu-bench: waits per second, ioctl WAIT vs polling the mmap'd fence page, and the ioctl\n"
-                       "round trip, on a device file (the module in the VM, or fakegpud). Machine-dependent numbers."
-               : evil ? "fakegpu-evil: the adversarial client. Bad, freed and foreign handles, absurd sizes, closed fds,\n"
-                      "racing threads, unknown commands, bad pointers: every case must fail cleanly and leak nothing."
-                    : "fakegpu-client: the test suite of a fakegpu device (the kernel module or fakegpud).\n"
-                      "INFO, ALLOC(1 MiB), SUBMIT, WAIT first, then one PASS/FAIL line per check.",
-               prog};
+  CLI::App app{
+      bench ? "fakegpu-bench: waits per second, ioctl WAIT vs polling the mmap'd fence page, and "
+              "the ioctl\n"
+              "round trip, on a device file (the module in the VM, or fakegpud). Machine-dependent "
+              "numbers."
+      : evil
+          ? "fakegpu-evil: the adversarial client. Bad, freed and foreign handles, absurd sizes, "
+            "closed fds,\n"
+            "racing threads, unknown commands, bad pointers: every case must fail cleanly and leak "
+            "nothing."
+          : "fakegpu-client: the test suite of a fakegpu device (the kernel module or fakegpud).\n"
+            "INFO, ALLOC(1 MiB), SUBMIT, WAIT first, then one PASS/FAIL line per check.",
+      prog};
   std::string device = "/dev/fakegpu";
   bool sim = false;
   bool json = false;
   int per_thread = 400;
-  app.add_option("--device", device, "device file: /dev/fakegpu (module) or MOUNTDIR/fakegpu (fakegpud)")
+  app.add_option("--device", device,
+                 "device file: /dev/fakegpu (module) or MOUNTDIR/fakegpu (fakegpud)")
       ->capture_default_str();
-  app.add_flag("--sim", sim, "run against the device core in this process instead of a device file");
+  app.add_flag("--sim", sim,
+               "run against the device core in this process instead of a device file");
   app.add_flag("--json", json, "print the results as one JSON document");
   std::uint64_t iterations = 20000;
   int fresh_jobs = 20;
@@ -39,7 +47,9 @@ int tool_main(Tool tool, int argc, char** argv) {
     app.add_option("--iterations", iterations, "ioctls per repetition (polls: 100x)")
         ->capture_default_str()
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000000}));
-    app.add_option("--jobs", fresh_jobs, "fresh 10 ms jobs to wait for each way")->capture_default_str()->check(CLI::Range(1, 10000));
+    app.add_option("--jobs", fresh_jobs, "fresh 10 ms jobs to wait for each way")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 10000));
   }
   if (evil)
     app.add_option("--race-submits", per_thread, "SUBMITs per racing thread")
@@ -64,17 +74,19 @@ int tool_main(Tool tool, int argc, char** argv) {
       const int err = errno;
       if (err == ENOENT) {
         std::fprintf(stderr,
-                     "%s: SKIPPED: %s does not exist: load the module (insmod fakegpu.ko) or start `fakegpud DIR` "
+                     "%s: SKIPPED: %s does not exist: load the module (insmod fakegpu.ko) or start "
+                     "`fakegpud DIR` "
                      "and pass --device DIR/fakegpu\n",
                      prog, device.c_str());
         return 77;
       }
-      std::fprintf(stderr, "%s: error: cannot stat %s: %s\n", prog, device.c_str(), errno_name(err).c_str());
+      std::fprintf(stderr, "%s: error: cannot stat %s: %s\n", prog, device.c_str(),
+                   errno_name(err).c_str());
       return 2;
     }
     if (S_ISDIR(st.st_mode)) {
-      std::fprintf(stderr, "%s: error: %s is a directory; pass the device file (e.g. %s/fakegpu)\n", prog,
-                   device.c_str(), device.c_str());
+      std::fprintf(stderr, "%s: error: %s is a directory; pass the device file (e.g. %s/fakegpu)\n",
+                   prog, device.c_str(), device.c_str());
       return 2;
     }
     dev = make_system_device();
@@ -88,7 +100,8 @@ int tool_main(Tool tool, int argc, char** argv) {
         j["program"] = prog;
         j["device"] = device;
         for (const auto& row : r.rows)
-          j["rows"].push_back({{"what", row.what}, {"calls", row.calls}, {"ns_per_call", row.ns_per_call}});
+          j["rows"].push_back(
+              {{"what", row.what}, {"calls", row.calls}, {"ns_per_call", row.ns_per_call}});
         j["fence_page"] = r.has_fence_page;
         j["poll_vs_ioctl"] = r.poll_vs_ioctl;
         j["job_wait_ioctl_ms"] = r.job_wait_ioctl_ms;
@@ -118,13 +131,16 @@ int tool_main(Tool tool, int argc, char** argv) {
     j["skipped"] = report.skipped();
     for (const auto& c : report.checks)
       j["checks"].push_back({{"name", c.name},
-                             {"verdict", c.verdict == Verdict::kPass ? "PASS" : c.verdict == Verdict::kFail ? "FAIL" : "SKIP"},
+                             {"verdict", c.verdict == Verdict::kPass   ? "PASS"
+                                         : c.verdict == Verdict::kFail ? "FAIL"
+                                                                       : "SKIP"},
                              {"detail", c.detail}});
     std::printf("%s\n", j.dump(2).c_str());
   } else if (report.all_passed()) {
     std::printf("ALL CHECKS PASSED (%d passed, %d skipped)\n", report.passed(), report.skipped());
   } else {
-    std::printf("FAIL: %d of %d checks failed\n", report.failed(), report.passed() + report.failed());
+    std::printf("FAIL: %d of %d checks failed\n", report.failed(),
+                report.passed() + report.failed());
   }
   return report.all_passed() ? 0 : 1;
 }

@@ -21,7 +21,8 @@ double median(std::vector<double> v) {
 }
 
 double ns_since(Clock::time_point t0) {
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+  return static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
 }
 
 void expect_ok(int rc, const char* what) {
@@ -30,7 +31,8 @@ void expect_ok(int rc, const char* what) {
 
 }  // namespace
 
-WaitBenchResult run_wait_bench(Device& dev, const std::string& path, std::uint64_t iterations, int fresh_jobs) {
+WaitBenchResult run_wait_bench(Device& dev, const std::string& path, std::uint64_t iterations,
+                               int fresh_jobs) {
   constexpr int kReps = 5;
   WaitBenchResult r;
   const int fd = dev.open(path);
@@ -50,10 +52,12 @@ WaitBenchResult run_wait_bench(Device& dev, const std::string& path, std::uint64
   std::vector<double> info_ns, wait_ns;
   for (int rep = 0; rep < kReps; ++rep) {
     auto t0 = Clock::now();
-    for (std::uint64_t i = 0; i < iterations; ++i) expect_ok(dev.ioctl(fd, FAKEGPU_IOC_INFO, &info), "INFO");
+    for (std::uint64_t i = 0; i < iterations; ++i)
+      expect_ok(dev.ioctl(fd, FAKEGPU_IOC_INFO, &info), "INFO");
     info_ns.push_back(ns_since(t0) / static_cast<double>(iterations));
     t0 = Clock::now();
-    for (std::uint64_t i = 0; i < iterations; ++i) expect_ok(dev.ioctl(fd, FAKEGPU_IOC_WAIT, &w), "WAIT");
+    for (std::uint64_t i = 0; i < iterations; ++i)
+      expect_ok(dev.ioctl(fd, FAKEGPU_IOC_WAIT, &w), "WAIT");
     wait_ns.push_back(ns_since(t0) / static_cast<double>(iterations));
   }
   r.rows.push_back({"ioctl INFO round trip", iterations * kReps, median(info_ns)});
@@ -77,7 +81,8 @@ WaitBenchResult run_wait_bench(Device& dev, const std::string& path, std::uint64
     }
     if (sink != polls * kReps) throw std::runtime_error("the fence page went backwards");
     r.rows.push_back({"mmap poll, signalled fence", polls * kReps, median(poll_ns)});
-    r.poll_vs_ioctl = r.rows.back().ns_per_call > 0 ? r.rows[1].ns_per_call / r.rows.back().ns_per_call : 0;
+    r.poll_vs_ioctl =
+        r.rows.back().ns_per_call > 0 ? r.rows[1].ns_per_call / r.rows.back().ns_per_call : 0;
   }
 
   // Fresh jobs: how long after SUBMIT each way of waiting returns (job latency is 10 ms).
@@ -91,7 +96,8 @@ WaitBenchResult run_wait_bench(Device& dev, const std::string& path, std::uint64
     if (page != nullptr) {
       t0 = Clock::now();
       expect_ok(dev.ioctl(fd, FAKEGPU_IOC_SUBMIT, &s), "SUBMIT");
-      if (poll_fence(dev, fd, page, s.seqno) < 0) throw std::runtime_error("the fence page never reached the job");
+      if (poll_fence(dev, fd, page, s.seqno) < 0)
+        throw std::runtime_error("the fence page never reached the job");
       by_poll.push_back(ns_since(t0) / 1e6);
     }
   }
@@ -110,8 +116,8 @@ WaitBenchResult run_wait_bench(Device& dev, const std::string& path, std::uint64
 void print_wait_bench(const WaitBenchResult& r, std::FILE* out) {
   std::fprintf(out, "%-30s %12s %12s %14s\n", "what", "calls", "ns/call", "per second");
   for (const auto& row : r.rows)
-    std::fprintf(out, "%-30s %12llu %12.1f %14.0f\n", row.what.c_str(), static_cast<unsigned long long>(row.calls),
-                 row.ns_per_call, row.per_second());
+    std::fprintf(out, "%-30s %12llu %12.1f %14.0f\n", row.what.c_str(),
+                 static_cast<unsigned long long>(row.calls), row.ns_per_call, row.per_second());
   if (r.has_fence_page)
     std::fprintf(out, "waits/s, mmap poll vs ioctl WAIT: %.0fx\n", r.poll_vs_ioctl);
   else

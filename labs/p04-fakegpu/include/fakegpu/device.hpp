@@ -17,8 +17,8 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual std::string name() const = 0;
-  virtual int open(const std::string& path) = 0;  // fd >= 0, or -errno
-  virtual int close(int fd) = 0;                  // 0 or -errno
+  virtual int open(const std::string& path) = 0;                // fd >= 0, or -errno
+  virtual int close(int fd) = 0;                                // 0 or -errno
   virtual int ioctl(int fd, unsigned long cmd, void* arg) = 0;  // 0 or -errno
   // The fence page; nullptr with *err = errno on failure.
   virtual void* mmap(int fd, std::size_t len, int prot, int flags, off_t offset, int* err) = 0;

@@ -12,6 +12,7 @@ namespace fakegpu {
 
 // Each case prints "PASS <case>  <detail>" or "FAIL ...". `threads_per_race` is the
 // number of SUBMITs each of the two racing threads makes.
-ClientReport run_evil_cases(Device& dev, const std::string& path, std::FILE* out, int submits_per_thread = 400);
+ClientReport run_evil_cases(Device& dev, const std::string& path, std::FILE* out,
+                            int submits_per_thread = 400);
 
 }  // namespace fakegpu

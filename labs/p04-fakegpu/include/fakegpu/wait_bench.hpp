@@ -24,14 +24,15 @@ struct BenchRow {
 struct WaitBenchResult {
   std::vector<BenchRow> rows;
   bool has_fence_page = false;
-  double poll_vs_ioctl = 0;          // ioctl WAIT ns / poll ns, both on a signalled fence
-  double job_wait_ioctl_ms = 0;      // SUBMIT -> WAIT returns, fresh 10 ms job (median)
-  double job_wait_poll_ms = 0;       // SUBMIT -> page shows it done (median)
+  double poll_vs_ioctl = 0;      // ioctl WAIT ns / poll ns, both on a signalled fence
+  double job_wait_ioctl_ms = 0;  // SUBMIT -> WAIT returns, fresh 10 ms job (median)
+  double job_wait_poll_ms = 0;   // SUBMIT -> page shows it done (median)
 };
 
 // `iterations` ioctls per repetition (polls: 100x as many); 5 repetitions.
 // Throws std::runtime_error when the device cannot be opened or misbehaves.
-WaitBenchResult run_wait_bench(Device& dev, const std::string& path, std::uint64_t iterations, int fresh_jobs);
+WaitBenchResult run_wait_bench(Device& dev, const std::string& path, std::uint64_t iterations,
+                               int fresh_jobs);
 void print_wait_bench(const WaitBenchResult& r, std::FILE* out);
 
 }  // namespace fakegpu
