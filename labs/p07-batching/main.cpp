@@ -267,8 +267,9 @@ int run_interference(Shared& s, const InterferenceOptions& o) {
   rows.push_back({"colocated, whole-prompt prefill", 1,
                   record(sm, "colocated", reqs, simulate_continuous(reqs, copt, s.cost), s.slo)});
   copt.prefill_chunk = o.chunk;
-  rows.push_back({fmt::format("colocated, chunked prefill ({} tok)", o.chunk), 1,
-                  record(sm, "chunked-prefill", reqs, simulate_continuous(reqs, copt, s.cost), s.slo)});
+  rows.push_back(
+      {fmt::format("colocated, chunked prefill ({} tok)", o.chunk), 1,
+       record(sm, "chunked-prefill", reqs, simulate_continuous(reqs, copt, s.cost), s.slo)});
   for (const auto& [label, gbs] :
        {std::pair{"NVLink", o.nvlink_gbs}, std::pair{"InfiniBand", o.ib_gbs}}) {
     DisaggOptions d{s.max_batch, kv_per_token, gbs};
@@ -276,7 +277,9 @@ int run_interference(Shared& s, const InterferenceOptions& o) {
     for (const auto& r : reqs) h.push_back(handoff_ms(d, r.prompt_tokens));
     std::nth_element(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(h.size() / 2), h.end());
     rows.push_back({fmt::format("disaggregated, KV over {} {} GB/s", label, gbs), 2,
-                    record(sm, fmt::format("disaggregated-{}", label == std::string_view("NVLink") ? "nvlink" : "ib"),
+                    record(sm,
+                           fmt::format("disaggregated-{}",
+                                       label == std::string_view("NVLink") ? "nvlink" : "ib"),
                            reqs, simulate_disaggregated(reqs, d, s.cost), s.slo),
                     h[h.size() / 2]});
   }
@@ -454,12 +457,12 @@ int run_admission(Shared& s, double headroom) {
     c.max_batch = width;
     c.shed_late = shed;
     c.shed_ttft_ms = s.slo.ttft_ms;
-    rows.push_back(
-        {std::move(name), width, record(sm, slug, reqs, simulate_continuous(reqs, c, s.cost), s.slo)});
+    rows.push_back({std::move(name), width,
+                    record(sm, slug, reqs, simulate_continuous(reqs, c, s.cost), s.slo)});
   };
   run("admit everything (FIFO)", "admit-all", s.max_batch, false);
-  run(fmt::format("cap batch width (iteration <= {:.0f}% of TPOT SLO)", 100 * headroom), "cap-width",
-      feasible, false);
+  run(fmt::format("cap batch width (iteration <= {:.0f}% of TPOT SLO)", 100 * headroom),
+      "cap-width", feasible, false);
   run("cap width + shed requests past their TTFT SLO", "cap-width-shed", feasible, true);
   write_metrics(s, sm);
 

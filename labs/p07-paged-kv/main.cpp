@@ -45,7 +45,8 @@ std::string table_str(const std::vector<int>& t) {
   return s + "]";
 }
 
-int run_demo(const DemoOptions& o, const gpulab::CommonOptions& common, const std::string& metrics_out) {
+int run_demo(const DemoOptions& o, const gpulab::CommonOptions& common,
+             const std::string& metrics_out) {
   if (o.block_size == 0) throw gpulab::UsageError("--block-size must be at least 1 token");
   if (o.pool_blocks == 0) throw gpulab::UsageError("--pool-blocks must be at least 1");
   if (o.max_len == 0 || o.actual_len == 0 || o.requests == 0 || o.prefix_len == 0)
@@ -541,7 +542,8 @@ int main(int argc, char** argv) {
   auto* metrics_flag = app.add_option(
       "--metrics-out", metrics_out,
       "Also write KV-cache metrics as Prometheus text to FILE, atomically (for gpu-exporter "
-      "--textfile-dir): the default run's block states, prefix-cache's hit ratio, evict's preemptions");
+      "--textfile-dir): the default run's block states, prefix-cache's hit ratio, evict's "
+      "preemptions");
 
   DemoOptions demo;
   // The default run's flags; a subcommand would otherwise accept them (fallthrough) and ignore

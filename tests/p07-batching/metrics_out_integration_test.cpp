@@ -1,11 +1,11 @@
 // batching-sim --metrics-out FILE: every policy's serving metrics, and that
 // they agree with what the program prints (--json).
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "gpulab/prom_text.hpp"
@@ -46,7 +46,8 @@ TEST(BatchingMetricsOut, AdmissionPoliciesMatchTheJsonReport) {
   for (std::size_t i = 0; i < 3; ++i) {
     const auto& row = doc["rows"][i];
     EXPECT_EQ(value(e, "serving_requests_total", slugs[i]), 400.0) << slugs[i];
-    EXPECT_EQ(value(e, "serving_good_requests_total", slugs[i]), row["slo_met"].get<double>()) << slugs[i];
+    EXPECT_EQ(value(e, "serving_good_requests_total", slugs[i]), row["slo_met"].get<double>())
+        << slugs[i];
     const auto* ttft = e.find("serving_ttft_seconds")->find({{"policy", slugs[i]}});
     ASSERT_NE(ttft, nullptr);
     EXPECT_EQ(ttft->cumulative.back(), row["completed"].get<double>()) << slugs[i];
@@ -70,7 +71,8 @@ TEST(BatchingMetricsOut, PrefixCacheRunsCarryTheHitRatio) {
 TEST(BatchingMetricsOut, MainRunWritesStaticAndContinuous) {
   const fs::path out = fs::path(::testing::TempDir()) / "batching-main.prom";
   fs::remove(out);
-  const auto r = run_program("batching-sim", "--requests 100 --depths 16 --metrics-out " + out.string());
+  const auto r =
+      run_program("batching-sim", "--requests 100 --depths 16 --metrics-out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto e = read_exposition(out);
   EXPECT_EQ(value(e, "serving_requests_total", "static"), 100.0);
@@ -78,7 +80,8 @@ TEST(BatchingMetricsOut, MainRunWritesStaticAndContinuous) {
 }
 
 TEST(BatchingMetricsOut, UnwritablePathIsAUsageError) {
-  const auto r = run_program("batching-sim", "admission --requests 10 --metrics-out /nonexistent-dir/x.prom");
+  const auto r =
+      run_program("batching-sim", "admission --requests 10 --metrics-out /nonexistent-dir/x.prom");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("batching-sim: error: --metrics-out: ", 0), 0u) << r.err;
 }

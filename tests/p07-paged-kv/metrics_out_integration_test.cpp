@@ -50,12 +50,14 @@ TEST(PagedKvMetricsOut, EvictAndPrefixCacheWriteTheirCounters) {
   fs::remove(ev);
   ASSERT_EQ(run_program("paged-kv", "evict --metrics-out " + ev.string()).exit_code, 0);
   const auto e = read_exposition(ev);
-  EXPECT_EQ(value(e, "kv_cache_preemptions_total", {{"policy", "recompute"}}), 8.0);  // the README's table
+  EXPECT_EQ(value(e, "kv_cache_preemptions_total", {{"policy", "recompute"}}),
+            8.0);  // the README's table
   EXPECT_EQ(value(e, "kv_cache_preemptions_total", {{"policy", "swap"}}), 8.0);
 
   const fs::path px = fs::path(::testing::TempDir()) / "paged-kv-prefix.prom";
   fs::remove(px);
-  ASSERT_EQ(run_program("paged-kv", "prefix-cache --requests 200 --pools 1536,8192 --metrics-out " + px.string())
+  ASSERT_EQ(run_program("paged-kv", "prefix-cache --requests 200 --pools 1536,8192 --metrics-out " +
+                                        px.string())
                 .exit_code,
             0);
   const auto p = read_exposition(px);
@@ -68,7 +70,8 @@ TEST(PagedKvMetricsOut, EvictAndPrefixCacheWriteTheirCounters) {
 TEST(PagedKvMetricsOut, RefusedWhereThereIsNoKvState) {
   const auto r = run_program("paged-kv", "kv-math --metrics-out /tmp/never-written.prom");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err.rfind("paged-kv: error: --metrics-out: 'kv-math' has no KV-cache state", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("paged-kv: error: --metrics-out: 'kv-math' has no KV-cache state", 0), 0u)
+      << r.err;
   const auto w = run_program("paged-kv", "evict --metrics-out /nonexistent-dir/x.prom");
   EXPECT_EQ(w.exit_code, 2);
   EXPECT_EQ(w.err.rfind("paged-kv: error: --metrics-out: ", 0), 0u) << w.err;

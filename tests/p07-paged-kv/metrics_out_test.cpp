@@ -1,8 +1,9 @@
 // --metrics-out: the KV cache's block states and events as Prometheus families.
+#include "paged_kv/metrics_out.hpp"
+
 #include <gtest/gtest.h>
 
 #include "paged_kv/block_allocator.hpp"
-#include "paged_kv/metrics_out.hpp"
 
 namespace paged_kv {
 namespace {

@@ -33,7 +33,8 @@ std::optional<double> value(const gpulab::prom::Exposition& e, const char* name,
 TEST(RingAllreduceMetricsOut, HealthyRunCountsEveryRanksBytes) {
   const fs::path out = fs::path(::testing::TempDir()) / "ring-healthy.prom";
   fs::remove(out);
-  const auto r = run_program("ring-allreduce", "--world 4 --size 1000 --timeout-ms 5000 --metrics-out " + out.string());
+  const auto r = run_program(
+      "ring-allreduce", "--world 4 --size 1000 --timeout-ms 5000 --metrics-out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto e = read_exposition(out);
   for (int rank = 0; rank < 4; ++rank) {
@@ -49,8 +50,9 @@ TEST(RingAllreduceMetricsOut, HealthyRunCountsEveryRanksBytes) {
 TEST(RingAllreduceMetricsOut, DeadRankLeavesTimeoutsOnTheSurvivorsAndNothingForItself) {
   const fs::path out = fs::path(::testing::TempDir()) / "ring-dead.prom";
   fs::remove(out);
-  const auto r = run_program("ring-allreduce",
-                             "--world 4 --kill-rank 2 --kill-step 3 --timeout-ms 500 --metrics-out " + out.string());
+  const auto r = run_program(
+      "ring-allreduce",
+      "--world 4 --kill-rank 2 --kill-step 3 --timeout-ms 500 --metrics-out " + out.string());
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   const auto e = read_exposition(out);
   for (const int rank : {0, 1, 3}) {
@@ -61,7 +63,8 @@ TEST(RingAllreduceMetricsOut, DeadRankLeavesTimeoutsOnTheSurvivorsAndNothingForI
 }
 
 TEST(RingAllreduceMetricsOut, UnwritablePathIsAUsageError) {
-  const auto r = run_program("ring-allreduce", "--world 2 --size 10 --metrics-out /nonexistent-dir/x.prom");
+  const auto r =
+      run_program("ring-allreduce", "--world 2 --size 10 --metrics-out /nonexistent-dir/x.prom");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("ring-allreduce: error: --metrics-out: ", 0), 0u) << r.err;
 }

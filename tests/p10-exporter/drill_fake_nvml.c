@@ -17,15 +17,23 @@ static nvmlReturn_t init_result(void) {
   return forced != NULL ? (nvmlReturn_t)atoi(forced) : kLibRmVersionMismatch;
 }
 
-nvmlReturn_t nvmlInit_v2(void) { return init_result(); }
-nvmlReturn_t nvmlShutdown(void) { return kSuccess; }
+nvmlReturn_t nvmlInit_v2(void) {
+  return init_result();
+}
+nvmlReturn_t nvmlShutdown(void) {
+  return kSuccess;
+}
 
 const char* nvmlErrorString(nvmlReturn_t result) {
   switch (result) {
-    case kSuccess: return "Success";
-    case kInvalidArgument: return "Invalid Argument";
-    case kLibRmVersionMismatch: return "Driver/library version mismatch";
-    default: return "Unknown Error";
+    case kSuccess:
+      return "Success";
+    case kInvalidArgument:
+      return "Invalid Argument";
+    case kLibRmVersionMismatch:
+      return "Driver/library version mismatch";
+    default:
+      return "Unknown Error";
   }
 }
 

@@ -46,20 +46,23 @@ std::optional<fs::path> find_promtool() {
   return std::nullopt;
 }
 
-bool built(const std::string& program) { return fs::exists(fs::path(GPULAB_BIN_DIR) / program); }
+bool built(const std::string& program) {
+  return fs::exists(fs::path(GPULAB_BIN_DIR) / program);
+}
 
-#define REQUIRE_DRILL_TOOLS(program)                                                           \
-  do {                                                                                         \
-    if (!find_promtool()) GTEST_SKIP() << "promtool not found (apt-get install prometheus)";   \
-    if (!built(program)) GTEST_SKIP() << program << " is not built (its lab is not in GPULAB_LABS)"; \
+#define REQUIRE_DRILL_TOOLS(program)                                                         \
+  do {                                                                                       \
+    if (!find_promtool()) GTEST_SKIP() << "promtool not found (apt-get install prometheus)"; \
+    if (!built(program))                                                                     \
+      GTEST_SKIP() << program << " is not built (its lab is not in GPULAB_LABS)";            \
   } while (0)
 
 // A fresh directory per test (ctest runs tests in parallel).
 fs::path scratch_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(::testing::TempDir()) /
-                       (std::string("slo-drill-") + info->test_suite_name() + "-" + info->name() +
-                        "-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / (std::string("slo-drill-") + info->test_suite_name() + "-" +
+                                        info->name() + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -72,7 +75,8 @@ std::string read_file(const fs::path& p) {
 
 // promtool's own lint (names, units, _total, HELP) on a file a drill produced.
 void expect_promtool_clean(const fs::path& p) {
-  const std::string cmd = "'" + find_promtool()->string() + "' check metrics < '" + p.string() + "' 2>&1";
+  const std::string cmd =
+      "'" + find_promtool()->string() + "' check metrics < '" + p.string() + "' 2>&1";
   std::string report;
   int status = -1;
   if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
@@ -113,7 +117,8 @@ struct InputSeries {
 std::string selector(const std::string& name, const Labels& labels) {
   std::string s = name + "{";
   for (std::size_t i = 0; i < labels.size(); ++i)
-    s += (i ? "," : "") + labels[i].first + "=\"" + gpulab::prom::escape_label_value(labels[i].second) + "\"";
+    s += (i ? "," : "") + labels[i].first + "=\"" +
+         gpulab::prom::escape_label_value(labels[i].second) + "\"";
   return s + "}";
 }
 
@@ -140,7 +145,8 @@ std::vector<Sample> samples(const Exposition& e, const std::function<bool(const 
       const auto& bounds = f->upper_bounds();
       for (std::size_t i = 0; i < series.cumulative.size(); ++i) {
         Labels with_le = labels;
-        with_le.emplace_back("le", i < bounds.size() ? gpulab::prom::format_value(bounds[i]) : "+Inf");
+        with_le.emplace_back("le",
+                             i < bounds.size() ? gpulab::prom::format_value(bounds[i]) : "+Inf");
         out.push_back({name + "_bucket", with_le, series.cumulative[i], true});
       }
       out.push_back({name + "_sum", labels, series.sum, true});
@@ -150,16 +156,20 @@ std::vector<Sample> samples(const Exposition& e, const std::function<bool(const 
   return out;
 }
 
-std::string fmt_value(double v) { return gpulab::prom::format_value(v); }
+std::string fmt_value(double v) {
+  return gpulab::prom::format_value(v);
+}
 
 // The run drops its file at minute `before`: absent until then, then its
 // values for `after` more minutes (how a textfile the exporter re-exposes looks).
 std::vector<InputSeries> appear(const Exposition& e, int before, int after,
-                                const std::function<bool(const Labels&)>& keep, const Labels& extra) {
+                                const std::function<bool(const Labels&)>& keep,
+                                const Labels& extra) {
   std::vector<InputSeries> out;
   for (const Sample& s : samples(e, keep, extra))
-    out.push_back({selector(s.name, s.labels),
-                   "_x" + std::to_string(before) + " " + fmt_value(s.value) + "x" + std::to_string(after)});
+    out.push_back(
+        {selector(s.name, s.labels),
+         "_x" + std::to_string(before) + " " + fmt_value(s.value) + "x" + std::to_string(after)});
   return out;
 }
 
@@ -170,8 +180,9 @@ std::vector<InputSeries> ramp(const Exposition& e, int minutes,
                               const std::function<bool(const Labels&)>& keep, const Labels& extra) {
   std::vector<InputSeries> out;
   for (const Sample& s : samples(e, keep, extra)) {
-    const std::string v = s.cumulative ? "0+" + fmt_value(s.value / minutes) + "x" + std::to_string(minutes)
-                                       : fmt_value(s.value) + "x" + std::to_string(minutes);
+    const std::string v = s.cumulative
+                              ? "0+" + fmt_value(s.value / minutes) + "x" + std::to_string(minutes)
+                              : fmt_value(s.value) + "x" + std::to_string(minutes);
     out.push_back({selector(s.name, s.labels), v});
   }
   return out;
@@ -187,8 +198,10 @@ std::vector<InputSeries> before_after(const Exposition& a, const Exposition& b, 
   for (const Sample& s : samples(b, all, extra)) {
     std::string head = "_x" + std::to_string(first);
     for (const Sample& o : sa)
-      if (o.name == s.name && o.labels == s.labels) head = fmt_value(o.value) + "x" + std::to_string(first - 1);
-    out.push_back({selector(s.name, s.labels), head + " " + fmt_value(s.value) + "x" + std::to_string(then)});
+      if (o.name == s.name && o.labels == s.labels)
+        head = fmt_value(o.value) + "x" + std::to_string(first - 1);
+    out.push_back(
+        {selector(s.name, s.labels), head + " " + fmt_value(s.value) + "x" + std::to_string(then)});
   }
   return out;
 }
@@ -218,29 +231,36 @@ struct PromtoolCase {
 };
 
 // Expected alert in promtool's YAML: labels and annotations as flow maps.
-std::string expect_alert(const std::string& labels, const std::string& summary, const std::string& runbook) {
-  return "          - exp_labels: {" + labels + "}\n            exp_annotations:\n              summary: \"" +
-         summary + "\"\n              runbook_url: docs/runbooks/" + runbook + "\n";
+std::string expect_alert(const std::string& labels, const std::string& summary,
+                         const std::string& runbook) {
+  return "          - exp_labels: {" + labels +
+         "}\n            exp_annotations:\n              summary: \"" + summary +
+         "\"\n              runbook_url: docs/runbooks/" + runbook + "\n";
 }
 
 // Writes the test file next to the run's outputs and runs promtool on it;
 // the assertion message carries promtool's report and the file.
-::testing::AssertionResult promtool_passes(const fs::path& dir, const std::vector<PromtoolCase>& cases) {
+::testing::AssertionResult promtool_passes(const fs::path& dir,
+                                           const std::vector<PromtoolCase>& cases) {
   std::string y = "rule_files:\n";
-  for (const char* f : {"slo.rules.yml", "alerts.rules.yml"}) y += "  - " + (kRulesDir / f).string() + "\n";
+  for (const char* f : {"slo.rules.yml", "alerts.rules.yml"})
+    y += "  - " + (kRulesDir / f).string() + "\n";
   y += "evaluation_interval: 1m\ntests:\n";
   for (const auto& c : cases) {
     y += "  - name: \"" + c.name + "\"\n    interval: 1m\n    input_series:\n";
-    for (const auto& s : c.series) y += "      - series: '" + s.selector + "'\n        values: '" + s.values + "'\n";
+    for (const auto& s : c.series)
+      y += "      - series: '" + s.selector + "'\n        values: '" + s.values + "'\n";
     y += "    alert_rule_test:\n";
     for (const auto& a : c.alerts) {
       y += "      - eval_time: " + a.eval_time + "\n        alertname: " + a.alertname + "\n";
-      y += a.exp_alerts_yaml.empty() ? "        exp_alerts: []\n" : "        exp_alerts:\n" + a.exp_alerts_yaml;
+      y += a.exp_alerts_yaml.empty() ? "        exp_alerts: []\n"
+                                     : "        exp_alerts:\n" + a.exp_alerts_yaml;
     }
   }
   const fs::path file = dir / "drill.test.yml";
   std::ofstream(file) << y;
-  const std::string cmd = "'" + find_promtool()->string() + "' test rules '" + file.string() + "' 2>&1";
+  const std::string cmd =
+      "'" + find_promtool()->string() + "' test rules '" + file.string() + "' 2>&1";
   std::string report;
   int status = -1;
   if (FILE* p = ::popen(cmd.c_str(), "r")) {
@@ -250,7 +270,8 @@ std::string expect_alert(const std::string& labels, const std::string& summary, 
   }
   if (status == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "promtool test rules failed (status " << status << "):\n"
-                                       << report << "\n--- " << file << "\n" << y;
+                                       << report << "\n--- " << file << "\n"
+                                       << y;
 }
 
 // ---- the drills ----------------------------------------------------------------
@@ -261,7 +282,8 @@ TEST(SloDrill, AllreduceDeadRankFiresCollectiveTimeout) {
   const fs::path dir = scratch_dir();
   const fs::path out = dir / "allreduce.prom";
   const ProgramRun r = run_program(
-      "ring-allreduce", "--world 4 --kill-rank 2 --kill-step 3 --timeout-ms 500 --metrics-out '" + out.string() + "'");
+      "ring-allreduce", "--world 4 --kill-rank 2 --kill-step 3 --timeout-ms 500 --metrics-out '" +
+                            out.string() + "'");
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   ASSERT_NE(r.out.find("FAIL: rank 2 died mid-collective"), std::string::npos) << r.out;
   const Exposition e = parse_file(out);
@@ -273,21 +295,24 @@ TEST(SloDrill, AllreduceDeadRankFiresCollectiveTimeout) {
       << "the dead rank reports nothing";
 
   EXPECT_TRUE(promtool_passes(
-      dir, {{"the survivors' timeouts page once their file appears, and resolve",
-             appear(e, 10, 20, kAll, kDrillTarget),
-             {{"9m", "CollectiveTimeout", ""},
-              {"11m", "CollectiveTimeout",
-               expect_alert("severity: page, instance: drill, job: drill",
-                            "ranks of an all-reduce on drill hit the watchdog timeout: a peer is dead or stuck",
-                            "allreduce-hang-dead-rank.md")},
-              {"25m", "CollectiveTimeout", ""}}}}));
+      dir,
+      {{"the survivors' timeouts page once their file appears, and resolve",
+        appear(e, 10, 20, kAll, kDrillTarget),
+        {{"9m", "CollectiveTimeout", ""},
+         {"11m", "CollectiveTimeout",
+          expect_alert(
+              "severity: page, instance: drill, job: drill",
+              "ranks of an all-reduce on drill hit the watchdog timeout: a peer is dead or stuck",
+              "allreduce-hang-dead-rank.md")},
+         {"25m", "CollectiveTimeout", ""}}}}));
 }
 
 TEST(SloDrill, AllreduceHealthyRunDoesNotFire) {
   REQUIRE_DRILL_TOOLS("ring-allreduce");
   const fs::path dir = scratch_dir();
   const fs::path out = dir / "allreduce.prom";
-  const ProgramRun r = run_program("ring-allreduce", "--world 4 --timeout-ms 5000 --metrics-out '" + out.string() + "'");
+  const ProgramRun r = run_program(
+      "ring-allreduce", "--world 4 --timeout-ms 5000 --metrics-out '" + out.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const Exposition e = parse_file(out);
   for (const char* rank : {"0", "1", "2", "3"}) {
@@ -295,8 +320,10 @@ TEST(SloDrill, AllreduceHealthyRunDoesNotFire) {
     // 80,000 doubles on 4 ranks: 2(N-1)/N x V = 960,000 bytes per rank
     EXPECT_EQ(value_of(e, "allreduce_bytes_total", {{"rank", rank}}), 960000.0) << "rank " << rank;
   }
-  EXPECT_TRUE(promtool_passes(dir, {{"a healthy all-reduce never pages", appear(e, 10, 20, kAll, kDrillTarget),
-                                     {{"11m", "CollectiveTimeout", ""}, {"15m", "CollectiveTimeout", ""}}}}));
+  EXPECT_TRUE(promtool_passes(
+      dir, {{"a healthy all-reduce never pages",
+             appear(e, 10, 20, kAll, kDrillTarget),
+             {{"11m", "CollectiveTimeout", ""}, {"15m", "CollectiveTimeout", ""}}}}));
 }
 
 // docs/runbooks/allocator-fragmentation-oom.md
@@ -304,9 +331,11 @@ TEST(SloDrill, FragmentationOomAtSixtyPercentFires) {
   REQUIRE_DRILL_TOOLS("caching-alloc");
   const fs::path dir = scratch_dir();
   const fs::path out = dir / "alloc.prom";
-  const fs::path trace = kLabDir / ".." / "p05-caching-allocator" / "traces" / "fragmentation-oom.csv";
-  const ProgramRun r = run_program(
-      "caching-alloc", "replay '" + trace.string() + "' --capacity-mib 100 --metrics-out '" + out.string() + "'");
+  const fs::path trace =
+      kLabDir / ".." / "p05-caching-allocator" / "traces" / "fragmentation-oom.csv";
+  const ProgramRun r =
+      run_program("caching-alloc", "replay '" + trace.string() +
+                                       "' --capacity-mib 100 --metrics-out '" + out.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   ASSERT_NE(r.out.find("OOMs 1"), std::string::npos) << r.out;
   const Exposition e = parse_file(out);
@@ -318,21 +347,24 @@ TEST(SloDrill, FragmentationOomAtSixtyPercentFires) {
   // And the control: the sample trace fits and never OOMs.
   const fs::path ok_out = dir / "alloc-ok.prom";
   const fs::path sample = kLabDir / ".." / "p05-caching-allocator" / "traces" / "sample.csv";
-  ASSERT_EQ(run_program("caching-alloc", "replay '" + sample.string() + "' --metrics-out '" + ok_out.string() + "'")
+  ASSERT_EQ(run_program("caching-alloc",
+                        "replay '" + sample.string() + "' --metrics-out '" + ok_out.string() + "'")
                 .exit_code,
             0);
   const Exposition ok = parse_file(ok_out);
   EXPECT_EQ(value_of(ok, "allocator_oom_total", {}), 0.0);
 
   EXPECT_TRUE(promtool_passes(
-      dir, {{"an OOM with 40% of reserved memory free pages", appear(e, 10, 20, kAll, kDrillTarget),
+      dir, {{"an OOM with 40% of reserved memory free pages",
+             appear(e, 10, 20, kAll, kDrillTarget),
              {{"9m", "AllocatorFragmentationOom", ""},
               {"11m", "AllocatorFragmentationOom",
                expect_alert("severity: page, instance: drill, job: drill",
                             "drill: out of memory with 20%+ of reserved memory free: fragmentation",
                             "allocator-fragmentation-oom.md")},
               {"20m", "AllocatorFragmentationOom", ""}}},
-            {"the sample trace does not", appear(ok, 10, 20, kAll, kDrillTarget),
+            {"the sample trace does not",
+             appear(ok, 10, 20, kAll, kDrillTarget),
              {{"11m", "AllocatorFragmentationOom", ""}}}}));
 }
 
@@ -349,20 +381,26 @@ TEST(SloDrill, KvCacheExhaustionFiresOnPreemptions) {
 
   // Control: a pool big enough for all 24 sequences (1536 blocks) never preempts.
   const fs::path ok_out = dir / "kv-ok.prom";
-  ASSERT_EQ(run_program("paged-kv", "evict --pool-blocks 1536 --metrics-out '" + ok_out.string() + "'").exit_code, 0);
+  ASSERT_EQ(
+      run_program("paged-kv", "evict --pool-blocks 1536 --metrics-out '" + ok_out.string() + "'")
+          .exit_code,
+      0);
   const Exposition ok = parse_file(ok_out);
   EXPECT_EQ(value_of(ok, "kv_cache_preemptions_total", {{"policy", "recompute"}}), 0.0);
 
   EXPECT_TRUE(promtool_passes(
-      dir, {{"preemptions raise the KV warning, which clears", appear(e, 10, 30, kAll, kDrillTarget),
-             {{"9m", "KvCacheExhausted", ""},
-              {"11m", "KvCacheExhausted",
-               expect_alert("severity: warning, instance: drill, job: drill",
-                            "drill: the KV cache ran dry and preempted sequences in the last 10 minutes",
-                            "kv-cache-exhaustion.md")},
-              {"25m", "KvCacheExhausted", ""}}},
-            {"a pool that fits stays quiet", appear(ok, 10, 30, kAll, kDrillTarget),
-             {{"11m", "KvCacheExhausted", ""}}}}));
+      dir,
+      {{"preemptions raise the KV warning, which clears",
+        appear(e, 10, 30, kAll, kDrillTarget),
+        {{"9m", "KvCacheExhausted", ""},
+         {"11m", "KvCacheExhausted",
+          expect_alert("severity: warning, instance: drill, job: drill",
+                       "drill: the KV cache ran dry and preempted sequences in the last 10 minutes",
+                       "kv-cache-exhaustion.md")},
+         {"25m", "KvCacheExhausted", ""}}},
+       {"a pool that fits stays quiet",
+        appear(ok, 10, 30, kAll, kDrillTarget),
+        {{"11m", "KvCacheExhausted", ""}}}}));
 }
 
 // docs/runbooks/kv-cache-exhaustion.md: the serving side, overload without admission control.
@@ -370,21 +408,24 @@ TEST(SloDrill, AdmitEverythingBurnsGoodput) {
   REQUIRE_DRILL_TOOLS("batching-sim");
   const fs::path dir = scratch_dir();
   const fs::path out = dir / "serving.prom";
-  const ProgramRun r = run_program("batching-sim", "admission --metrics-out '" + out.string() + "'");
+  const ProgramRun r =
+      run_program("batching-sim", "admission --metrics-out '" + out.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const Exposition e = parse_file(out);
   EXPECT_EQ(value_of(e, "serving_requests_total", {{"policy", "admit-all"}}), 400.0);
   EXPECT_EQ(value_of(e, "serving_good_requests_total", {{"policy", "admit-all"}}), 0.0);
 
   const std::string goodput_page = expect_alert(
-      "severity: page, slo: serving-goodput", "serving-goodput: error budget burning fast: too many requests missed TTFT or TPOT",
+      "severity: page, slo: serving-goodput",
+      "serving-goodput: error budget burning fast: too many requests missed TTFT or TPOT",
       "kv-cache-exhaustion.md");
-  EXPECT_TRUE(promtool_passes(
-      dir, {{"admitting everything: no request meets both SLOs, goodput pages",
-             ramp(e, 60, label_is("policy", "admit-all"), kDrillTarget),
-             {{"59m", "ServingGoodputBudgetBurnFast", goodput_page}}},
-            {"SLO-aware admission: what is served meets TTFT", ramp(e, 60, label_is("policy", "cap-width-shed"), kDrillTarget),
-             {{"59m", "ServingTtftBudgetBurnFast", ""}}}}));
+  EXPECT_TRUE(
+      promtool_passes(dir, {{"admitting everything: no request meets both SLOs, goodput pages",
+                             ramp(e, 60, label_is("policy", "admit-all"), kDrillTarget),
+                             {{"59m", "ServingGoodputBudgetBurnFast", goodput_page}}},
+                            {"SLO-aware admission: what is served meets TTFT",
+                             ramp(e, 60, label_is("policy", "cap-width-shed"), kDrillTarget),
+                             {{"59m", "ServingTtftBudgetBurnFast", ""}}}}));
 }
 
 // docs/runbooks/ttft-spike-cold-prefix-cache.md
@@ -392,7 +433,8 @@ TEST(SloDrill, ColdPrefixCacheBurnsTtft) {
   REQUIRE_DRILL_TOOLS("batching-sim");
   const fs::path dir = scratch_dir();
   const fs::path out = dir / "serving.prom";
-  const ProgramRun r = run_program("batching-sim", "prefix-cache --metrics-out '" + out.string() + "'");
+  const ProgramRun r =
+      run_program("batching-sim", "prefix-cache --metrics-out '" + out.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const Exposition e = parse_file(out);
   EXPECT_EQ(value_of(e, "kv_cache_prefix_hit_ratio", {{"policy", "no-prefix-cache"}}), 0.0);
@@ -400,16 +442,19 @@ TEST(SloDrill, ColdPrefixCacheBurnsTtft) {
   ASSERT_TRUE(warm.has_value());
   EXPECT_GT(*warm, 0.9);  // the README's 93.9% block hit rate
 
-  const std::string cold_warning = expect_alert(
-      "severity: warning, instance: drill, job: drill", "drill: prefix-cache hit ratio under 20%; TTFT pays full prefill",
-      "ttft-spike-cold-prefix-cache.md");
-  const std::string ttft_page = expect_alert(
-      "severity: page, slo: serving-ttft", "serving-ttft: error budget burning fast: too many requests with TTFT >= 300 ms",
-      "ttft-spike-cold-prefix-cache.md");
+  const std::string cold_warning =
+      expect_alert("severity: warning, instance: drill, job: drill",
+                   "drill: prefix-cache hit ratio under 20%; TTFT pays full prefill",
+                   "ttft-spike-cold-prefix-cache.md");
+  const std::string ttft_page =
+      expect_alert("severity: page, slo: serving-ttft",
+                   "serving-ttft: error budget burning fast: too many requests with TTFT >= 300 ms",
+                   "ttft-spike-cold-prefix-cache.md");
   EXPECT_TRUE(promtool_passes(
       dir, {{"no prefix cache: TTFT pages and the cache warning fires",
              ramp(e, 60, label_is("policy", "no-prefix-cache"), kDrillTarget),
-             {{"59m", "ServingTtftBudgetBurnFast", ttft_page}, {"59m", "PrefixCacheCold", cold_warning}}},
+             {{"59m", "ServingTtftBudgetBurnFast", ttft_page},
+              {"59m", "PrefixCacheCold", cold_warning}}},
             {"a warm prefix cache neither warns nor pages (4.5% of TTFTs miss: under the 6x line)",
              ramp(e, 60, label_is("policy", "prefix-cache"), kDrillTarget),
              {{"59m", "PrefixCacheCold", ""}, {"59m", "ServingTtftBudgetBurnFast", ""}}}}));
@@ -425,8 +470,9 @@ FleetRun simulate_fault(const fs::path& dir, const std::string& inject) {
   FleetRun runs;
   for (const char* at : {"20s", "60s"}) {
     const fs::path out = dir / (std::string("fleet-") + at + ".prom");
-    const ProgramRun r = run_program("gpu-exporter", "--simulate 8 --seed 1 --inject " + inject + " --at " + at +
-                                                         " --once > '" + out.string() + "'");
+    const ProgramRun r =
+        run_program("gpu-exporter", "--simulate 8 --seed 1 --inject " + inject + " --at " + at +
+                                        " --once > '" + out.string() + "'");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     (std::string(at) == "20s" ? runs.before : runs.after) = parse_file(out);
   }
@@ -454,7 +500,8 @@ TEST(SloDrill, Xid79PagesForTheGpuThatFellOff) {
              {{"19m", "GpuFellOffTheBus", ""},
               {"21m", "GpuFellOffTheBus",
                expect_alert("severity: page, instance: drill, gpu: \"3\"",
-                            "GPU 3 on drill: Xid 79, the GPU has fallen off the bus", "xid-79-fell-off-the-bus.md")},
+                            "GPU 3 on drill: Xid 79, the GPU has fallen off the bus",
+                            "xid-79-fell-off-the-bus.md")},
               {"21m", "GpuDoubleBitEccError", ""},
               {"30m", "GpuFellOffTheBus", ""}}}}));
 }
@@ -467,34 +514,39 @@ TEST(SloDrill, Xid48PagesAsDoubleBitEcc) {
   ASSERT_NE(ecc, nullptr);
   double dbe_gpu5 = 0;
   for (const auto& [labels, series] : ecc->series())
-    if (label_is("gpu", "5")(labels) && label_is("type", "double_bit")(labels)) dbe_gpu5 = series.value;
+    if (label_is("gpu", "5")(labels) && label_is("type", "double_bit")(labels))
+      dbe_gpu5 = series.value;
   EXPECT_EQ(dbe_gpu5, 1.0);
 
-  EXPECT_TRUE(promtool_passes(
-      dir, {{"Xid 48 on GPU 5 pages as a double-bit ECC error, not as a lost GPU",
-             before_after(f.before, f.after, 20, 20, kDrillTarget),
-             {{"19m", "GpuDoubleBitEccError", ""},
-              {"21m", "GpuDoubleBitEccError",
-               expect_alert("severity: page, instance: drill, gpu: \"5\"",
-                            "GPU 5 on drill: double-bit ECC error (Xid 48)", "xid-48-double-bit-ecc.md")},
-              {"21m", "GpuFellOffTheBus", ""},
-              {"30m", "GpuDoubleBitEccError", ""}}}}));
+  EXPECT_TRUE(
+      promtool_passes(dir, {{"Xid 48 on GPU 5 pages as a double-bit ECC error, not as a lost GPU",
+                             before_after(f.before, f.after, 20, 20, kDrillTarget),
+                             {{"19m", "GpuDoubleBitEccError", ""},
+                              {"21m", "GpuDoubleBitEccError",
+                               expect_alert("severity: page, instance: drill, gpu: \"5\"",
+                                            "GPU 5 on drill: double-bit ECC error (Xid 48)",
+                                            "xid-48-double-bit-ecc.md")},
+                              {"21m", "GpuFellOffTheBus", ""},
+                              {"30m", "GpuDoubleBitEccError", ""}}}}));
 }
 
 // docs/runbooks/driver-toolkit-skew.md: the same exporter against a stand-in
 // NVML, first initialising (before the upgrade), then reporting the mismatch.
 TEST(SloDrill, DriverLibraryMismatchLosesNvml) {
 #ifndef GPULAB_DRILL_NVML
-  GTEST_SKIP() << "the stand-in NVML is built by tests/p10-exporter/drills.cmake, which this build does not include";
+  GTEST_SKIP() << "the stand-in NVML is built by tests/p10-exporter/drills.cmake, which this build "
+                  "does not include";
 #else
   REQUIRE_DRILL_TOOLS("gpu-exporter");
   const fs::path dir = scratch_dir();
   const std::string args = std::string("--once --nvml-lib '") + GPULAB_DRILL_NVML +
                            "' --fakegpu-stats '" + (dir / "no-fakegpu").string() + "'";
-  const ProgramRun before = run_program("gpu-exporter", args + " > '" + (dir / "before.prom").string() + "'",
-                                        gpulab_test::Stderr::kSeparate, "env DRILL_NVML_INIT_RESULT=0");
+  const ProgramRun before =
+      run_program("gpu-exporter", args + " > '" + (dir / "before.prom").string() + "'",
+                  gpulab_test::Stderr::kSeparate, "env DRILL_NVML_INIT_RESULT=0");
   ASSERT_EQ(before.exit_code, 0) << before.err;
-  const ProgramRun after = run_program("gpu-exporter", args + " > '" + (dir / "after.prom").string() + "'");
+  const ProgramRun after =
+      run_program("gpu-exporter", args + " > '" + (dir / "after.prom").string() + "'");
   ASSERT_EQ(after.exit_code, 0) << after.err;
   EXPECT_NE(after.err.find("Driver/library version mismatch"), std::string::npos) << after.err;
   const Exposition b = parse_file(dir / "before.prom");
@@ -503,23 +555,29 @@ TEST(SloDrill, DriverLibraryMismatchLosesNvml) {
   EXPECT_EQ(value_of(a, "gpu_exporter_source_up", {{"source", "nvml"}}), 0.0);
 
   EXPECT_TRUE(promtool_passes(
-      dir, {{"NVML lost after it had worked pages after 5 minutes", before_after(b, a, 30, 20, kDrillTarget),
-             {{"33m", "GpuNvmlSourceLost", ""},
-              {"37m", "GpuNvmlSourceLost",
-               expect_alert("severity: page, instance: drill",
-                            "drill: gpu-exporter lost NVML (driver/library version mismatch after an upgrade?)",
-                            "driver-toolkit-skew.md")}}}}));
+      dir,
+      {{"NVML lost after it had worked pages after 5 minutes",
+        before_after(b, a, 30, 20, kDrillTarget),
+        {{"33m", "GpuNvmlSourceLost", ""},
+         {"37m", "GpuNvmlSourceLost",
+          expect_alert(
+              "severity: page, instance: drill",
+              "drill: gpu-exporter lost NVML (driver/library version mismatch after an upgrade?)",
+              "driver-toolkit-skew.md")}}}}));
 #endif
 }
 
 // docs/runbooks/stale-hal-backend.md: hal-demo refuses the backend built for ABI v1.
 TEST(SloDrill, StaleHalBackendIsRejected) {
-  if (!built("hal-demo")) GTEST_SKIP() << "hal-demo is not built (lab p09-hal is not in GPULAB_LABS)";
+  if (!built("hal-demo"))
+    GTEST_SKIP() << "hal-demo is not built (lab p09-hal is not in GPULAB_LABS)";
   const ProgramRun r = run_program("hal-demo", "");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto at = r.out.find("rejected backend: stale");
   ASSERT_NE(at, std::string::npos) << r.out;
-  EXPECT_NE(r.out.substr(at, r.out.find('\n', at) - at).find("(abi v1 != core v2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(at, r.out.find('\n', at) - at).find("(abi v1 != core v2)"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

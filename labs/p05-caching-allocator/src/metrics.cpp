@@ -72,7 +72,8 @@ std::string prometheus_text(const CachingAllocator& alloc) {
 gpulab::prom::Exposition platform_metrics(const AllocatorStats& stats,
                                           std::uint64_t largest_free_block) {
   gpulab::prom::Exposition e;
-  e.gauge("allocator_reserved_bytes", "Bytes the caching allocator holds from the driver in segments.")
+  e.gauge("allocator_reserved_bytes",
+          "Bytes the caching allocator holds from the driver in segments.")
       .set({}, static_cast<double>(stats.reserved_bytes));
   e.gauge("allocator_allocated_bytes", "Bytes in live blocks handed out by the caching allocator.")
       .set({}, static_cast<double>(stats.allocated_bytes));
@@ -80,7 +81,8 @@ gpulab::prom::Exposition platform_metrics(const AllocatorStats& stats,
           "Largest free block inside the allocator's segments; small next to reserved minus "
           "allocated means fragmentation.")
       .set({}, static_cast<double>(largest_free_block));
-  e.counter("allocator_oom_total", "Allocations that failed even after flushing the cache and retrying.")
+  e.counter("allocator_oom_total",
+            "Allocations that failed even after flushing the cache and retrying.")
       .set({}, static_cast<double>(stats.ooms));
   return e;
 }

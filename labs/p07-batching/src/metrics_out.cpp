@@ -44,7 +44,8 @@ void ServingMetrics::add_prefix_cache(const std::string& policy, const PrefixKvS
   const double ratio = stats.block_lookups == 0 ? 0.0
                                                 : static_cast<double>(stats.block_hits) /
                                                       static_cast<double>(stats.block_lookups);
-  e_.gauge("kv_cache_prefix_hit_ratio", "Prompt blocks found in the prefix cache / blocks looked up.")
+  e_.gauge("kv_cache_prefix_hit_ratio",
+           "Prompt blocks found in the prefix cache / blocks looked up.")
       .set({{"policy", policy}}, ratio);
 }
 

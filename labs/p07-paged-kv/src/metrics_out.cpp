@@ -11,8 +11,9 @@ namespace paged_kv {
 
 gpulab::prom::Exposition sharing_metrics(const SharingResult& r, std::size_t pool_blocks) {
   gpulab::prom::Exposition e;
-  auto& blocks = e.gauge("kv_cache_blocks",
-                         "KV-cache blocks by state; used + free = the pool, shared (refcount > 1) is part of used.");
+  auto& blocks = e.gauge(
+      "kv_cache_blocks",
+      "KV-cache blocks by state; used + free = the pool, shared (refcount > 1) is part of used.");
   blocks.set({{"state", "used"}}, static_cast<double>(r.blocks_with_sharing));
   blocks.set({{"state", "free"}}, static_cast<double>(pool_blocks - r.blocks_with_sharing));
   blocks.set({{"state", "shared"}}, static_cast<double>(r.shared_with_sharing));
@@ -23,8 +24,9 @@ gpulab::prom::Exposition prefix_cache_metrics(const std::vector<PrefixRun>& runs
   gpulab::prom::Exposition e;
   auto& ratio = e.gauge("kv_cache_prefix_hit_ratio",
                         "Full prompt blocks found in the prefix cache / blocks looked up.");
-  auto& evictions = e.counter("kv_cache_prefix_evictions_total",
-                              "Cached prefix blocks reused for other data (evicted from the cache).");
+  auto& evictions =
+      e.counter("kv_cache_prefix_evictions_total",
+                "Cached prefix blocks reused for other data (evicted from the cache).");
   for (const PrefixRun& r : runs) {
     const gpulab::prom::Labels labels{{"pool_blocks", std::to_string(r.pool_blocks)}};
     ratio.set(labels, r.hit_rate());

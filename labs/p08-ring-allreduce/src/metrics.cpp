@@ -16,11 +16,14 @@ bool timed_out(const RankOutcome& rank) {
 gpulab::prom::Exposition headline_metrics(const std::vector<RankOutcome>& ranks) {
   gpulab::prom::Exposition e;
   auto& ops = e.counter("allreduce_operations_total", "Ring all-reduces this rank started.");
-  auto& timeouts = e.counter("allreduce_timeouts_total",
-                             "Ring all-reduces this rank's watchdog ended (no byte moved for --timeout-ms).");
-  auto& seconds = e.counter("allreduce_seconds_total",
-                            "Seconds in ring all-reduces (a failed rank: from launch until it gave up).");
-  auto& bytes = e.counter("allreduce_bytes_total", "Payload bytes this rank wrote in ring all-reduces.");
+  auto& timeouts =
+      e.counter("allreduce_timeouts_total",
+                "Ring all-reduces this rank's watchdog ended (no byte moved for --timeout-ms).");
+  auto& seconds =
+      e.counter("allreduce_seconds_total",
+                "Seconds in ring all-reduces (a failed rank: from launch until it gave up).");
+  auto& bytes =
+      e.counter("allreduce_bytes_total", "Payload bytes this rank wrote in ring all-reduces.");
   for (const RankOutcome& r : ranks) {
     if (r.status == RankOutcome::Status::kDied) continue;  // a dead process writes no metrics
     const gpulab::prom::Labels labels{{"rank", std::to_string(r.rank)}};

@@ -23,7 +23,7 @@ struct SharingResult {
   bool fit_with_sharing = true;
   std::size_t served_without_sharing = 0;  // requests that fit completely
   std::size_t served_with_sharing = 0;
-  std::size_t shared_with_sharing = 0;     // blocks with refcount > 1 while every request is live
+  std::size_t shared_with_sharing = 0;  // blocks with refcount > 1 while every request is live
 };
 SharingResult prefix_sharing(std::size_t pool_blocks, std::size_t block_size, std::size_t requests,
                              std::size_t prefix_len, std::size_t generated_len);
