@@ -73,18 +73,26 @@ std::string read_file(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-// promtool's own lint (names, units, _total, HELP) on a file a drill produced.
-void expect_promtool_clean(const fs::path& p) {
-  const std::string cmd =
-      "'" + find_promtool()->string() + "' check metrics < '" + p.string() + "' 2>&1";
-  std::string report;
+// promtool with `args` (through the shell): its wait status and everything it printed.
+struct PromtoolRun {
   int status = -1;
+  std::string report;
+};
+PromtoolRun promtool(const std::string& args) {
+  PromtoolRun r;
+  const std::string cmd = "'" + find_promtool()->string() + "' " + args + " 2>&1";
   if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
     char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) report.append(buf, n);
-    status = ::pclose(pipe);
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.report.append(buf, n);
+    r.status = ::pclose(pipe);
   }
-  EXPECT_EQ(status, 0) << "promtool check metrics " << p << ":\n" << report;
+  return r;
+}
+
+// promtool's own lint (names, units, _total, HELP) on a file a drill produced.
+void expect_promtool_clean(const fs::path& p) {
+  const PromtoolRun r = promtool("check metrics < '" + p.string() + "'");
+  EXPECT_EQ(r.status, 0) << "promtool check metrics " << p << ":\n" << r.report;
 }
 
 Exposition parse_file(const fs::path& p) {
@@ -259,19 +267,12 @@ std::string expect_alert(const std::string& labels, const std::string& summary,
   }
   const fs::path file = dir / "drill.test.yml";
   std::ofstream(file) << y;
-  const std::string cmd =
-      "'" + find_promtool()->string() + "' test rules '" + file.string() + "' 2>&1";
-  std::string report;
-  int status = -1;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) report.append(buf, n);
-    status = ::pclose(p);
-  }
-  if (status == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "promtool test rules failed (status " << status << "):\n"
-                                       << report << "\n--- " << file << "\n"
-                                       << y;
+  const PromtoolRun r = promtool("test rules '" + file.string() + "'");
+  if (r.status == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "promtool test rules failed (status " << r.status << "):\n"
+         << r.report << "\n--- " << file << "\n"
+         << y;
 }
 
 // ---- the drills ----------------------------------------------------------------
