@@ -34,6 +34,15 @@ TEST(NodeConfig, ListedGpusKeepTheirUuidsAndDeviceNodes) {
       R"({"gpus": [{"uuid": "GPU-b1028956", "device_node": "/dev/fakegpu"}], "nvlink_pairs": []})", "x");
   EXPECT_EQ(n.gpus[0].uuid, "GPU-b1028956");
   EXPECT_EQ(n.gpus[0].device_node, "/dev/fakegpu");
+  EXPECT_EQ(n.gpus[0].container_path, "/dev/fakegpu");  // defaults to the host path
+}
+
+TEST(NodeConfig, ADeviceOutsideDevGetsItsOwnContainerPath) {
+  const auto n = dp::parse_node_config(
+      R"({"gpus": [{"device_node": "/run/fakegpu/fakegpu", "container_path": "/dev/fakegpu"}]})", "x");
+  EXPECT_EQ(n.gpus[0].device_node, "/run/fakegpu/fakegpu");
+  EXPECT_EQ(n.gpus[0].container_path, "/dev/fakegpu");
+  EXPECT_EQ(dp::parse_node_config(R"({"gpus": 2})", "x").gpus[1].container_path, "/dev/nvidia1");
 }
 
 TEST(NodeConfig, MalformedConfigsSayWhy) {
@@ -48,6 +57,8 @@ TEST(NodeConfig, MalformedConfigsSayWhy) {
   EXPECT_EQ(error_of(R"({"gpus": [{"uuid": "A"}, {"uuid": "A"}]})"), "node.json: gpus[1].uuid 'A' is a duplicate");
   EXPECT_EQ(error_of(R"({"gpus": [{"uuid": "GPU-0::1"}]})"), "node.json: gpus[0].uuid must be 1-40 characters without '::' or ','");
   EXPECT_EQ(error_of(R"({"gpus": [{"device_node": "dev/x"}]})"), "node.json: gpus[0].device_node must be an absolute path");
+  EXPECT_EQ(error_of(R"({"gpus": [{"device_node": "/tmp/g", "container_path": "/tmp/g"}]})"),
+            "node.json: gpus[0].container_path must be under /dev/ (give one when device_node is not)");
   EXPECT_EQ(error_of(R"({"gpus": 4, "mig": {"strategy": "none"}})"), "node.json: mig.strategy must be 'single' or 'mixed', got 'none'");
   EXPECT_EQ(error_of(R"({"gpus": 4, "mig": {"layout": ["5g.50gb"]}})"), "node.json: mig.layout: unknown MIG profile '5g.50gb'");
   EXPECT_EQ(error_of(R"({"gpus": 4, "mig": {"layout": ["4g.40gb", "4g.40gb"]}})"),

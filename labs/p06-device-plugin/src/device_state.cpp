@@ -229,7 +229,7 @@ std::vector<ContainerAllocation> DeviceState::allocate(std::string_view resource
     bool nvidia_nodes = false;
     for (int gi : gpus) {
       const GpuInfo& g = cfg_.gpus[static_cast<std::size_t>(gi)];
-      a.devices.push_back({g.device_node, g.device_node, "rw"});
+      a.devices.push_back({g.container_path, g.device_node, "rw"});
       nvidia_nodes = nvidia_nodes || g.device_node.starts_with("/dev/nvidia");
     }
     if (nvidia_nodes) {

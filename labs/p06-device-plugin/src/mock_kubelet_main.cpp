@@ -64,6 +64,8 @@ int main(int argc, char** argv) {
         for (const auto& d : a.containers.at(0).devices) {
           text += fmt::format("  device {} ({})\n", d.host_path, d.permissions);
           doc["allocate"]["devices"].push_back(d.host_path);
+          doc["allocate"]["device_specs"].push_back(
+              {{"container_path", d.container_path}, {"host_path", d.host_path}, {"permissions", d.permissions}});
         }
         for (const auto& m : a.containers.at(0).mounts) {
           text += fmt::format("  mount  {} <- {}{}\n", m.container_path, m.host_path, m.read_only ? " (ro)" : "");

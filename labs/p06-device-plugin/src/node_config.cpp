@@ -42,7 +42,10 @@ void validate_layout(const std::vector<std::string>& layout, const std::string& 
 
 NodeConfig default_node() {
   NodeConfig n;
-  for (int i = 0; i < 4; ++i) n.gpus.push_back({i, fmt::format("GPU-{}", i), fmt::format("/dev/nvidia{}", i), i / 2});
+  for (int i = 0; i < 4; ++i) {
+    const std::string node = fmt::format("/dev/nvidia{}", i);
+    n.gpus.push_back({i, fmt::format("GPU-{}", i), node, i / 2, node});
+  }
   n.nvlink_pairs = {{0, 1}, {2, 3}};
   n.mig.layout = std::vector<std::string>(7, "1g.10gb");
   return n;
@@ -67,7 +70,10 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
   if (gj.is_number_integer()) {
     const int count = gj.get<int>();
     if (count < 1 || count > 64) bad(source, "'gpus' must be between 1 and 64");
-    for (int i = 0; i < count; ++i) n.gpus.push_back({i, fmt::format("GPU-{}", i), fmt::format("/dev/nvidia{}", i), 0});
+    for (int i = 0; i < count; ++i) {
+      const std::string node = fmt::format("/dev/nvidia{}", i);
+      n.gpus.push_back({i, fmt::format("GPU-{}", i), node, 0, node});
+    }
   } else if (gj.is_array() && !gj.empty() && gj.size() <= 64) {
     for (std::size_t i = 0; i < gj.size(); ++i) {
       const json& g = gj[i];
@@ -75,12 +81,15 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
       const int idx = static_cast<int>(i);
       GpuInfo info{idx, get<std::string>(g, "uuid", fmt::format("GPU-{}", i), source),
                    get<std::string>(g, "device_node", fmt::format("/dev/nvidia{}", i), source),
-                   get<int>(g, "numa_node", 0, source)};
+                   get<int>(g, "numa_node", 0, source), ""};
       if (info.uuid.empty() || info.uuid.size() > 40 || info.uuid.find("::") != std::string::npos ||
           info.uuid.find(',') != std::string::npos)
         bad(source, fmt::format("gpus[{}].uuid must be 1-40 characters without '::' or ','", i));
       if (info.device_node.empty() || info.device_node.front() != '/')
         bad(source, fmt::format("gpus[{}].device_node must be an absolute path", i));
+      info.container_path = get<std::string>(g, "container_path", info.device_node, source);
+      if (!info.container_path.starts_with("/dev/"))
+        bad(source, fmt::format("gpus[{}].container_path must be under /dev/ (give one when device_node is not)", i));
       for (const GpuInfo& other : n.gpus) {
         if (other.uuid == info.uuid) bad(source, fmt::format("gpus[{}].uuid '{}' is a duplicate", i, info.uuid));
       }

@@ -14,6 +14,9 @@ struct GpuInfo {
   std::string uuid;         // "GPU-<index>" unless the config names one
   std::string device_node;  // host path injected into the container, "/dev/nvidia<index>"
   int numa_node = 0;
+  // Where the container sees it; the host path unless the config says otherwise
+  // (a device served from a FUSE mount, e.g. P04's fakegpud, lives outside /dev).
+  std::string container_path;
 };
 
 // MIG: the instances each GPU is partitioned into (static), or profiles
