@@ -73,8 +73,12 @@ std::string format_value(double value) {
 
 namespace {
 
-bool is_alpha_(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha_(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 bool all_digits(std::string_view s) {
   return !s.empty() && s.size() < 19 && std::all_of(s.begin(), s.end(), is_digit);
@@ -119,7 +123,10 @@ bool labels_less(const Labels& a, const Labels& b) {
 
 Family::Family(std::string name, std::string help, MetricType type,
                std::vector<double> upper_bounds)
-    : name_(std::move(name)), help_(std::move(help)), type_(type), bounds_(std::move(upper_bounds)) {
+    : name_(std::move(name)),
+      help_(std::move(help)),
+      type_(type),
+      bounds_(std::move(upper_bounds)) {
   if (!valid_metric_name(name_)) {
     throw std::invalid_argument(fmt::format("invalid metric name '{}'", name_));
   }
@@ -190,7 +197,8 @@ Family& Family::observe(const Labels& labels, double value) {
 
 Family& Family::set_histogram(const Labels& labels, std::vector<double> cumulative, double sum) {
   if (type_ != MetricType::kHistogram) {
-    throw std::invalid_argument(fmt::format("{}: set_histogram() on a {}", name_, type_name(type_)));
+    throw std::invalid_argument(
+        fmt::format("{}: set_histogram() on a {}", name_, type_name(type_)));
   }
   if (cumulative.size() != bounds_.size() + 1) {
     throw std::invalid_argument(fmt::format("{}: {} bucket counts for {} buckets", name_,
@@ -274,13 +282,12 @@ Family& Exposition::family(const std::string& name, const std::string& help, Met
                            std::vector<double> upper_bounds) {
   auto it = families_.find(name);
   if (it == families_.end()) {
-    return families_.emplace(name, Family(name, help, type, std::move(upper_bounds)))
-        .first->second;
+    return families_.emplace(name, Family(name, help, type, std::move(upper_bounds))).first->second;
   }
   Family& f = it->second;
   if (f.type() != type) {
-    throw std::invalid_argument(fmt::format("{} is a {}, not a {}", name, type_name(f.type()),
-                                            type_name(type)));
+    throw std::invalid_argument(
+        fmt::format("{} is a {}, not a {}", name, type_name(f.type()), type_name(type)));
   }
   if (type == MetricType::kHistogram) {
     const Family probe(name, help, type, std::move(upper_bounds));
@@ -308,10 +315,9 @@ Family& Exposition::untyped(const std::string& name, const std::string& help) {
 void Exposition::merge(const Exposition& other) {
   for (const auto& [name, f] : other.families_) {
     const Family* mine = find(name);
-    if (mine != nullptr &&
-        (mine->type() != f.type() || mine->upper_bounds() != f.upper_bounds())) {
-      throw std::invalid_argument(fmt::format("{}: a {} here, a {} in the merged exposition",
-                                              name, type_name(mine->type()), type_name(f.type())));
+    if (mine != nullptr && (mine->type() != f.type() || mine->upper_bounds() != f.upper_bounds())) {
+      throw std::invalid_argument(fmt::format("{}: a {} here, a {} in the merged exposition", name,
+                                              type_name(mine->type()), type_name(f.type())));
     }
   }
   for (const auto& [name, f] : other.families_) {
@@ -658,8 +664,7 @@ Expected<Exposition> parse(std::string_view text) {
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
   const auto fail = [&](std::string_view what) {
-    throw std::runtime_error(
-        fmt::format("{}: {}: {}", path.string(), what, std::strerror(errno)));
+    throw std::runtime_error(fmt::format("{}: {}: {}", path.string(), what, std::strerror(errno)));
   };
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
   std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();

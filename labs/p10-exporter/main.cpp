@@ -1,11 +1,11 @@
 // gpu-exporter: GPU and lab metrics in the Prometheus text format, served on
 // /metrics or printed once. Parses flags, wires the sources, and serves.
+#include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
 
 #include <chrono>
 #include <cstdio>
-#include <fmt/format.h>
 #include <memory>
 #include <thread>
 
@@ -132,8 +132,8 @@ int main(int argc, char** argv) {
       const std::string text = collector.collect();
       if (common.json) {
         // The text this process rendered, read back: one source of truth for both outputs.
-        gpulab::print_json(exporter::exposition_json(gpulab::prom::parse(text).value(),
-                                                     collector.source_up()));
+        gpulab::print_json(
+            exporter::exposition_json(gpulab::prom::parse(text).value(), collector.source_up()));
       } else {
         fmt::print("{}", text);
       }

@@ -1,14 +1,13 @@
 #include "gpulab/prom_text.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
-
-#include <unistd.h>
 
 namespace prom = gpulab::prom;
 namespace fs = std::filesystem;

@@ -41,8 +41,10 @@ TEST(Once, SimulatedOutputIsDeterministicPerSeed) {
 }
 
 TEST(Once, InjectedXidShowsFromItsTimeOn) {
-  const auto before = run_program("gpu-exporter", "--once --simulate 2 --inject xid:79:1@30s --at 29s");
-  const auto after = run_program("gpu-exporter", "--once --simulate 2 --inject xid:79:1@30s --at 30s");
+  const auto before =
+      run_program("gpu-exporter", "--once --simulate 2 --inject xid:79:1@30s --at 29s");
+  const auto after =
+      run_program("gpu-exporter", "--once --simulate 2 --inject xid:79:1@30s --at 30s");
   ASSERT_EQ(after.exit_code, 0) << after.err;
   EXPECT_EQ(before.out.find("gpu_xid_errors_total"), std::string::npos);
   EXPECT_NE(after.out.find("gpu=\"1\","), std::string::npos);
@@ -50,8 +52,9 @@ TEST(Once, InjectedXidShowsFromItsTimeOn) {
 }
 
 TEST(Once, WithoutNvmlOnlySourceUpZeroIsExposedAndTheReasonLogged) {
-  const auto r = run_program("gpu-exporter",
-                             "--once --nvml-lib libnvidia-ml-absent.so.1 --fakegpu-stats /nonexistent/stats");
+  const auto r =
+      run_program("gpu-exporter",
+                  "--once --nvml-lib libnvidia-ml-absent.so.1 --fakegpu-stats /nonexistent/stats");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
             "# HELP gpu_exporter_source_up 1 if the source was read in the last collection, 0 if "
@@ -59,18 +62,21 @@ TEST(Once, WithoutNvmlOnlySourceUpZeroIsExposedAndTheReasonLogged) {
             "# TYPE gpu_exporter_source_up gauge\n"
             "gpu_exporter_source_up{source=\"fakegpu\"} 0\n"
             "gpu_exporter_source_up{source=\"nvml\"} 0\n");
-  EXPECT_NE(r.err.find("gpu-exporter: source nvml unavailable: libnvidia-ml-absent.so.1: cannot open"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("gpu-exporter: source nvml unavailable: libnvidia-ml-absent.so.1: cannot open"),
+      std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("gpu-exporter: source fakegpu unavailable: /nonexistent/stats: No such file"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("gpu-exporter: source fakegpu unavailable: /nonexistent/stats: No such file"),
+      std::string::npos)
       << r.err;
 }
 
 TEST(Promtool, EveryModePassesCheckMetrics) {
   const std::string pt = promtool();
   if (pt.empty()) GTEST_SKIP() << "promtool not found (Debian package prometheus)";
-  const std::string dir = std::string(::testing::TempDir()) + "p10-textfiles-" + std::to_string(getpid());
+  const std::string dir =
+      std::string(::testing::TempDir()) + "p10-textfiles-" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/lab.prom")
       << "# HELP serving_ttft_seconds Time to first token.\n# TYPE serving_ttft_seconds histogram\n"
@@ -79,7 +85,8 @@ TEST(Promtool, EveryModePassesCheckMetrics) {
   const std::vector<std::string> modes = {
       "--once --nvml-lib libnvidia-ml-absent.so.1",
       "--once",  // whatever this machine has (NVML on a GPU machine)
-      "--once --simulate 8 --inject xid:79@30s,xid:48:3@10s,thermal:0@60s,leak:2@10s,power:5@5s,ecc:1@1s --at 120s",
+      "--once --simulate 8 --inject "
+      "xid:79@30s,xid:48:3@10s,thermal:0@60s,leak:2@10s,power:5@5s,ecc:1@1s --at 120s",
       "--once --simulate 2 --textfile-dir " + dir,
 #ifdef GPULAB_FAKE_NVML
       "--once --nvml-lib " GPULAB_FAKE_NVML,  // NVML's success path, through a stand-in library
@@ -99,7 +106,8 @@ TEST(Promtool, EveryModePassesCheckMetrics) {
 TEST(Promtool, DcgmCompatFindingsAreOnlyTheDcgmNames) {
   const std::string pt = promtool();
   if (pt.empty()) GTEST_SKIP() << "promtool not found (Debian package prometheus)";
-  const auto r = run_program("gpu-exporter", "--once --simulate 2 --dcgm-compat --inject xid:79@1s --at 2s");
+  const auto r =
+      run_program("gpu-exporter", "--once --simulate 2 --dcgm-compat --inject xid:79@1s --at 2s");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-"), std::string::npos);
   const auto check = p10test::promtool_check_metrics(pt, r.out);
@@ -118,16 +126,20 @@ TEST(Promtool, DcgmCompatFindingsAreOnlyTheDcgmNames) {
 TEST(BadInput, OneErrorLineAndExit2) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--once --simulate 2 --inject melt:0@1s",
-       "gpu-exporter: error: --inject 'melt:0@1s': unknown kind 'melt' (xid, thermal, power, leak, ecc)\n"},
+       "gpu-exporter: error: --inject 'melt:0@1s': unknown kind 'melt' (xid, thermal, power, leak, "
+       "ecc)\n"},
       {"--once --inject xid:79@1s", "gpu-exporter: error: --inject needs --simulate N\n"},
-      {"--listen 9400", "gpu-exporter: error: --listen '9400': expected HOST:PORT, e.g. 127.0.0.1:9400 "
-                        "(0.0.0.0:9400 for every address)\n"},
+      {"--listen 9400",
+       "gpu-exporter: error: --listen '9400': expected HOST:PORT, e.g. 127.0.0.1:9400 "
+       "(0.0.0.0:9400 for every address)\n"},
       {"--listen localhost:9400",
        "gpu-exporter: error: --listen 'localhost:9400': 'localhost' is not a numeric IP address\n"},
-      {"--listen 127.0.0.1:70000", "gpu-exporter: error: --listen '127.0.0.1:70000': the port must be 0..65535\n"},
+      {"--listen 127.0.0.1:70000",
+       "gpu-exporter: error: --listen '127.0.0.1:70000': the port must be 0..65535\n"},
       {"--once --simulate 2 --inject leak:5@1s",
        "gpu-exporter: error: --inject: GPU 5 does not exist (--simulate 2 has 0..1)\n"},
-      {"--once --simulate 2 --interval 1ms", "gpu-exporter: error: --interval must be at least 10ms\n"},
+      {"--once --simulate 2 --interval 1ms",
+       "gpu-exporter: error: --interval must be at least 10ms\n"},
   };
   for (const auto& [args, err] : cases) {
     const auto r = run_program("gpu-exporter", args);
@@ -147,17 +159,20 @@ TEST(BadInput, APortAlreadyTakenIsARunFailure) {
   ASSERT_EQ(::listen(fd, 1), 0);
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
   const int port = ntohs(a.sin_port);
-  const auto r = run_program("gpu-exporter", "--simulate 1 --listen 127.0.0.1:" + std::to_string(port));
+  const auto r =
+      run_program("gpu-exporter", "--simulate 1 --listen 127.0.0.1:" + std::to_string(port));
   ::close(fd);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err.rfind("gpu-exporter: error: cannot listen on 127.0.0.1:" + std::to_string(port), 0), 0U)
+  EXPECT_EQ(
+      r.err.rfind("gpu-exporter: error: cannot listen on 127.0.0.1:" + std::to_string(port), 0), 0U)
       << r.err;
 }
 
 TEST(Once, JsonIsTheSameExpositionAsOneDocument) {
-  const auto r = run_program("gpu-exporter",
-                             "--once --json --nvml-lib libnvidia-ml-absent.so.1 --fakegpu-stats /nonexistent "
-                             "--textfile-dir " GPULAB_LAB_DIR "/examples/textfiles");
+  const auto r =
+      run_program("gpu-exporter",
+                  "--once --json --nvml-lib libnvidia-ml-absent.so.1 --fakegpu-stats /nonexistent "
+                  "--textfile-dir " GPULAB_LAB_DIR "/examples/textfiles");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["sources"]["nvml"], false);

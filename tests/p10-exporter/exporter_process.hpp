@@ -207,7 +207,8 @@ inline HttpReply http_raw(int port, const std::string& request, int timeout_ms =
 }
 
 inline HttpReply http_get(int port, const std::string& path) {
-  return http_raw(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  return http_raw(port,
+                  "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
 }
 
 struct Shell {

@@ -32,10 +32,16 @@ enum { kSuccess = 0, kInvalidArgument = 2, kNotSupported = 3, kTimeout = 10 };
 static struct nvmlDevice_st devices[2] = {{0}, {1}};
 static struct nvmlEventSet_st event_set = {0};
 
-static int valid(nvmlDevice_t d) { return d == &devices[0] || d == &devices[1]; }
+static int valid(nvmlDevice_t d) {
+  return d == &devices[0] || d == &devices[1];
+}
 
-nvmlReturn_t nvmlInit_v2(void) { return kSuccess; }
-nvmlReturn_t nvmlShutdown(void) { return kSuccess; }
+nvmlReturn_t nvmlInit_v2(void) {
+  return kSuccess;
+}
+nvmlReturn_t nvmlShutdown(void) {
+  return kSuccess;
+}
 const char* nvmlErrorString(nvmlReturn_t r) {
   return r == kSuccess ? "Success" : r == kNotSupported ? "Not Supported" : "Unknown Error";
 }
@@ -108,7 +114,8 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
   *set = &event_set;
   return kSuccess;
 }
-nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set) {
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
+                                      nvmlEventSet_t set) {
   (void)d;
   return (types & 0x8ULL) != 0 && set == &event_set ? kSuccess : kInvalidArgument;
 }

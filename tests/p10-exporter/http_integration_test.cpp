@@ -34,12 +34,15 @@ TEST(Http, MetricsHasTheExpositionContentTypeAndOtherPaths404) {
   EXPECT_NE(r.body.find("# TYPE gpu_utilization_ratio gauge\n"), std::string::npos);
   EXPECT_EQ(http_get(e.port(), "/nope").status, 404);
   EXPECT_EQ(http_get(e.port(), "/metrics/../etc/passwd").status, 404);
-  EXPECT_EQ(http_raw(e.port(), "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
-                               "Connection: close\r\n\r\n").status,
+  EXPECT_EQ(http_raw(e.port(),
+                     "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n")
+                .status,
             404);
   const auto garbage = http_raw(e.port(), "\x01\x02 not http at all\r\n\r\n");
   EXPECT_NE(garbage.status, 200);
-  const auto head = http_raw(e.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const auto head =
+      http_raw(e.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(head.status, 200);
   EXPECT_EQ(head.body, "");
   expect_serving(e);
@@ -50,8 +53,9 @@ TEST(Http, HugeAndEndlessHeadersAreCutOff) {
   Exporter e({"--simulate", "1", "--request-timeout", "2s"});
   ASSERT_NE(e.port(), 0) << e.log();
   // One 1 MiB header line: over the 16 KiB request budget.
-  const auto huge = http_raw(e.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " +
-                                           std::string(1 << 20, 'a') + "\r\nConnection: close\r\n\r\n");
+  const auto huge =
+      http_raw(e.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(1 << 20, 'a') +
+                             "\r\nConnection: close\r\n\r\n");
   EXPECT_NE(huge.status, 200);
   // 5000 small headers.
   std::string many = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
@@ -84,7 +88,8 @@ TEST(Http, SlowlorisConnectionsAreClosedAndScrapesGetThrough) {
   std::thread trickler([&] {
     for (int round = 0; round < 300 && !stop; ++round) {
       for (int i = 0; i < kSlow; ++i) {
-        if (!cut[static_cast<std::size_t>(i)] && !p10test::send_all(fds[static_cast<std::size_t>(i)], "X")) {
+        if (!cut[static_cast<std::size_t>(i)] &&
+            !p10test::send_all(fds[static_cast<std::size_t>(i)], "X")) {
           cut[static_cast<std::size_t>(i)] = true;
         }
       }

@@ -45,8 +45,8 @@ TEST(Prometheus, ScrapesTheExporterStoresTheXidSeriesAndFiresTheAlert) {
   if (prometheus.empty()) GTEST_SKIP() << "prometheus not installed (Debian package prometheus)";
 
   // The Xid happens at simulated 30 s = 1 s of real time at --time-scale 30.
-  p10test::Exporter exp({"--simulate", "2", "--inject", "xid:79:1@30s", "--time-scale", "30",
-                         "--interval", "200ms"});
+  p10test::Exporter exp(
+      {"--simulate", "2", "--inject", "xid:79:1@30s", "--time-scale", "30", "--interval", "200ms"});
   ASSERT_NE(exp.port(), 0) << exp.log();
 
   const fs::path dir = fs::temp_directory_path() / ("p10-prometheus-" + std::to_string(getpid()));
@@ -73,10 +73,10 @@ TEST(Prometheus, ScrapesTheExporterStoresTheXidSeriesAndFiresTheAlert) {
          "          summary: 'GPU {{ $labels.gpu }} reported Xid {{ $labels.xid }}'\n";
   const int port = p10test::free_port();
   ASSERT_NE(port, 0);
-  p10test::Process prom(prometheus, {"--config.file=" + (dir / "prometheus.yml").string(),
-                                     "--storage.tsdb.path=" + (dir / "data").string(),
-                                     "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                                     "--log.level=warn"});
+  p10test::Process prom(
+      prometheus, {"--config.file=" + (dir / "prometheus.yml").string(),
+                   "--storage.tsdb.path=" + (dir / "data").string(),
+                   "--web.listen-address=127.0.0.1:" + std::to_string(port), "--log.level=warn"});
 
   // The scrape target is up.
   const json up = wait_for(port, "/api/v1/query?query=up%7Bjob%3D%22gpu%22%7D", [](const json& j) {

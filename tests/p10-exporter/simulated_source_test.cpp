@@ -10,8 +10,8 @@ using exporter::SimulatedGpus;
 namespace {
 
 std::string render_at(unsigned n, std::uint64_t seed, const std::string& inject, double t) {
-  exporter::SimulatedSource src(SimulatedGpus(n, seed, exporter::parse_injections(inject)),
-                                [t] { return t; }, false);
+  exporter::SimulatedSource src(
+      SimulatedGpus(n, seed, exporter::parse_injections(inject)), [t] { return t; }, false);
   gpulab::prom::Exposition e;
   EXPECT_TRUE(src.collect(e).up);
   return e.render();
@@ -24,7 +24,8 @@ double value(const SimulatedGpus& g, unsigned gpu, std::optional<double> exporte
 }  // namespace
 
 TEST(Inject, ParsesEveryKindAndUnit) {
-  const auto v = exporter::parse_injections("xid:79@30s, xid:48:3@1.5m,thermal:0@60s,leak:2@500ms,power:1@1h,ecc:0@0s");
+  const auto v = exporter::parse_injections(
+      "xid:79@30s, xid:48:3@1.5m,thermal:0@60s,leak:2@500ms,power:1@1h,ecc:0@0s");
   ASSERT_EQ(v.size(), 6U);
   EXPECT_EQ(v[0].kind, Injection::Kind::kXid);
   EXPECT_EQ(v[0].xid, 79U);
@@ -51,8 +52,11 @@ TEST(Inject, RejectsBadItemsNamingThem) {
     }
     return std::string("(accepted)");
   };
-  EXPECT_EQ(msg("xid:79"), "--inject 'xid:79': expected KIND:ARG@TIME, e.g. xid:79@30s, thermal:0@60s, leak:2@10s");
-  EXPECT_EQ(msg("melt:0@1s"), "--inject 'melt:0@1s': unknown kind 'melt' (xid, thermal, power, leak, ecc)");
+  EXPECT_EQ(
+      msg("xid:79"),
+      "--inject 'xid:79': expected KIND:ARG@TIME, e.g. xid:79@30s, thermal:0@60s, leak:2@10s");
+  EXPECT_EQ(msg("melt:0@1s"),
+            "--inject 'melt:0@1s': unknown kind 'melt' (xid, thermal, power, leak, ecc)");
   EXPECT_EQ(msg("xid:x@1s"), "--inject 'xid:x@1s': the Xid code 'x' is not a whole number");
   EXPECT_EQ(msg("xid:0@1s"), "--inject 'xid:0@1s': Xid codes are 1..1000");
   EXPECT_EQ(msg("leak:1@10"), "--inject 'leak:1@10': '10': the unit must be ms, s, m or h");

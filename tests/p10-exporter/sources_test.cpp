@@ -68,17 +68,18 @@ TEST(Fakegpu, StatsBecomeGaugesAndCounters) {
   exporter::FakegpuSource src(d.path / "stats");
   prom::Exposition e;
   ASSERT_TRUE(src.collect(e).up);
-  EXPECT_EQ(e.render(),
-            "# HELP fakegpu_buffers Live buffers on the fakegpu device.\n"
-            "# TYPE fakegpu_buffers gauge\nfakegpu_buffers 3\n"
-            "# HELP fakegpu_completed_total fakegpu stats 'completed' since the device was created.\n"
-            "# TYPE fakegpu_completed_total counter\nfakegpu_completed_total 9\n"
-            "# HELP fakegpu_contexts Open contexts (file descriptors) on the fakegpu device.\n"
-            "# TYPE fakegpu_contexts gauge\nfakegpu_contexts 2\n"
-            "# HELP fakegpu_memory_used_bytes Device memory allocated on the fakegpu device.\n"
-            "# TYPE fakegpu_memory_used_bytes gauge\nfakegpu_memory_used_bytes 4096\n"
-            "# HELP fakegpu_submits_total fakegpu stats 'submits' since the device was created.\n"
-            "# TYPE fakegpu_submits_total counter\nfakegpu_submits_total 10\n");
+  EXPECT_EQ(
+      e.render(),
+      "# HELP fakegpu_buffers Live buffers on the fakegpu device.\n"
+      "# TYPE fakegpu_buffers gauge\nfakegpu_buffers 3\n"
+      "# HELP fakegpu_completed_total fakegpu stats 'completed' since the device was created.\n"
+      "# TYPE fakegpu_completed_total counter\nfakegpu_completed_total 9\n"
+      "# HELP fakegpu_contexts Open contexts (file descriptors) on the fakegpu device.\n"
+      "# TYPE fakegpu_contexts gauge\nfakegpu_contexts 2\n"
+      "# HELP fakegpu_memory_used_bytes Device memory allocated on the fakegpu device.\n"
+      "# TYPE fakegpu_memory_used_bytes gauge\nfakegpu_memory_used_bytes 4096\n"
+      "# HELP fakegpu_submits_total fakegpu stats 'submits' since the device was created.\n"
+      "# TYPE fakegpu_submits_total counter\nfakegpu_submits_total 10\n");
   d.write("stats", "contexts two\n");
   prom::Exposition bad;
   const auto a = src.collect(bad);
@@ -129,8 +130,8 @@ TEST(GpuMetrics, DcgmCompatAddsDcgmNamesUnitsAndLabels) {
   const auto* fb = e.find("DCGM_FI_DEV_FB_USED");
   ASSERT_NE(fb, nullptr);
   const auto s = gpus.sample()[0];
-  const prom::Labels dcgm{{"gpu", "0"}, {"UUID", s.uuid}, {"device", "nvidia0"},
-                          {"modelName", s.model_name}};
+  const prom::Labels dcgm{
+      {"gpu", "0"}, {"UUID", s.uuid}, {"device", "nvidia0"}, {"modelName", s.model_name}};
   ASSERT_NE(fb->find(dcgm), nullptr);
   EXPECT_EQ(fb->find(dcgm)->value, *s.memory_used_bytes / (1 << 20));
   EXPECT_EQ(e.find("DCGM_FI_DEV_XID_ERRORS")->find(dcgm)->value, 79);
@@ -157,8 +158,10 @@ TEST(Nvml, ReadsEveryFieldInBaseUnitsAndCountsXidEvents) {
     e = prom::Exposition();
     ASSERT_TRUE(nvml.collect(e).up);
   }
-  const prom::Labels g0{{"gpu", "0"}, {"uuid", "GPU-fake-0000"}, {"model_name", "Fake A100-SXM4-40GB"}};
-  const prom::Labels g1{{"gpu", "1"}, {"uuid", "GPU-fake-0001"}, {"model_name", "Fake A100-SXM4-40GB"}};
+  const prom::Labels g0{
+      {"gpu", "0"}, {"uuid", "GPU-fake-0000"}, {"model_name", "Fake A100-SXM4-40GB"}};
+  const prom::Labels g1{
+      {"gpu", "1"}, {"uuid", "GPU-fake-0001"}, {"model_name", "Fake A100-SXM4-40GB"}};
   const auto value = [&](const char* family, prom::Labels labels) {
     const prom::Family* f = e.find(family);
     if (f == nullptr) return -1.0;
@@ -180,7 +183,8 @@ TEST(Nvml, ReadsEveryFieldInBaseUnitsAndCountsXidEvents) {
   EXPECT_EQ(value("gpu_pcie_rx_bytes_per_second", g1), 2048000);
   EXPECT_EQ(value("gpu_ecc_errors_total", with(g0, "type", "single_bit")), 5);
   EXPECT_EQ(value("gpu_ecc_errors_total", with(g0, "type", "double_bit")), 1);
-  EXPECT_EQ(value("gpu_ecc_errors_total", with(g1, "type", "single_bit")), -1);  // not supported: absent
+  EXPECT_EQ(value("gpu_ecc_errors_total", with(g1, "type", "single_bit")),
+            -1);  // not supported: absent
   EXPECT_EQ(value("gpu_throttled", with(g0, "reason", "thermal")), 1);
   EXPECT_EQ(value("gpu_throttled", with(g0, "reason", "power")), 0);
   EXPECT_EQ(value("gpu_xid_errors_total", with(g1, "xid", "79")), 1);

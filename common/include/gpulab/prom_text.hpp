@@ -56,7 +56,7 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 class Family {
  public:
   struct Series {
-    double value = 0;               // gauge, counter, untyped
+    double value = 0;                // gauge, counter, untyped
     std::vector<double> cumulative;  // histogram: one per bound, then +Inf (== count)
     double sum = 0;                  // histogram
   };

@@ -12,7 +12,9 @@ namespace prom = gpulab::prom;
 Collector::Collector(std::vector<std::unique_ptr<Source>> sources, Log log)
     : sources_(std::move(sources)), log_(std::move(log)) {}
 
-Collector::~Collector() { stop(); }
+Collector::~Collector() {
+  stop();
+}
 
 std::string Collector::collect() {
   const std::lock_guard collecting(collect_mutex_);

@@ -22,7 +22,8 @@ Availability FakegpuSource::collect(prom::Exposition& out) {
     char buf[4096];
     while (in.read(buf, sizeof buf) || in.gcount() > 0) {
       text.append(buf, static_cast<std::size_t>(in.gcount()));
-      if (text.size() > 64 * 1024) return unavailable(fmt::format("{}: larger than 64 KiB", path_.string()));
+      if (text.size() > 64 * 1024)
+        return unavailable(fmt::format("{}: larger than 64 KiB", path_.string()));
     }
   }
   prom::Exposition mine;
@@ -39,7 +40,8 @@ Availability FakegpuSource::collect(prom::Exposition& out) {
     const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (value.empty() || ec != std::errc() || p != value.data() + value.size() ||
         !prom::valid_label_name(key) || key.find(':') != std::string::npos) {
-      return unavailable(fmt::format("{}:{}: expected 'name value', got '{}'", path_.string(), n, line));
+      return unavailable(
+          fmt::format("{}:{}: expected 'name value', got '{}'", path_.string(), n, line));
     }
     const auto x = static_cast<double>(v);
     if (key == "contexts") {

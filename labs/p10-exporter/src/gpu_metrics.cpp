@@ -37,27 +37,35 @@ void emit(const std::vector<GpuSample>& gpus, prom::Exposition& out, const std::
 
 }  // namespace
 
-void add_gpu_metrics(const std::vector<GpuSample>& gpus, bool dcgm_compat,
-                     prom::Exposition& out) {
+void add_gpu_metrics(const std::vector<GpuSample>& gpus, bool dcgm_compat, prom::Exposition& out) {
   using T = prom::MetricType;
-  emit(gpus, out, "gpu_utilization_ratio", "Fraction of the last sample period a kernel ran (0..1).",
-       T::kGauge, [](const GpuSample& g) { return g.utilization_ratio; }, false);
-  emit(gpus, out, "gpu_memory_used_bytes", "Device memory in use.", T::kGauge,
-       [](const GpuSample& g) { return g.memory_used_bytes; }, false);
-  emit(gpus, out, "gpu_memory_free_bytes", "Device memory free.", T::kGauge,
-       [](const GpuSample& g) { return g.memory_free_bytes; }, false);
-  emit(gpus, out, "gpu_temperature_celsius", "GPU die temperature.", T::kGauge,
-       [](const GpuSample& g) { return g.temperature_celsius; }, false);
-  emit(gpus, out, "gpu_power_watts", "Board power draw.", T::kGauge,
-       [](const GpuSample& g) { return g.power_watts; }, false);
-  emit(gpus, out, "gpu_energy_joules_total", "Energy consumed since the driver loaded.",
-       T::kCounter, [](const GpuSample& g) { return g.energy_joules; }, false);
-  emit(gpus, out, "gpu_sm_clock_hertz", "Current SM clock.", T::kGauge,
-       [](const GpuSample& g) { return g.sm_clock_hertz; }, false);
-  emit(gpus, out, "gpu_pcie_tx_bytes_per_second", "PCIe transmit throughput.", T::kGauge,
-       [](const GpuSample& g) { return g.pcie_tx_bytes_per_second; }, false);
-  emit(gpus, out, "gpu_pcie_rx_bytes_per_second", "PCIe receive throughput.", T::kGauge,
-       [](const GpuSample& g) { return g.pcie_rx_bytes_per_second; }, false);
+  emit(
+      gpus, out, "gpu_utilization_ratio", "Fraction of the last sample period a kernel ran (0..1).",
+      T::kGauge, [](const GpuSample& g) { return g.utilization_ratio; }, false);
+  emit(
+      gpus, out, "gpu_memory_used_bytes", "Device memory in use.", T::kGauge,
+      [](const GpuSample& g) { return g.memory_used_bytes; }, false);
+  emit(
+      gpus, out, "gpu_memory_free_bytes", "Device memory free.", T::kGauge,
+      [](const GpuSample& g) { return g.memory_free_bytes; }, false);
+  emit(
+      gpus, out, "gpu_temperature_celsius", "GPU die temperature.", T::kGauge,
+      [](const GpuSample& g) { return g.temperature_celsius; }, false);
+  emit(
+      gpus, out, "gpu_power_watts", "Board power draw.", T::kGauge,
+      [](const GpuSample& g) { return g.power_watts; }, false);
+  emit(
+      gpus, out, "gpu_energy_joules_total", "Energy consumed since the driver loaded.", T::kCounter,
+      [](const GpuSample& g) { return g.energy_joules; }, false);
+  emit(
+      gpus, out, "gpu_sm_clock_hertz", "Current SM clock.", T::kGauge,
+      [](const GpuSample& g) { return g.sm_clock_hertz; }, false);
+  emit(
+      gpus, out, "gpu_pcie_tx_bytes_per_second", "PCIe transmit throughput.", T::kGauge,
+      [](const GpuSample& g) { return g.pcie_tx_bytes_per_second; }, false);
+  emit(
+      gpus, out, "gpu_pcie_rx_bytes_per_second", "PCIe receive throughput.", T::kGauge,
+      [](const GpuSample& g) { return g.pcie_rx_bytes_per_second; }, false);
 
   prom::Family* ecc = nullptr;
   prom::Family* xid = nullptr;
@@ -107,33 +115,42 @@ void add_gpu_metrics(const std::vector<GpuSample>& gpus, bool dcgm_compat,
     if (!v) return std::nullopt;
     return std::floor(*v / (1 << 20));
   };
-  emit(gpus, out, "DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", T::kGauge,
-       [&](const GpuSample& g) { return scaled(g.sm_clock_hertz, 1e-6); }, true);
-  emit(gpus, out, "DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", T::kGauge,
-       [](const GpuSample& g) { return g.temperature_celsius; }, true);
-  emit(gpus, out, "DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", T::kGauge,
-       [](const GpuSample& g) { return g.power_watts; }, true);
-  emit(gpus, out, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-       "Total energy consumption since boot (in mJ).", T::kCounter,
-       [&](const GpuSample& g) { return scaled(g.energy_joules, 1e3); }, true);
-  emit(gpus, out, "DCGM_FI_DEV_PCIE_TX_THROUGHPUT",
-       "Total number of bytes transmitted through PCIe TX (in KB) via NVML.", T::kCounter,
-       [&](const GpuSample& g) { return scaled(g.pcie_tx_bytes_per_second, 1e-3); }, true);
-  emit(gpus, out, "DCGM_FI_DEV_PCIE_RX_THROUGHPUT",
-       "Total number of bytes received through PCIe RX (in KB) via NVML.", T::kCounter,
-       [&](const GpuSample& g) { return scaled(g.pcie_rx_bytes_per_second, 1e-3); }, true);
-  emit(gpus, out, "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", T::kGauge,
-       [&](const GpuSample& g) { return scaled(g.utilization_ratio, 100); }, true);
-  emit(gpus, out, "DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", T::kGauge,
-       [&](const GpuSample& g) { return floored_mib(g.memory_used_bytes); }, true);
-  emit(gpus, out, "DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", T::kGauge,
-       [&](const GpuSample& g) { return floored_mib(g.memory_free_bytes); }, true);
-  emit(gpus, out, "DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.",
-       T::kGauge,
-       [](const GpuSample& g) -> std::optional<double> {
-         return static_cast<double>(g.last_xid.value_or(0));
-       },
-       true);
+  emit(
+      gpus, out, "DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", T::kGauge,
+      [&](const GpuSample& g) { return scaled(g.sm_clock_hertz, 1e-6); }, true);
+  emit(
+      gpus, out, "DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", T::kGauge,
+      [](const GpuSample& g) { return g.temperature_celsius; }, true);
+  emit(
+      gpus, out, "DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", T::kGauge,
+      [](const GpuSample& g) { return g.power_watts; }, true);
+  emit(
+      gpus, out, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+      "Total energy consumption since boot (in mJ).", T::kCounter,
+      [&](const GpuSample& g) { return scaled(g.energy_joules, 1e3); }, true);
+  emit(
+      gpus, out, "DCGM_FI_DEV_PCIE_TX_THROUGHPUT",
+      "Total number of bytes transmitted through PCIe TX (in KB) via NVML.", T::kCounter,
+      [&](const GpuSample& g) { return scaled(g.pcie_tx_bytes_per_second, 1e-3); }, true);
+  emit(
+      gpus, out, "DCGM_FI_DEV_PCIE_RX_THROUGHPUT",
+      "Total number of bytes received through PCIe RX (in KB) via NVML.", T::kCounter,
+      [&](const GpuSample& g) { return scaled(g.pcie_rx_bytes_per_second, 1e-3); }, true);
+  emit(
+      gpus, out, "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", T::kGauge,
+      [&](const GpuSample& g) { return scaled(g.utilization_ratio, 100); }, true);
+  emit(
+      gpus, out, "DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", T::kGauge,
+      [&](const GpuSample& g) { return floored_mib(g.memory_used_bytes); }, true);
+  emit(
+      gpus, out, "DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", T::kGauge,
+      [&](const GpuSample& g) { return floored_mib(g.memory_free_bytes); }, true);
+  emit(
+      gpus, out, "DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.", T::kGauge,
+      [](const GpuSample& g) -> std::optional<double> {
+        return static_cast<double>(g.last_xid.value_or(0));
+      },
+      true);
 }
 
 }  // namespace exporter

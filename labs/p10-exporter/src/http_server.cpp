@@ -13,8 +13,8 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
-#include <string>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "gpulab/cli.hpp"
@@ -51,7 +51,8 @@ ListenAddress parse_listen_address(std::string_view text) {
   }
   in6_addr v6{};
   in_addr v4{};
-  if (inet_pton(AF_INET, a.host.c_str(), &v4) != 1 && inet_pton(AF_INET6, a.host.c_str(), &v6) != 1) {
+  if (inet_pton(AF_INET, a.host.c_str(), &v4) != 1 &&
+      inet_pton(AF_INET6, a.host.c_str(), &v6) != 1) {
     throw gpulab::UsageError(
         fmt::format("--listen '{}': '{}' is not a numeric IP address", text, a.host));
   }
@@ -83,7 +84,8 @@ class GuardedStream : public httplib::Stream {
 
   bool is_readable() const override {
     if (pos_ < len_) return true;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
     return left.count() > 0 && poll_for(POLLIN, left);
   }
   bool is_writable() const override { return poll_for(POLLOUT, write_timeout_); }
@@ -235,13 +237,16 @@ MetricsServer::MetricsServer(const Collector& collector, ServerOptions options)
   });
 }
 
-MetricsServer::~MetricsServer() { stop(); }
+MetricsServer::~MetricsServer() {
+  stop();
+}
 
 int MetricsServer::bind(const ListenAddress& address) {
   if (address.port == 0) {
     const int port = impl_->bind_to_any_port(address.host);
     if (port <= 0) {
-      throw gpulab::RunError(fmt::format("cannot listen on {}: {}", address.host, std::strerror(errno)));
+      throw gpulab::RunError(
+          fmt::format("cannot listen on {}: {}", address.host, std::strerror(errno)));
     }
     impl_->raise_backlog();
     return port;
@@ -254,7 +259,9 @@ int MetricsServer::bind(const ListenAddress& address) {
   return address.port;
 }
 
-bool MetricsServer::run() { return impl_->listen_after_bind(); }
+bool MetricsServer::run() {
+  return impl_->listen_after_bind();
+}
 
 void MetricsServer::stop() {
   if (impl_) impl_->stop();

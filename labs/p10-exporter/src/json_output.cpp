@@ -15,7 +15,8 @@ gpulab::Json number(double v) {
 
 }  // namespace
 
-gpulab::Json exposition_json(const prom::Exposition& e, const std::map<std::string, bool>& sources) {
+gpulab::Json exposition_json(const prom::Exposition& e,
+                             const std::map<std::string, bool>& sources) {
   gpulab::Json doc;
   doc["sources"] = gpulab::Json::object();
   for (const auto& [name, up] : sources) doc["sources"][name] = up;
@@ -35,7 +36,8 @@ gpulab::Json exposition_json(const prom::Exposition& e, const std::map<std::stri
         js["buckets"] = gpulab::Json::array();
         for (std::size_t i = 0; i < s.cumulative.size(); ++i) {
           gpulab::Json b;
-          b["le"] = i < f.upper_bounds().size() ? number(f.upper_bounds()[i]) : gpulab::Json("+Inf");
+          b["le"] =
+              i < f.upper_bounds().size() ? number(f.upper_bounds()[i]) : gpulab::Json("+Inf");
           b["count"] = number(s.cumulative[i]);
           js["buckets"].push_back(b);
         }

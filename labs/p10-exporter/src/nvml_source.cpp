@@ -96,7 +96,8 @@ Availability NvmlSource::load() {
     std::string missing;
     const auto get = [&](auto& fn, const char* symbol, bool required) {
       void* p = dlsym(handle_, symbol);
-      if (p == nullptr && required) missing += missing.empty() ? symbol : fmt::format(", {}", symbol);
+      if (p == nullptr && required)
+        missing += missing.empty() ? symbol : fmt::format(", {}", symbol);
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
     };
     get(api->init, "nvmlInit_v2", true);
@@ -120,8 +121,8 @@ Availability NvmlSource::load() {
     get(api->event_set_wait, "nvmlEventSetWait_v2", false);
     get(api->event_set_free, "nvmlEventSetFree", false);
     if (!missing.empty()) {
-      return unavailable(fmt::format("{} loaded but lacks {} (not NVML, or too old a driver)",
-                                 library_, missing));
+      return unavailable(
+          fmt::format("{} loaded but lacks {} (not NVML, or too old a driver)", library_, missing));
     }
     api_ = std::move(api);
   }
@@ -192,7 +193,8 @@ Availability NvmlSource::collect(gpulab::prom::Exposition& out) {
       g.memory_used_bytes = static_cast<double>(m.used);
       g.memory_free_bytes = static_cast<double>(m.free);
     }
-    if (unsigned t = 0; api_->temperature && api_->temperature(dev, kTemperatureGpu, &t) == kSuccess) {
+    if (unsigned t = 0;
+        api_->temperature && api_->temperature(dev, kTemperatureGpu, &t) == kSuccess) {
       g.temperature_celsius = t;
     }
     if (unsigned mw = 0; api_->power && api_->power(dev, &mw) == kSuccess) {
@@ -218,7 +220,8 @@ Availability NvmlSource::collect(gpulab::prom::Exposition& out) {
         api_->ecc && api_->ecc(dev, kEccUncorrected, kEccAggregate, &c) == kSuccess) {
       g.ecc_double_bit = static_cast<double>(c);
     }
-    if (unsigned long long reasons = 0; api_->throttle && api_->throttle(dev, &reasons) == kSuccess) {
+    if (unsigned long long reasons = 0;
+        api_->throttle && api_->throttle(dev, &reasons) == kSuccess) {
       g.throttled_thermal = (reasons & (kThrottleSwThermal | kThrottleHwThermal)) != 0;
       g.throttled_power = (reasons & (kThrottleSwPowerCap | kThrottleHwPowerBrake)) != 0;
     }

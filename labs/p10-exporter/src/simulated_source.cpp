@@ -23,8 +23,8 @@ unsigned parse_unsigned(std::string_view s, std::string_view item, std::string_v
   unsigned v = 0;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size()) {
-    throw gpulab::UsageError(fmt::format("--inject '{}': {} '{}' is not a whole number", item,
-                                         what, s));
+    throw gpulab::UsageError(
+        fmt::format("--inject '{}': {} '{}' is not a whole number", item, what, s));
   }
   return v;
 }
@@ -129,16 +129,15 @@ std::vector<Injection> parse_injections(std::string_view spec) {
   return out;
 }
 
-SimulatedGpus::SimulatedGpus(unsigned count, std::uint64_t seed,
-                             std::vector<Injection> injections)
+SimulatedGpus::SimulatedGpus(unsigned count, std::uint64_t seed, std::vector<Injection> injections)
     : injections_(std::move(injections)), fired_(injections_.size(), false) {
   if (count == 0 || count > kMaxGpus) {
     throw gpulab::UsageError(fmt::format("--simulate {}: simulate 1..{} GPUs", count, kMaxGpus));
   }
   for (const auto& inj : injections_) {
     if (inj.gpu >= count) {
-      throw gpulab::UsageError(fmt::format("--inject: GPU {} does not exist (--simulate {} has 0..{})",
-                                           inj.gpu, count, count - 1));
+      throw gpulab::UsageError(fmt::format(
+          "--inject: GPU {} does not exist (--simulate {} has 0..{})", inj.gpu, count, count - 1));
     }
   }
   gpulab::Rng setup(seed);

@@ -41,7 +41,7 @@ Availability TextfileSource::collect(prom::Exposition& out) {
   std::error_code ec;
   if (!fs::is_directory(dir_, ec)) {
     return unavailable(fmt::format("{}: not a directory{}", dir_.string(),
-                               ec ? fmt::format(" ({})", ec.message()) : ""));
+                                   ec ? fmt::format(" ({})", ec.message()) : ""));
   }
   std::vector<fs::path> files;
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
@@ -62,8 +62,9 @@ Availability TextfileSource::collect(prom::Exposition& out) {
     }
     const auto size = fs::file_size(p, sec);
     if (sec || size > kMaxFileBytes) {
-      a.warnings.push_back(fmt::format("skipping {}: {}", name,
-                                       sec ? sec.message() : fmt::format("larger than {} bytes", kMaxFileBytes)));
+      a.warnings.push_back(
+          fmt::format("skipping {}: {}", name,
+                      sec ? sec.message() : fmt::format("larger than {} bytes", kMaxFileBytes)));
       continue;
     }
     std::ifstream in(p, std::ios::binary);

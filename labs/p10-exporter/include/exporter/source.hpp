@@ -19,8 +19,12 @@ struct Availability {
   // Things worth a log line even though the source is up (a skipped file).
   std::vector<std::string> warnings;
 };
-inline Availability available() { return {true, "", {}}; }
-inline Availability unavailable(std::string reason) { return {false, std::move(reason), {}}; }
+inline Availability available() {
+  return {true, "", {}};
+}
+inline Availability unavailable(std::string reason) {
+  return {false, std::move(reason), {}};
+}
 
 class Source {
  public:
