@@ -126,6 +126,16 @@ TEST(NetPlan, OneSlash30PerMininer) {
   EXPECT_LE(mininer::plan_net(4194303).host_if.size(), 15u) << "IFNAMSIZ";
 }
 
+TEST(Initramfs, RecognisesTheInitialRootfs) {
+  EXPECT_TRUE(
+      mininer::root_is_initramfs("1 1 0:2 / / rw shared:1 - rootfs rootfs rw\n"
+                                 "20 1 0:5 / /proc rw - proc proc rw\n"));
+  EXPECT_FALSE(
+      mininer::root_is_initramfs("22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+                                 "30 22 0:26 / /rootfs rw - tmpfs rootfs rw\n"));
+  EXPECT_FALSE(mininer::root_is_initramfs(""));
+}
+
 TEST(Elf, StaticOrDynamic) {
   EXPECT_EQ(mininer::elf_is_static("/proc/self/exe"), false);  // the test itself is dynamic
   EXPECT_EQ(mininer::elf_is_static(std::string(GPULAB_BIN_DIR) + "/hog"), true);

@@ -190,26 +190,6 @@ char wait_for_parent(const ChildConfig& c) {
   return go;
 }
 
-// Whether "/" is the kernel's initial rootfs (an initramfs): its mountinfo
-// line has the filesystem type "rootfs", and pivot_root refuses it with EINVAL.
-bool initramfs_root() {
-  const auto info = read_file("/proc/self/mountinfo").value_or("");
-  std::size_t pos = 0;
-  while (pos < info.size()) {
-    const auto end = info.find('\n', pos);
-    const std::string line =
-        info.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    pos = end == std::string::npos ? info.size() : end + 1;
-    // "<id> <parent> <maj:min> <root> <mount point> ... - <fstype> ..."
-    std::istringstream words(line);
-    std::string id, parent, dev, root, point;
-    if (!(words >> id >> parent >> dev >> root >> point) || point != "/") continue;
-    const auto dash = line.find(" - ");
-    if (dash != std::string::npos && line.compare(dash + 3, 7, "rootfs ") == 0) return true;
-  }
-  return false;
-}
-
 void set_up_filesystem(const ChildConfig& c) {
   const RunSpec& spec = *c.spec;
   // Before any mount: make every mount private, recursively. Without this a
@@ -258,7 +238,8 @@ void set_up_filesystem(const ChildConfig& c) {
     // path and no "..", from any fd opened later, leads back to the host.
     if (::syscall(SYS_pivot_root, ".", ".") == 0) {
       check(::umount2(".", MNT_DETACH) == 0, "cannot detach the old root");
-    } else if (errno == EINVAL && initramfs_root()) {
+    } else if (errno == EINVAL &&
+               root_is_initramfs(read_file("/proc/self/mountinfo").value_or(""))) {
       // The host runs from its initramfs (a qemu VM's init): the initial
       // rootfs can never be pivoted away. Do what switch_root and
       // `runc --no-pivot` do: move the new root over "/" and chroot into
@@ -461,6 +442,19 @@ void validate(const RunSpec& spec) {
   if (spec.hostname.empty() || spec.hostname.size() > 64)
     throw gpulab::UsageError("hostname must be 1-64 characters");
   for (const auto& d : spec.devices) inspect_device(d.host_path);
+}
+
+bool root_is_initramfs(std::string_view mountinfo) {
+  std::istringstream in{std::string(mountinfo)};
+  for (std::string line; std::getline(in, line);) {
+    // "<id> <parent> <maj:min> <root> <mount point> ... - <fstype> ..."
+    std::istringstream words(line);
+    std::string id, parent, dev, root, point;
+    if (!(words >> id >> parent >> dev >> root >> point) || point != "/") continue;
+    const auto dash = line.find(" - ");
+    if (dash != std::string::npos && line.compare(dash + 3, 7, "rootfs ") == 0) return true;
+  }
+  return false;
 }
 
 int RunOutcome::exit_code() const {

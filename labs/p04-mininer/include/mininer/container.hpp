@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mininer/cgroup.hpp"
@@ -75,6 +76,11 @@ std::string describe_wait_status(int wait_status);
 // Runs the container; progress and the final report go to stderr as
 // "mininer: ..." lines, the container's own output to the inherited fds.
 RunOutcome run_container(const RunSpec& spec);
+
+// Whether "/" in this mountinfo is the kernel's initial rootfs (an initramfs,
+// as in a qemu VM booted without a disk): pivot_root refuses it with EINVAL,
+// and mininer moves the new root over "/" and chroots instead.
+bool root_is_initramfs(std::string_view mountinfo);
 
 // The /30 of a --net container: host side .1 + 4k, container side .2 + 4k.
 struct NetPlan {
