@@ -54,7 +54,9 @@ class Fakegpud : public ::testing::Test {
       dup2(fd, 1);
       dup2(fd, 2);
       const std::string prog = std::string(GPULAB_BIN_DIR) + "/fakegpud";
-      execl(prog.c_str(), "fakegpud", "--foreground", dir_.c_str(), static_cast<char*>(nullptr));
+      std::string arg = dir_;
+      if (relative_mountdir_ && chdir("/tmp") == 0) arg = dir_.substr(std::string("/tmp/").size());
+      execl(prog.c_str(), "fakegpud", "--foreground", arg.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     for (int i = 0; i < 500 && !mounted(dir_); ++i) {
@@ -90,6 +92,12 @@ class Fakegpud : public ::testing::Test {
 
   std::string dir_, log_, device_;
   pid_t pid_ = -1;
+  bool relative_mountdir_ = false;  // start fakegpud as `cd /tmp && fakegpud NAME`
+};
+
+class FakegpudRelativeMountdir : public Fakegpud {
+ protected:
+  FakegpudRelativeMountdir() { relative_mountdir_ = true; }
 };
 
 TEST_F(Fakegpud, ServesADeviceFileAndAStatsFile) {
@@ -157,6 +165,13 @@ TEST_F(Fakegpud, SigtermUnmountsCleanly) {
   const std::string log = read_file(log_);
   EXPECT_NE(log.find("fakegpud: unmounted " + dir_), std::string::npos) << log;
   EXPECT_EQ(log.find("warning"), std::string::npos) << log;
+}
+
+// fuse_daemonize() changes to "/", so a relative MOUNTDIR used to stay mounted.
+TEST_F(FakegpudRelativeMountdir, SigtermUnmountsARelativeMountdirToo) {
+  EXPECT_EQ(stop(), 0);
+  EXPECT_FALSE(mounted(dir_));
+  EXPECT_NE(read_file(log_).find("fakegpud: unmounted " + dir_), std::string::npos) << read_file(log_);
 }
 
 TEST_F(Fakegpud, StraceShowsTheCurriculumsFirstIoctls) {

@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -227,6 +228,9 @@ int main(int argc, char** argv) {
     if (::stat(mountdir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
       throw gpulab::UsageError(mountdir + " is not a directory: create it first (mkdir -p " +
                                mountdir + ")");
+    // fuse_daemonize() changes to "/" even in the foreground: unmounting later
+    // needs the absolute path, or a relative MOUNTDIR stays mounted.
+    mountdir = std::filesystem::canonical(mountdir).string();
     if (::access("/dev/fuse", R_OK | W_OK) != 0)
       throw gpulab::Unsupported("/dev/fuse is not available (no FUSE in this kernel or container)");
 
