@@ -3,26 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "gpulab/prom_text.hpp"
+#include "gpulab_test/exposition.hpp"
 #include "gpulab_test/program_run.hpp"
 
 namespace {
 
+using gpulab_test::read_exposition;
 using gpulab_test::run_program;
 namespace fs = std::filesystem;
-
-gpulab::prom::Exposition read_exposition(const fs::path& p) {
-  std::ifstream in(p);
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  auto parsed = gpulab::prom::parse(text);
-  EXPECT_TRUE(parsed) << p << ": " << (parsed ? "" : parsed.error().message);
-  return parsed ? std::move(parsed).value() : gpulab::prom::Exposition{};
-}
 
 double value(const gpulab::prom::Exposition& e, const char* name, const char* policy) {
   const auto* f = e.find(name);
