@@ -2,37 +2,18 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <unordered_map>
+
+#include "gpulab/text.hpp"
 
 namespace caching_alloc {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
+using gpulab::split_fields;
+using gpulab::trim;
 
-bool parse_u64(std::string_view s, std::uint64_t& out) {
-  if (s.empty()) return false;
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
-
-std::vector<std::string_view> split_fields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = line.find(',', start);
-    fields.push_back(trim(line.substr(start, comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return fields;
-}
+bool parse_u64(std::string_view s, std::uint64_t& out) { return gpulab::parse_number(s, out); }
 
 // Field text for an error message: non-printable bytes as \xNN, long fields cut.
 std::string printable(std::string_view field) {

@@ -8,37 +8,18 @@
 #include <string_view>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/text.hpp"
 
 namespace batching {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
+using gpulab::trim;
 
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> f;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= line.size(); ++i)
-    if (i == line.size() || line[i] == ',') {
-      f.push_back(trim(line.substr(start, i - start)));
-      start = i + 1;
-    }
-  return f;
-}
+std::vector<std::string_view> split(std::string_view line) { return gpulab::split_fields(line); }
 
-bool parse_u32(std::string_view s, std::uint32_t& v) {
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
+bool parse_u32(std::string_view s, std::uint32_t& v) { return gpulab::parse_number(s, v); }
 
-bool parse_double(std::string_view s, double& v) {
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size() && std::isfinite(v);
-}
+bool parse_double(std::string_view s, double& v) { return gpulab::parse_number(s, v) && std::isfinite(v); }
 
 // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
 long long days_from_civil(long long y, unsigned m, unsigned d) {
