@@ -19,22 +19,15 @@
 #include <vector>
 
 #include "fakegpu_ioctl.h"
+#include "gpulab_test/fakegpud_process.hpp"
 #include "gpulab_test/program_run.hpp"
 
 namespace {
 
+using gpulab_test::FakegpudProcess;
+using gpulab_test::is_mounted;
+using gpulab_test::read_whole_file;
 using gpulab_test::run_program;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool mounted(const std::string& dir) {
-  return read_file("/proc/self/mounts").find(" " + dir + " ") != std::string::npos;
-}
 
 // One fakegpud per test, on its own temporary directory.
 class Fakegpud : public ::testing::Test {
@@ -47,40 +40,21 @@ class Fakegpud : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     log_ = dir_ + ".log";
-    pid_ = fork();
-    ASSERT_GE(pid_, 0);
-    if (pid_ == 0) {
-      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      const std::string prog = std::string(GPULAB_BIN_DIR) + "/fakegpud";
-      std::string arg = dir_;
-      if (relative_mountdir_ && chdir("/tmp") == 0) arg = dir_.substr(std::string("/tmp/").size());
-      execl(prog.c_str(), "fakegpud", "--foreground", arg.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
+    // relative_mountdir_: start it as `cd /tmp && fakegpud NAME`.
+    const std::string arg = relative_mountdir_ ? dir_.substr(std::string("/tmp/").size()) : dir_;
+    switch (daemon_.start(dir_, log_, arg, relative_mountdir_ ? "/tmp" : "")) {
+      case FakegpudProcess::Started::kMounted:
+        break;
+      case FakegpudProcess::Started::kCannotRunHere:
+        GTEST_SKIP() << daemon_.log();
+      case FakegpudProcess::Started::kFailed:
+        FAIL() << "fakegpud did not mount: " << daemon_.log();
     }
-    for (int i = 0; i < 500 && !mounted(dir_); ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 77) GTEST_SKIP() << read_file(log_);
-        FAIL() << "fakegpud exited: " << read_file(log_);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(mounted(dir_)) << read_file(log_);
     device_ = dir_ + "/fakegpu";
   }
 
   // SIGTERM, as a service manager would; returns the daemon's exit code.
-  int stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
+  int stop() { return daemon_.stop(); }
 
   void TearDown() override {
     stop();
@@ -91,8 +65,8 @@ class Fakegpud : public ::testing::Test {
   }
 
   std::string dir_, log_, device_;
-  pid_t pid_ = -1;
-  bool relative_mountdir_ = false;  // start fakegpud as `cd /tmp && fakegpud NAME`
+  FakegpudProcess daemon_;
+  bool relative_mountdir_ = false;
 };
 
 class FakegpudRelativeMountdir : public Fakegpud {
@@ -105,7 +79,7 @@ TEST_F(Fakegpud, ServesADeviceFileAndAStatsFile) {
   ASSERT_EQ(stat(device_.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0666u);
-  const std::string stats = read_file(dir_ + "/stats");
+  const std::string stats = read_whole_file(dir_ + "/stats");
   EXPECT_NE(stats.find("contexts 0\n"), std::string::npos) << stats;
 }
 
@@ -132,7 +106,7 @@ TEST_F(Fakegpud, EvilFailsCleanlyAndLeavesNothing) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("PASS  bad-pointers       26/26"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("PASS  no-leak"), std::string::npos) << r.out;
-  const std::string stats = read_file(dir_ + "/stats");
+  const std::string stats = read_whole_file(dir_ + "/stats");
   EXPECT_NE(stats.find("contexts 0\nbuffers 0\nbytes_in_use 0\n"), std::string::npos) << stats;
 }
 
@@ -151,7 +125,7 @@ TEST_F(Fakegpud, AProcessThatDiesHoldingBuffersGivesThemBack) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   std::string stats;
   for (int i = 0; i < 200; ++i) {  // RELEASE reaches the daemon asynchronously
-    stats = read_file(dir_ + "/stats");
+    stats = read_whole_file(dir_ + "/stats");
     if (stats.find("contexts 0\n") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -161,8 +135,8 @@ TEST_F(Fakegpud, AProcessThatDiesHoldingBuffersGivesThemBack) {
 
 TEST_F(Fakegpud, SigtermUnmountsCleanly) {
   EXPECT_EQ(stop(), 0);
-  EXPECT_FALSE(mounted(dir_));
-  const std::string log = read_file(log_);
+  EXPECT_FALSE(is_mounted(dir_));
+  const std::string log = read_whole_file(log_);
   EXPECT_NE(log.find("fakegpud: unmounted " + dir_), std::string::npos) << log;
   EXPECT_EQ(log.find("warning"), std::string::npos) << log;
 }
@@ -170,8 +144,9 @@ TEST_F(Fakegpud, SigtermUnmountsCleanly) {
 // fuse_daemonize() changes to "/", so a relative MOUNTDIR used to stay mounted.
 TEST_F(FakegpudRelativeMountdir, SigtermUnmountsARelativeMountdirToo) {
   EXPECT_EQ(stop(), 0);
-  EXPECT_FALSE(mounted(dir_));
-  EXPECT_NE(read_file(log_).find("fakegpud: unmounted " + dir_), std::string::npos) << read_file(log_);
+  EXPECT_FALSE(is_mounted(dir_));
+  EXPECT_NE(read_whole_file(log_).find("fakegpud: unmounted " + dir_), std::string::npos)
+      << read_whole_file(log_);
 }
 
 TEST_F(Fakegpud, StraceShowsTheCurriculumsFirstIoctls) {

@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "gpulab_test/fakegpud_process.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -27,14 +29,10 @@ using namespace std::chrono_literals;
 const std::string kBin = GPULAB_BIN_DIR;
 
 std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return gpulab_test::read_whole_file(path);
 }
-
 bool mounted(const std::string& dir) {
-  return slurp("/proc/self/mounts").find(" " + dir + " ") != std::string::npos;
+  return gpulab_test::is_mounted(dir);
 }
 
 // Runs a program to completion with stdout and stderr in one file.
@@ -75,34 +73,18 @@ class Passthrough : public ::testing::Test {
         << slurp(dir_ + "/mkrootfs.log");
 
     daemon_log_ = dir_ + "/fakegpud.log";
-    daemon_ = fork();
-    ASSERT_GE(daemon_, 0);
-    if (daemon_ == 0) {
-      const int fd = ::open(daemon_log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      const std::string prog = kBin + "/fakegpud";
-      execl(prog.c_str(), "fakegpud", "--foreground", mount_.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
+    switch (daemon_.start(mount_, daemon_log_)) {
+      case gpulab_test::FakegpudProcess::Started::kMounted:
+        break;
+      case gpulab_test::FakegpudProcess::Started::kCannotRunHere:
+        GTEST_SKIP() << daemon_.log();
+      case gpulab_test::FakegpudProcess::Started::kFailed:
+        FAIL() << "fakegpud did not mount: " << daemon_.log();
     }
-    for (int i = 0; i < 500 && !mounted(mount_); ++i) {
-      int status = 0;
-      if (waitpid(daemon_, &status, WNOHANG) == daemon_) {
-        daemon_ = -1;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 77) GTEST_SKIP() << slurp(daemon_log_);
-        FAIL() << "fakegpud exited: " << slurp(daemon_log_);
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    ASSERT_TRUE(mounted(mount_)) << slurp(daemon_log_);
   }
 
   void TearDown() override {
-    if (daemon_ > 0) {
-      kill(daemon_, SIGTERM);
-      int status = 0;
-      waitpid(daemon_, &status, 0);
-    }
+    daemon_.stop();
     if (!mount_.empty() && mounted(mount_)) umount2(mount_.c_str(), MNT_DETACH);
     if (!dir_.empty()) {
       std::error_code ec;
@@ -111,7 +93,7 @@ class Passthrough : public ::testing::Test {
   }
 
   std::string dir_, mount_, rootfs_, daemon_log_;
-  pid_t daemon_ = -1;
+  gpulab_test::FakegpudProcess daemon_;
 };
 
 TEST_F(Passthrough, FakegpuClientPassesInsideTheContainer) {
