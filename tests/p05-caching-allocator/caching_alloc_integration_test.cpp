@@ -1,28 +1,19 @@
 // Runs the caching-alloc program the way a learner does: demos, subcommands,
 // and the bad inputs that must end in one error line and exit 2.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <fstream>
 #include <string>
 
+#include "gpulab_test/program_run.hpp"
+
 namespace {
 
-struct ProgramRun {
-  int exit_code;
-  std::string out;  // stdout and stderr together
-};
+using gpulab_test::ProgramRun;
 
+// stdout and stderr together, as a user sees them in a terminal.
 ProgramRun run(const std::string& args) {
-  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/caching-alloc " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {-1, ""};
-  std::string out;
-  char buf[4096];
-  while (const std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return gpulab_test::run_program("caching-alloc", args, gpulab_test::Stderr::kMerged);
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {

@@ -1,26 +1,17 @@
 // Runs stream-sched the way a learner does.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <string>
+
+#include "gpulab_test/program_run.hpp"
 
 namespace {
 
-struct ProgramRun {
-  int exit_code;
-  std::string out;
-};
+using gpulab_test::ProgramRun;
 
+// stdout and stderr together, as a user sees them in a terminal.
 ProgramRun run(const std::string& args) {
-  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/stream-sched " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {-1, ""};
-  std::string out;
-  char buf[4096];
-  while (const std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return gpulab_test::run_program("stream-sched", args, gpulab_test::Stderr::kMerged);
 }
 
 TEST(StreamSchedProgram, VirtualClockPrintsExactCurriculumLines) {

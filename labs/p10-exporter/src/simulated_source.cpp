@@ -8,16 +8,13 @@
 #include <string>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/text.hpp"
 
 namespace exporter {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
+using gpulab::trim;
 
 unsigned parse_unsigned(std::string_view s, std::string_view item, std::string_view what) {
   unsigned v = 0;
