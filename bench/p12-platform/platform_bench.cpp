@@ -1,0 +1,154 @@
+// The platform's three performance figures (README "Performance"):
+//   BM_SchedulePass        one scheduling pass with 1,000 queued jobs on 100 nodes x 8 devices
+//   BM_SubmitToAssigned    POST /v1/jobs -> the idle node's long-polling heartbeat hands the task out
+//   BM_SubmitThroughput    sustained POST /v1/jobs from client threads over loopback, SQLite WAL commits
+#include <benchmark/benchmark.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "platform/control_server.hpp"
+#include "platform/scheduler.hpp"
+
+namespace {
+
+using gpulab::Json;
+using namespace platform;
+
+std::vector<Node> make_nodes(int count, int devices) {
+  std::vector<Node> nodes;
+  for (int n = 0; n < count; ++n) {
+    Node node;
+    node.name = "node-" + std::to_string(n);
+    for (int i = 0; i < devices; ++i) node.devices.push_back(Device{"cuda:" + std::to_string(i), "cuda", i, true, "", {"f32"}});
+    nodes.push_back(std::move(node));
+  }
+  return nodes;
+}
+
+void BM_SchedulePass(benchmark::State& state) {
+  const auto nodes = make_nodes(100, 8);
+  // A busy cluster: 700 of 800 devices held, 1,000 jobs of 1-16 devices queued.
+  std::set<std::string> allocated;
+  for (int n = 0; n < 100; ++n) {
+    for (int i = 0; i < 7; ++i) allocated.insert("node-" + std::to_string(n) + "/cuda:" + std::to_string(i));
+  }
+  std::vector<Job> jobs(1000);
+  std::vector<const Job*> queue;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].id = "j" + std::to_string(i);
+    jobs[i].spec.gpus = 1 << (i % 5);
+    jobs[i].spec.backend = "cuda";
+    queue.push_back(&jobs[i]);
+  }
+  const SchedulerInput in{&nodes, allocated, -1};
+  for (auto _ : state) {
+    auto d = schedule(in, queue);
+    benchmark::DoNotOptimize(d);
+  }
+  state.counters["queued"] = 1000;
+  state.counters["nodes"] = 100;
+}
+BENCHMARK(BM_SchedulePass)->Unit(benchmark::kMicrosecond);
+
+struct Server {
+  explicit Server(Durability durability) {
+    char tmpl[] = "/tmp/gpulab-bench-XXXXXX";
+    dir = mkdtemp(tmpl);
+    ControlOptions o;
+    o.state_dir = dir;
+    o.public_url = "http://127.0.0.1:1";
+    o.durability = durability;
+    cp = std::make_unique<ControlPlane>(o);
+    add_control_routes(http, *cp);
+    port = http.bind("127.0.0.1:0");
+    cp->start();
+    thread = std::thread([this] { http.listen_after_bind(); });
+    while (!http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~Server() {
+    http.stop();
+    thread.join();
+    cp->stop();
+    cp.reset();
+    std::filesystem::remove_all(dir);
+  }
+  std::filesystem::path dir;
+  std::unique_ptr<ControlPlane> cp;
+  HttpService http;
+  int port = 0;
+  std::thread thread;
+};
+
+const std::string kMatmul = R"({"name":"m","kind":"matmul","backend":"cpu_ref","params":{"n":64}})";
+
+void BM_SubmitToAssigned(benchmark::State& state) {
+  Server s(Durability::kProcessCrash);
+  httplib::Client agent("127.0.0.1", s.port);
+  httplib::Client user("127.0.0.1", s.port);
+  agent.set_read_timeout(10, 0);
+  const Json reg{{"name", "idle"}, {"address", "http://127.0.0.1:9"}, {"protocol", kProtocolVersion},
+                 {"devices", Json::array({Json{{"backend", "cpu_ref"}, {"index", 0}, {"dtypes", {"f32"}}}})}};
+  agent.Post("/v1/nodes/register", reg.dump(), "application/json");
+  for (auto _ : state) {
+    // The agent waits in its long poll; the clock runs from the submission
+    // until the heartbeat answer carries the task.
+    std::atomic<bool> got{false};
+    std::chrono::steady_clock::time_point assigned;
+    std::thread poll([&] {
+      while (!got) {
+        const auto res = agent.Post("/v1/nodes/idle/heartbeat?wait_ms=2000", R"({"tasks":[]})", "application/json");
+        if (res && res->status == 200 && !Json::parse(res->body).at("tasks").empty()) {
+          assigned = std::chrono::steady_clock::now();
+          got = true;
+        }
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the poll is waiting
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto res = user.Post("/v1/jobs", kMatmul, "application/json");
+    poll.join();
+    state.SetIterationTime(std::chrono::duration<double>(assigned - t0).count());
+    const auto id = Json::parse(res->body).at("id").get<std::string>();
+    // Finish it so the device is idle again.
+    const auto task = id + "." + "1.0";
+    user.Post("/v1/tasks/" + task + "/status",
+              Json{{"id", task}, {"node", "idle"}, {"state", "succeeded"}, {"exit_code", 0}}.dump(), "application/json");
+  }
+}
+BENCHMARK(BM_SubmitToAssigned)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(50);
+
+void BM_SubmitThroughput(benchmark::State& state) {
+  const auto durability = state.range(0) == 0 ? Durability::kProcessCrash : Durability::kFsync;
+  Server s(durability);
+  const int clients = static_cast<int>(state.range(1));
+  std::int64_t submitted = 0;
+  for (auto _ : state) {
+    std::atomic<std::int64_t> n{0};
+    std::vector<std::thread> threads;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int c = 0; c < clients; ++c) {
+      threads.emplace_back([&] {
+        httplib::Client client("127.0.0.1", s.port);
+        client.set_keep_alive(true);
+        while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1)) {
+          const auto r = client.Post("/v1/jobs", kMatmul, "application/json");
+          if (r && r->status == 201) ++n;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    submitted += n;
+  }
+  state.counters["jobs_per_s"] = benchmark::Counter(static_cast<double>(submitted), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SubmitThroughput)
+    ->ArgsProduct({{0, 1}, {4}})
+    ->ArgNames({"fsync", "clients"})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
+
+}  // namespace

@@ -1,0 +1,94 @@
+// A node agent: registers its devices with the control plane, heartbeats
+// (a long poll that also brings new work), runs each assigned task as a child
+// process (gpulab-task), reports every exit with its log, and watches device
+// health. Faults are the exporter's fault signals: Xid 79 (fell off the bus)
+// and Xid 48 (double-bit ECC) make a device unhealthy; its tasks are stopped
+// and the control plane places the job elsewhere.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "exporter/simulated_source.hpp"
+#include "platform/control_plane.hpp"
+#include "platform/http_service.hpp"
+#include "platform/task_process.hpp"
+
+namespace platform {
+
+struct AgentOptions {
+  std::string control_url = "http://127.0.0.1:7070";
+  std::string name;
+  std::string devices = "auto";
+  std::string listen = "127.0.0.1:0";  // the agent's own /metrics, logs and faults
+  std::filesystem::path work_dir;      // task logs; default $TMPDIR/gpulab-agent-<name>
+  std::filesystem::path task_program;  // default: gpulab-task beside this executable
+  std::string inject;                  // exporter syntax: "xid:79:0@5s" (device ordinal, time from start)
+  std::chrono::milliseconds heartbeat_interval{1000};
+  bool certify = true;  // run conformance on the backends at start
+};
+
+// Xid codes the platform treats as "device unusable until replaced".
+bool xid_is_fatal(unsigned xid);
+std::string xid_reason(unsigned xid);
+
+class Agent {
+ public:
+  explicit Agent(AgentOptions options);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Binds the agent's HTTP server; returns its URL.
+  std::string bind();
+  // Runs until stop(): registers, heartbeats, runs tasks. Returns the exit code.
+  int run();
+  void stop();
+
+  [[nodiscard]] const std::vector<Device>& devices() const { return devices_; }
+  [[nodiscard]] const std::vector<std::string>& certification_lines() const { return cert_lines_; }
+  // Injects a fault now ("xid:79:1"); throws gpulab::UsageError for bad syntax.
+  void inject_now(std::string_view spec);
+  [[nodiscard]] std::string metrics() const;
+
+ private:
+  struct Running {
+    Task task;
+    std::unique_ptr<TaskProcess> process;
+    std::filesystem::path log;
+  };
+  bool register_once();
+  void heartbeat_once();
+  void watch_loop();
+  void update_health_locked();
+  void start_task_locked(const Assignment& a);
+  TaskReport finish_locked(Running& r, const ChildExit& e, const std::string& why);
+  void send_status(const TaskReport& r);
+
+  AgentOptions options_;
+  std::vector<Device> devices_;
+  std::vector<std::string> cert_lines_;
+  std::string url_;
+  std::string isolation_ = "process";
+  HttpService http_;
+  std::unique_ptr<std::thread> http_thread_;
+  std::unique_ptr<std::thread> watch_thread_;
+  mutable std::mutex mu_;
+  std::map<std::string, Running> running_;
+  std::map<std::string, TaskReport> finished_;  // reported, waiting for the control plane to drop them
+  std::vector<exporter::Injection> injections_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::atomic<bool> stopping_{false};
+  bool registered_ = false;
+  std::uint64_t heartbeat_failures_ = 0;
+  std::uint64_t tasks_started_ = 0;
+  std::uint64_t tasks_stopped_unhealthy_ = 0;
+};
+
+}  // namespace platform

@@ -1,0 +1,158 @@
+// The control plane's state machine, independent of HTTP: jobs are admitted,
+// placed by the scheduler, handed to node agents through their heartbeats,
+// restarted when a rank fails or a node is lost, and finished when every rank
+// reports. Every change is written through to the Store before it is visible.
+//
+// Agents and the control plane reconcile level-triggered, like a kubelet: each
+// heartbeat carries every task the agent knows (running or finished and not
+// yet acknowledged) and gets back every task the node should run. Either side
+// can restart and the next heartbeat repairs the difference.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpulab/json.hpp"
+#include "gpulab/prom_text.hpp"
+#include "platform/licence_policy.hpp"
+#include "platform/model.hpp"
+#include "platform/store.hpp"
+
+namespace platform {
+
+// Bumped when the agent <-> control plane messages change incompatibly.
+inline constexpr int kProtocolVersion = 1;
+
+struct ControlOptions {
+  std::filesystem::path state_dir;
+  Durability durability = Durability::kProcessCrash;
+  std::chrono::milliseconds heartbeat_interval{1000};
+  std::chrono::milliseconds node_timeout{5000};
+  std::string public_url;  // how tasks reach the control plane (rendezvous)
+  LicenceOptions licence;
+  std::function<double()> clock;  // Unix seconds (tests inject one)
+};
+
+// An error the API maps to an HTTP status: 400 bad input (names the field),
+// 403 refused by the licence, 404 unknown id, 409 conflict.
+struct ApiError : std::runtime_error {
+  ApiError(int http_status, const std::string& what) : std::runtime_error(what), status(http_status) {}
+  int status;
+};
+
+// What an agent reports about one task.
+struct TaskReport {
+  std::string id;
+  TaskState state = TaskState::kRunning;
+  int exit_code = -1;
+  std::string message;
+  gpulab::Json result;  // the task's "done" line, when it printed one
+  std::string log;      // final stdout+stderr (capped by the agent), when finished
+  std::string isolation;
+};
+
+struct Heartbeat {
+  std::string node;
+  std::vector<Device> devices;  // current health
+  std::vector<TaskReport> tasks;
+};
+
+// What the node should run: every non-terminal task assigned to it, with the
+// command line the agent starts.
+struct Assignment {
+  Task task;
+  std::vector<std::string> argv;  // after the program name gpulab-task
+};
+
+class ControlPlane {
+ public:
+  explicit ControlPlane(ControlOptions options);
+  ~ControlPlane();
+  ControlPlane(const ControlPlane&) = delete;
+  ControlPlane& operator=(const ControlPlane&) = delete;
+
+  // Jobs. submit() returns {job, created}; the same idempotency key returns the
+  // first job with created=false. Throws ApiError (400/403).
+  std::pair<Job, bool> submit(const gpulab::Json& spec_doc, const std::string& idempotency_key);
+  Job get_job(const std::string& id) const;
+  std::vector<Job> list_jobs() const;
+  Job cancel(const std::string& id);
+  std::vector<Task> tasks_of(const std::string& job_id) const;
+  // The job's logs: every task of its latest attempt, rank order, with headers.
+  std::string logs(const std::string& job_id) const;
+
+  // Nodes.
+  void register_node(const Node& node);
+  // Applies the report and returns what the node should run. Waits up to
+  // `wait` for a change to this node's assignments (long poll) when nothing
+  // changed, so a placement reaches its agent at once.
+  std::vector<Assignment> heartbeat(const Heartbeat& hb, std::chrono::milliseconds wait);
+  void report_task(const std::string& node, const TaskReport& report);
+  Node drain(const std::string& name);
+  std::vector<Node> list_nodes() const;
+
+  // Train gangs find each other here (the contract gpulab-task implements).
+  void rendezvous_publish(const std::string& job, int attempt, int rank, int world, const std::string& address,
+                          int port);
+  gpulab::Json rendezvous_get(const std::string& job, int attempt) const;
+
+  // Node liveness, licence refresh, scheduling. Runs on its own thread once
+  // start() is called; tests may call tick() directly.
+  void tick();
+  void start();
+  void stop();
+
+  [[nodiscard]] LicenceStatus licence() const;
+  [[nodiscard]] std::string metrics() const;
+  [[nodiscard]] double now() const { return options_.clock(); }
+
+ private:
+  void schedule_locked();
+  void restart_or_fail_locked(Job& job, const std::string& why, bool bad_input);
+  void finish_job_if_done_locked(Job& job);
+  void apply_report_locked(const std::string& node, const TaskReport& r);
+  void mark_node_lost_locked(Node& node);
+  std::vector<Assignment> assignments_locked(const std::string& node) const;
+  Assignment assignment_for(const Task& t, const Job& j) const;
+  void save_job(const Job& job);
+  void wake_node(const std::string& node);
+  std::filesystem::path log_path(const std::string& task_id) const;
+
+  ControlOptions options_;
+  Store store_;
+  LicencePolicy licence_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;  // assignments changed (long polls wait on it)
+  std::condition_variable tick_cv_;
+  std::map<std::string, Job> jobs_;
+  std::map<std::string, std::string> idempotency_;  // key -> job id
+  std::map<std::string, Task> tasks_;
+  std::map<std::string, Node> nodes_;
+  std::map<std::string, std::uint64_t> node_generation_;  // bumped when a node's assignments change
+  std::map<std::pair<std::string, int>, std::map<int, gpulab::Json>> rendezvous_;
+  std::int64_t next_seq_ = 1;
+  bool dirty_ = true;  // something the scheduler should look at
+  double last_licence_refresh_ = 0;
+  // Metrics.
+  std::uint64_t submitted_total_ = 0;
+  std::uint64_t task_restarts_total_ = 0;
+  std::uint64_t nodes_lost_total_ = 0;
+  std::map<std::string, double> queued_since_;  // job id -> when it (re)entered the queue
+  gpulab::prom::Exposition placement_;           // the placement latency histogram
+  std::unique_ptr<std::thread> thread_;
+  bool stopping_ = false;
+};
+
+}  // namespace platform

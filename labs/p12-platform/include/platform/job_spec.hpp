@@ -1,0 +1,73 @@
+// A job as a user writes it (YAML or JSON) and its validation. Every error
+// names the field, so the API can answer HTTP 400 "gpus: ..." and gpulabctl
+// can print one line.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "gpulab/json.hpp"
+
+namespace platform {
+
+enum class JobKind { kMatmul, kTrain, kServe };
+std::string_view kind_name(JobKind k);
+
+// Backends a job may ask for; "auto" lets the scheduler pick.
+inline constexpr std::string_view kBackendNames[] = {"auto", "cpu_ref", "fast", "blas", "opencl", "cuda"};
+
+inline constexpr int kMaxJobGpus = 256;
+
+struct MatmulParams {
+  int n = 256;
+  int chain = 4;
+  std::uint64_t seed = 1;
+};
+
+struct TrainParams {
+  int steps = 20;
+  std::uint64_t seed = 7;
+  int checkpoint_every = 5;
+  int batch = 64;
+  int hidden = 64;
+};
+
+struct JobSpec {
+  std::string name;
+  JobKind kind = JobKind::kMatmul;
+  int gpus = 1;
+  bool gang = true;
+  std::string tenant = "default";
+  int priority = 0;
+  std::string backend = "auto";
+  int max_restarts = 3;
+  MatmulParams matmul;
+  TrainParams train;
+};
+
+// A field that is missing, of the wrong type or out of range. what() is
+// "FIELD: reason", field() the dotted path ("params.steps").
+class SpecError : public std::runtime_error {
+ public:
+  SpecError(std::string field, const std::string& reason)
+      : std::runtime_error(field + ": " + reason), field_(std::move(field)) {}
+  [[nodiscard]] const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+// Validates a job document (already parsed from JSON or YAML). Unknown fields
+// are errors too: a typo ("gpu: 2") must not silently run on one device.
+JobSpec parse_job_spec(const gpulab::Json& doc);
+// The canonical JSON of a spec (what the store keeps and the API returns).
+gpulab::Json to_json(const JobSpec& spec);
+
+// YAML or JSON text → the document parse_job_spec takes. Throws SpecError
+// with field "spec" and the parser's line for malformed text.
+gpulab::Json parse_spec_text(std::string_view text);
+
+}  // namespace platform

@@ -1,0 +1,67 @@
+// The control plane's state in SQLite (WAL mode) under --state DIR: jobs,
+// tasks and nodes, each row a JSON document plus the columns it is looked up
+// by. Every accepted job is committed before the API answers, so a kill -9 of
+// the control plane loses nothing it acknowledged.
+//
+// Durability: WAL with synchronous=NORMAL survives the process dying at any
+// point (the WAL is in the OS page cache); synchronous=FULL (Durability::kFsync)
+// also survives power loss, at one fsync per commit.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "platform/model.hpp"
+
+namespace platform {
+
+enum class Durability { kProcessCrash, kFsync };
+
+class Store {
+ public:
+  // The schema version this build writes (PRAGMA user_version).
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens or creates DIR/platform.db. Throws gpulab::UsageError when the
+  // directory cannot be created or the file is not a gpulab database.
+  Store(const std::filesystem::path& dir, Durability durability);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Runs `body` in one transaction (IMMEDIATE; rolled back if it throws).
+  void transaction(const std::function<void()>& body);
+
+  void put_job(const Job& job);
+  void put_task(const Task& task);
+  void put_node(const Node& node);
+
+  [[nodiscard]] std::vector<Job> load_jobs();
+  [[nodiscard]] std::vector<Task> load_tasks();
+  [[nodiscard]] std::vector<Node> load_nodes();
+  [[nodiscard]] std::int64_t max_job_seq();
+
+ private:
+  void exec(const char* sql);
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* put_job_ = nullptr;
+  sqlite3_stmt* put_task_ = nullptr;
+  sqlite3_stmt* put_node_ = nullptr;
+};
+
+// The JSON a store row holds, and back (the store's own format; a row that
+// does not parse means the database was edited by hand: RunError).
+gpulab::Json job_record(const Job& job);
+Job job_from_record(const gpulab::Json& j);
+gpulab::Json task_record(const Task& t);
+Task task_from_record(const gpulab::Json& j);
+gpulab::Json node_record(const Node& n);
+Node node_from_record(const gpulab::Json& j);
+
+}  // namespace platform

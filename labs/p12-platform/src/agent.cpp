@@ -1,0 +1,385 @@
+#include "platform/agent.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+#include "gpulab/cli.hpp"
+#include "gpulab/prom_text.hpp"
+#include "platform/control_server.hpp"
+#include "platform/inventory.hpp"
+
+namespace platform {
+namespace {
+
+using gpulab::Json;
+
+// Logs sent with a finished task's report (the tail).
+constexpr std::size_t kLogTailBytes = 1 << 20;
+
+std::filesystem::path self_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : exe.parent_path();
+}
+
+std::string host_of(const std::string& listen) {
+  const auto colon = listen.rfind(':');
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  return host == "0.0.0.0" || host.empty() ? "127.0.0.1" : host;
+}
+
+std::unique_ptr<httplib::Client> client_for(const std::string& url, std::chrono::milliseconds read_timeout) {
+  auto c = std::make_unique<httplib::Client>(url);
+  c->set_connection_timeout(2, 0);
+  c->set_read_timeout(static_cast<time_t>(read_timeout.count() / 1000), static_cast<time_t>(read_timeout.count() % 1000 * 1000));
+  c->set_write_timeout(5, 0);
+  return c;
+}
+
+// The "done" line a task prints last (gpulab-task --json), or null.
+Json done_line(const std::string& log) {
+  std::size_t end = log.size();
+  while (end > 0) {
+    const auto start = log.rfind('\n', end - 1);
+    const std::size_t from = start == std::string::npos ? 0 : start + 1;
+    const std::string_view line(log.data() + from, end - from);
+    if (line.find("\"event\":\"done\"") != std::string_view::npos) {
+      try {
+        return Json::parse(line);
+      } catch (const Json::exception&) {
+        return Json();
+      }
+    }
+    if (start == std::string::npos) break;
+    end = start;
+  }
+  return Json();
+}
+
+}  // namespace
+
+bool xid_is_fatal(unsigned xid) { return xid == 79 || xid == 48; }
+
+std::string xid_reason(unsigned xid) {
+  switch (xid) {
+    case 79: return "Xid 79: GPU has fallen off the bus";
+    case 48: return "Xid 48: double-bit ECC error";
+    default: return fmt::format("Xid {}", xid);
+  }
+}
+
+Agent::Agent(AgentOptions options) : options_(std::move(options)) {
+  if (options_.name.empty()) throw gpulab::UsageError("--name: a node name is required");
+  if (options_.name.size() > 63) throw gpulab::UsageError("--name: at most 63 characters");
+  devices_ = options_.devices == "auto" ? discover_devices() : parse_device_spec(options_.devices);
+  if (devices_.empty()) throw gpulab::UsageError("--devices: no HAL backend loaded here (see hal-demo)");
+  if (!options_.inject.empty()) {
+    injections_ = exporter::parse_injections(options_.inject);
+    for (const auto& inj : injections_) {
+      if (inj.gpu >= devices_.size()) {
+        throw gpulab::UsageError(fmt::format("--inject: device {} does not exist (this agent has {})", inj.gpu,
+                                             devices_.size()));
+      }
+    }
+  }
+  if (options_.certify) {
+    for (const auto& c : certify(devices_)) {
+      cert_lines_.push_back(fmt::format("{:<8} {}", c.backend, c.certified ? c.detail : "not offered: " + c.detail));
+    }
+  } else {
+    for (auto& d : devices_) d.dtypes = {"f32"};
+  }
+  if (options_.work_dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    options_.work_dir = std::filesystem::path(tmp ? tmp : "/tmp") / ("gpulab-agent-" + options_.name);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options_.work_dir, ec);
+  if (ec) throw gpulab::UsageError(fmt::format("--work '{}': {}", options_.work_dir.string(), ec.message()));
+  if (options_.task_program.empty()) options_.task_program = self_dir() / "gpulab-task";
+  if (::access(options_.task_program.c_str(), X_OK) != 0) {
+    throw gpulab::UsageError(fmt::format("no task program at '{}' (build gpulab-task)", options_.task_program.string()));
+  }
+
+  http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics(), std::string(gpulab::prom::kContentType));
+  });
+  http_.Post("/v1/faults", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      inject_now(req.body);
+    } catch (const gpulab::UsageError& e) {
+      throw ApiError(400, e.what());
+    }
+    reply_json(res, 200, Json{{"ok", true}});
+  });
+  http_.Get(R"(/v1/tasks/([^/]+)/logs)", [this](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mu_);
+    const auto it = running_.find(req.matches[1]);
+    if (it == running_.end()) throw ApiError(404, fmt::format("no running task '{}'", std::string(req.matches[1])));
+    res.set_content(read_tail(it->second.log, kLogTailBytes), "text/plain; charset=utf-8");
+  });
+}
+
+Agent::~Agent() {
+  stop();
+  if (watch_thread_ && watch_thread_->joinable()) watch_thread_->join();
+  if (http_thread_ && http_thread_->joinable()) http_thread_->join();
+  std::lock_guard lock(mu_);
+  for (auto& [id, r] : running_) r.process->stop(std::chrono::milliseconds(500));
+}
+
+std::string Agent::bind() {
+  const int port = http_.bind(options_.listen);
+  url_ = fmt::format("http://{}:{}", host_of(options_.listen), port);
+  http_thread_ = std::make_unique<std::thread>([this] { http_.listen_after_bind(); });
+  return url_;
+}
+
+void Agent::stop() {
+  stopping_ = true;
+  http_.stop();
+}
+
+void Agent::inject_now(std::string_view spec) {
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  auto injs = exporter::parse_injections(fmt::format("{}@0s", spec));
+  std::lock_guard lock(mu_);
+  for (auto& inj : injs) {
+    if (inj.gpu >= devices_.size()) {
+      throw gpulab::UsageError(fmt::format("device {} does not exist (this agent has {})", inj.gpu, devices_.size()));
+    }
+    inj.at_seconds = t;
+    injections_.push_back(inj);
+  }
+  update_health_locked();
+}
+
+void Agent::update_health_locked() {
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  for (const auto& inj : injections_) {
+    if (inj.kind != exporter::Injection::Kind::kXid || !xid_is_fatal(inj.xid) || inj.at_seconds > t) continue;
+    Device& d = devices_[inj.gpu];
+    if (!d.healthy) continue;
+    d.healthy = false;
+    d.health_reason = xid_reason(inj.xid);
+    // Stop what runs there: the device is gone, the task would only hang or crash.
+    for (auto& [id, r] : running_) {
+      if (r.task.device != d.id) continue;
+      const auto e = r.process->stop(std::chrono::milliseconds(500));
+      ++tasks_stopped_unhealthy_;
+      finished_[id] = finish_locked(r, e, fmt::format("device {} unhealthy: {}", d.id, d.health_reason));
+      finished_[id].state = TaskState::kFailed;
+    }
+    for (const auto& [id, rep] : finished_) running_.erase(id);
+  }
+}
+
+TaskReport Agent::finish_locked(Running& r, const ChildExit& e, const std::string& why) {
+  TaskReport rep;
+  rep.id = r.task.id;
+  rep.exit_code = e.exit_code;
+  rep.isolation = isolation_;
+  rep.log = read_tail(r.log, kLogTailBytes);
+  rep.result = done_line(rep.log);
+  if (!why.empty()) {
+    rep.state = TaskState::kFailed;
+    rep.message = why;
+  } else if (e.exit_code == 0) {
+    rep.state = TaskState::kSucceeded;
+    rep.message = "exited 0";
+  } else {
+    rep.state = TaskState::kFailed;
+    rep.message = e.signal != 0 ? fmt::format("killed by signal {}", e.signal) : fmt::format("exited {}", e.exit_code);
+    // The task's own last error line says more than its exit code.
+    const auto pos = rep.log.rfind(": error: ");
+    if (pos != std::string::npos) {
+      const auto start = rep.log.rfind('\n', pos);
+      const auto end = rep.log.find('\n', pos);
+      rep.message += " — " + rep.log.substr(start == std::string::npos ? 0 : start + 1,
+                                             (end == std::string::npos ? rep.log.size() : end) -
+                                                 (start == std::string::npos ? 0 : start + 1));
+    }
+  }
+  return rep;
+}
+
+void Agent::start_task_locked(const Assignment& a) {
+  Running r;
+  r.task = a.task;
+  r.log = options_.work_dir / (a.task.id + ".log");
+  std::vector<std::string> argv = a.argv;
+  if (a.task.world > 1) {
+    argv.emplace_back("--address");
+    argv.push_back(host_of(options_.listen));
+  }
+  std::map<std::string, std::string> env;
+  const auto dev = std::find_if(devices_.begin(), devices_.end(), [&](const Device& d) { return d.id == a.task.device; });
+  if (dev != devices_.end() && dev->backend == "cuda") env["CUDA_VISIBLE_DEVICES"] = std::to_string(dev->index);
+  env["GPULAB_TASK_ID"] = a.task.id;
+  try {
+    r.process = std::make_unique<TaskProcess>(options_.task_program, argv, env, r.log);
+  } catch (const std::exception& e) {
+    TaskReport rep{a.task.id, TaskState::kFailed, -1, fmt::format("cannot start: {}", e.what()), {}, {}, isolation_};
+    finished_[a.task.id] = rep;
+    return;
+  }
+  ++tasks_started_;
+  running_.emplace(a.task.id, std::move(r));
+}
+
+void Agent::send_status(const TaskReport& r) {
+  auto c = client_for(options_.control_url, std::chrono::milliseconds(5000));
+  Json body = report_to_json(r);
+  body["node"] = options_.name;
+  // Best effort: the next heartbeat carries the same report until it is acknowledged.
+  c->Post(fmt::format("/v1/tasks/{}/status", r.id), body.dump(), "application/json");
+}
+
+bool Agent::register_once() {
+  Node n;
+  n.name = options_.name;
+  n.address = url_;
+  n.protocol = kProtocolVersion;
+  n.isolation = isolation_;
+  {
+    std::lock_guard lock(mu_);
+    n.devices = devices_;
+  }
+  auto c = client_for(options_.control_url, std::chrono::milliseconds(5000));
+  const auto res = c->Post("/v1/nodes/register", node_to_register_json(n).dump(), "application/json");
+  if (!res) return false;
+  if (res->status == 400) {
+    throw gpulab::RunError(fmt::format("the control plane refused registration: {}", res->body));
+  }
+  return res->status == 200;
+}
+
+void Agent::heartbeat_once() {
+  Heartbeat hb;
+  hb.node = options_.name;
+  {
+    std::lock_guard lock(mu_);
+    hb.devices = devices_;
+    for (const auto& [id, r] : running_) hb.tasks.push_back(TaskReport{id, TaskState::kRunning, -1, "", {}, {}, isolation_});
+    for (const auto& [id, rep] : finished_) {
+      TaskReport brief = rep;
+      brief.log.clear();  // the log went with the status post; do not resend it every second
+      hb.tasks.push_back(brief);
+    }
+  }
+  auto c = client_for(options_.control_url, options_.heartbeat_interval + std::chrono::milliseconds(5000));
+  const auto res = c->Post(fmt::format("/v1/nodes/{}/heartbeat?wait_ms={}", options_.name,
+                                       options_.heartbeat_interval.count()),
+                           heartbeat_to_json(hb).dump(), "application/json");
+  if (!res || res->status != 200) {
+    ++heartbeat_failures_;
+    if (res && res->status == 404) registered_ = false;  // the control plane forgot us: register again
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return;
+  }
+  std::vector<Assignment> desired;
+  try {
+    for (const auto& j : Json::parse(res->body).at("tasks")) desired.push_back(assignment_from_json(j));
+  } catch (const std::exception&) {
+    ++heartbeat_failures_;
+    return;
+  }
+  std::set<std::string> want;
+  for (const auto& a : desired) want.insert(a.task.id);
+  std::lock_guard lock(mu_);
+  for (auto it = finished_.begin(); it != finished_.end();) {
+    it = want.count(it->first) == 0 ? finished_.erase(it) : std::next(it);  // acknowledged
+  }
+  for (auto it = running_.begin(); it != running_.end();) {
+    if (want.count(it->first) == 0) {
+      it->second.process->stop(std::chrono::milliseconds(1000));  // cancelled, or the gang restarts
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& a : desired) {
+    if (running_.count(a.task.id) == 0 && finished_.count(a.task.id) == 0) start_task_locked(a);
+  }
+}
+
+void Agent::watch_loop() {
+  while (!stopping_) {
+    std::vector<TaskReport> done;
+    {
+      std::lock_guard lock(mu_);
+      update_health_locked();
+      for (auto it = running_.begin(); it != running_.end();) {
+        if (const auto e = it->second.process->poll()) {
+          const auto rep = finish_locked(it->second, *e, "");
+          finished_[it->first] = rep;
+          done.push_back(rep);
+          it = running_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      for (const auto& [id, rep] : finished_) {
+        if (!rep.log.empty() && std::none_of(done.begin(), done.end(), [&](const TaskReport& d) { return d.id == id; })) {
+          done.push_back(rep);  // stopped for an unhealthy device: report once with its log
+        }
+      }
+      for (auto& [id, rep] : finished_) rep.log.clear();
+    }
+    for (const auto& rep : done) send_status(rep);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+int Agent::run() {
+  watch_thread_ = std::make_unique<std::thread>([this] { watch_loop(); });
+  bool said_waiting = false;
+  while (!stopping_) {
+    if (!registered_) {
+      try {
+        registered_ = register_once();
+      } catch (const gpulab::RunError& e) {
+        stop();
+        throw;
+      }
+      if (!registered_) {
+        if (!said_waiting) {
+          fmt::print(stderr, "gpulabd agent: waiting for the control plane at {}\n", options_.control_url);
+          said_waiting = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        continue;
+      }
+      said_waiting = false;
+    }
+    heartbeat_once();
+  }
+  return gpulab::kExitOk;
+}
+
+std::string Agent::metrics() const {
+  std::lock_guard lock(mu_);
+  gpulab::prom::Exposition e;
+  e.gauge("gpulab_agent_tasks_running", "Tasks this agent runs now.").set({}, static_cast<double>(running_.size()));
+  e.counter("gpulab_agent_tasks_started_total", "Tasks this agent started.").set({}, static_cast<double>(tasks_started_));
+  e.counter("gpulab_agent_tasks_stopped_unhealthy_total", "Tasks stopped because their device became unhealthy.")
+      .set({}, static_cast<double>(tasks_stopped_unhealthy_));
+  e.counter("gpulab_agent_heartbeat_failures_total", "Heartbeats the control plane did not answer.")
+      .set({}, static_cast<double>(heartbeat_failures_));
+  auto& healthy = e.gauge("gpulab_agent_device_healthy", "1 when the device is healthy.");
+  auto& certified = e.gauge("gpulab_agent_device_certified", "1 when conformance certified the device for F32.");
+  for (const auto& d : devices_) {
+    healthy.set({{"device", d.id}, {"backend", d.backend}}, d.healthy ? 1 : 0);
+    certified.set({{"device", d.id}, {"backend", d.backend}}, d.dtypes.empty() ? 0 : 1);
+  }
+  return e.render();
+}
+
+}  // namespace platform

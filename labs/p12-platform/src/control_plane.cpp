@@ -1,0 +1,602 @@
+#include "platform/control_plane.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "gpulab/file.hpp"
+#include "gpulab/prom_text.hpp"
+#include "platform/scheduler.hpp"
+
+namespace platform {
+namespace {
+
+using gpulab::Json;
+
+double system_clock_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Bounds of the placement latency histogram (seconds from queued to placed).
+const std::vector<double> kPlacementBuckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30};
+const char* const kPlacementMetric = "gpulab_platform_placement_latency_seconds";
+
+// Logs a finished task sends are kept up to this size (the tail).
+constexpr std::size_t kMaxLogBytes = 1 << 20;
+
+}  // namespace
+
+ControlPlane::ControlPlane(ControlOptions options)
+    : options_(std::move(options)),
+      store_(options_.state_dir, options_.durability),
+      licence_([this] {
+        if (!options_.clock) options_.clock = system_clock_seconds;
+        LicenceOptions l = options_.licence;
+        if (!l.license_file.empty() && l.state_file.empty()) l.state_file = options_.state_dir / "licence.state";
+        if (!l.clock) l.clock = [this] { return static_cast<std::int64_t>(options_.clock()); };
+        return l;
+      }()) {
+  std::filesystem::create_directories(options_.state_dir / "logs");
+  std::filesystem::create_directories(options_.state_dir / "checkpoints");
+  placement_.histogram(kPlacementMetric, "Seconds from a job entering the queue to its placement.", kPlacementBuckets);
+  const double t = now();
+  last_licence_refresh_ = t;
+  // Recover everything: jobs and tasks as they were, nodes given one timeout
+  // from now to heartbeat again before they count as lost.
+  for (auto& job : store_.load_jobs()) {
+    if (!job.idempotency_key.empty()) idempotency_[job.idempotency_key] = job.id;
+    if (job.state == JobState::kPending) queued_since_[job.id] = t;
+    jobs_.emplace(job.id, std::move(job));
+  }
+  for (auto& task : store_.load_tasks()) tasks_.emplace(task.id, std::move(task));
+  for (auto& node : store_.load_nodes()) {
+    node.last_heartbeat = t;
+    nodes_.emplace(node.name, std::move(node));
+  }
+  next_seq_ = store_.max_job_seq() + 1;
+}
+
+ControlPlane::~ControlPlane() { stop(); }
+
+void ControlPlane::save_job(const Job& job) { store_.put_job(job); }
+
+std::filesystem::path ControlPlane::log_path(const std::string& task_id) const {
+  return options_.state_dir / "logs" / (task_id + ".log");
+}
+
+std::pair<Job, bool> ControlPlane::submit(const Json& spec_doc, const std::string& idempotency_key) {
+  if (idempotency_key.size() > 128) throw ApiError(400, "idempotency_key: at most 128 characters");
+  JobSpec spec;
+  try {
+    spec = parse_job_spec(spec_doc);
+  } catch (const SpecError& e) {
+    throw ApiError(400, e.what());
+  }
+  std::lock_guard lock(mu_);
+  if (!idempotency_key.empty()) {
+    if (const auto it = idempotency_.find(idempotency_key); it != idempotency_.end()) {
+      return {jobs_.at(it->second), false};
+    }
+  }
+  if (spec.kind == JobKind::kServe) {
+    throw ApiError(400, "kind: serve jobs need the serving engine, which this build does not have yet");
+  }
+  if (const auto refusal = licence_.admission_refusal(spec.kind); !refusal.empty()) throw ApiError(403, refusal);
+  Job job;
+  job.seq = next_seq_;
+  job.id = fmt::format("j-{:06d}", job.seq);
+  job.spec = std::move(spec);
+  job.idempotency_key = idempotency_key;
+  job.submitted_at = now();
+  job.reason = "queued";
+  save_job(job);  // committed before the API answers: it survives a kill -9 from here on
+  ++next_seq_;
+  ++submitted_total_;
+  if (!idempotency_key.empty()) idempotency_[idempotency_key] = job.id;
+  queued_since_[job.id] = job.submitted_at;
+  jobs_.emplace(job.id, job);
+  dirty_ = true;
+  tick_cv_.notify_all();
+  return {job, true};
+}
+
+Job ControlPlane::get_job(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  const auto it = jobs_.find(id);
+  if (it == jobs_.end()) throw ApiError(404, fmt::format("no job '{}'", id));
+  return it->second;
+}
+
+std::vector<Job> ControlPlane::list_jobs() const {
+  std::lock_guard lock(mu_);
+  std::vector<Job> out;
+  out.reserve(jobs_.size());
+  for (const auto& [id, j] : jobs_) out.push_back(j);
+  return out;
+}
+
+std::vector<Task> ControlPlane::tasks_of(const std::string& job_id) const {
+  std::lock_guard lock(mu_);
+  std::vector<Task> out;
+  for (const auto& [id, t] : tasks_) {
+    if (t.job == job_id) out.push_back(t);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Task& a, const Task& b) { return std::tie(a.attempt, a.rank) < std::tie(b.attempt, b.rank); });
+  return out;
+}
+
+std::string ControlPlane::logs(const std::string& job_id) const {
+  const Job job = get_job(job_id);
+  std::string out;
+  for (const auto& t : tasks_of(job_id)) {
+    if (t.attempt != job.attempt) continue;
+    out += fmt::format("==> {} (rank {} on {} {}, {}) <==\n", t.id, t.rank, t.node, t.device,
+                       task_state_name(t.state));
+    auto text = gpulab::read_text_file(log_path(t.id).string(), kMaxLogBytes + 4096);
+    if (text.ok()) {
+      out += text.value();
+    } else {
+      out += is_terminal(job.state) || t.state != TaskState::kRunning ? "(no log was received)\n"
+                                                                       : "(running: the log arrives when it ends)\n";
+    }
+  }
+  return out;
+}
+
+Job ControlPlane::cancel(const std::string& id) {
+  std::lock_guard lock(mu_);
+  const auto it = jobs_.find(id);
+  if (it == jobs_.end()) throw ApiError(404, fmt::format("no job '{}'", id));
+  Job& job = it->second;
+  if (is_terminal(job.state)) {
+    throw ApiError(409, fmt::format("job {} is already {}", id, state_name(job.state)));
+  }
+  job.state = JobState::kCancelled;
+  job.reason = "cancelled by the user";
+  job.finished_at = now();
+  queued_since_.erase(id);
+  store_.transaction([&] {
+    for (auto& [tid, t] : tasks_) {
+      if (t.job == id && (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
+        t.state = TaskState::kCancelled;
+        t.message = "cancelled";
+        store_.put_task(t);
+        wake_node(t.node);
+      }
+    }
+    save_job(job);
+  });
+  dirty_ = true;
+  tick_cv_.notify_all();
+  return job;
+}
+
+void ControlPlane::register_node(const Node& in) {
+  if (in.protocol != kProtocolVersion) {
+    throw ApiError(400, fmt::format("protocol: agent speaks version {}, this control plane version {}", in.protocol,
+                                    kProtocolVersion));
+  }
+  std::lock_guard lock(mu_);
+  Node node = in;
+  if (const auto it = nodes_.find(in.name); it != nodes_.end()) node.draining = it->second.draining;
+  node.state = node.draining ? NodeState::kDraining : NodeState::kReady;
+  node.last_heartbeat = now();
+  store_.put_node(node);
+  nodes_[node.name] = node;
+  dirty_ = true;
+  tick_cv_.notify_all();
+}
+
+Node ControlPlane::drain(const std::string& name) {
+  std::lock_guard lock(mu_);
+  const auto it = nodes_.find(name);
+  if (it == nodes_.end()) throw ApiError(404, fmt::format("no node '{}'", name));
+  it->second.draining = true;
+  if (it->second.state == NodeState::kReady) it->second.state = NodeState::kDraining;
+  store_.put_node(it->second);
+  return it->second;
+}
+
+std::vector<Node> ControlPlane::list_nodes() const {
+  std::lock_guard lock(mu_);
+  std::vector<Node> out;
+  for (const auto& [n, node] : nodes_) out.push_back(node);
+  return out;
+}
+
+void ControlPlane::wake_node(const std::string& node) {
+  ++node_generation_[node];
+  changed_.notify_all();
+}
+
+Assignment ControlPlane::assignment_for(const Task& t, const Job& j) const {
+  Assignment a;
+  a.task = t;
+  const auto& s = j.spec;
+  const auto str = [](auto v) { return fmt::format("{}", v); };
+  if (s.kind == JobKind::kMatmul) {
+    a.argv = {"matmul", "--backend", t.backend,          "--n", str(s.matmul.n), "--chain", str(s.matmul.chain),
+              "--seed", str(s.matmul.seed), "--json"};
+  } else {
+    a.argv = {"train",
+              "--backend", t.backend,
+              "--rank", str(t.rank),
+              "--world", str(t.world),
+              "--steps", str(s.train.steps),
+              "--seed", str(s.train.seed),
+              "--checkpoint-dir", (options_.state_dir / "checkpoints" / j.id).string(),
+              "--checkpoint-every", str(s.train.checkpoint_every),
+              "--batch", str(s.train.batch),
+              "--hidden", str(s.train.hidden),
+              "--rendezvous", options_.public_url,
+              "--job", j.id,
+              "--attempt", str(t.attempt),
+              "--json"};
+  }
+  return a;
+}
+
+std::vector<Assignment> ControlPlane::assignments_locked(const std::string& node) const {
+  std::vector<Assignment> out;
+  for (const auto& [id, t] : tasks_) {
+    if (t.node == node && (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
+      out.push_back(assignment_for(t, jobs_.at(t.job)));
+    }
+  }
+  return out;
+}
+
+std::vector<Assignment> ControlPlane::heartbeat(const Heartbeat& hb, std::chrono::milliseconds wait) {
+  std::unique_lock lock(mu_);
+  const auto it = nodes_.find(hb.node);
+  if (it == nodes_.end()) throw ApiError(404, fmt::format("no node '{}': register first", hb.node));
+  Node& node = it->second;
+  const bool was_lost = node.state == NodeState::kLost;
+  node.last_heartbeat = now();
+  bool health_changed = false;
+  for (const auto& d : hb.devices) {
+    for (auto& mine : node.devices) {
+      if (mine.id == d.id && (mine.healthy != d.healthy || mine.health_reason != d.health_reason)) {
+        mine.healthy = d.healthy;
+        mine.health_reason = d.health_reason;
+        health_changed = true;
+      }
+    }
+  }
+  if (was_lost) node.state = node.draining ? NodeState::kDraining : NodeState::kReady;
+  if (health_changed || was_lost) {
+    store_.put_node(node);
+    dirty_ = true;
+  }
+  // Tasks the agent reports; a running task it no longer knows is lost (the
+  // agent restarted), unless it was only just assigned.
+  std::set<std::string> known;
+  for (const auto& r : hb.tasks) {
+    known.insert(r.id);
+    apply_report_locked(hb.node, r);
+  }
+  for (auto& [id, t] : tasks_) {
+    if (t.node == hb.node && t.state == TaskState::kRunning && known.count(id) == 0) {
+      apply_report_locked(hb.node, TaskReport{id, TaskState::kLost, -1, "the agent no longer runs it", {}, {}, {}});
+    }
+  }
+  if (dirty_) tick_cv_.notify_all();
+  // Long poll: answer at once if the reports changed anything for this node,
+  // else wait for a placement or cancel to reach it.
+  const std::uint64_t gen = node_generation_[hb.node];
+  auto current = assignments_locked(hb.node);
+  bool all_known = std::all_of(current.begin(), current.end(), [&](const Assignment& a) { return known.count(a.task.id) > 0; });
+  bool stale_known = false;
+  for (const auto& id : known) {
+    const auto t = tasks_.find(id);
+    if (t == tasks_.end() || (t->second.state != TaskState::kAssigned && t->second.state != TaskState::kRunning)) {
+      stale_known = true;
+    }
+  }
+  if (all_known && !stale_known && wait.count() > 0) {
+    changed_.wait_for(lock, wait, [&] { return stopping_ || node_generation_[hb.node] != gen; });
+    current = assignments_locked(hb.node);
+  }
+  return current;
+}
+
+void ControlPlane::report_task(const std::string& node, const TaskReport& report) {
+  std::lock_guard lock(mu_);
+  apply_report_locked(node, report);
+  if (dirty_) tick_cv_.notify_all();
+}
+
+void ControlPlane::apply_report_locked(const std::string& node, const TaskReport& r) {
+  const auto it = tasks_.find(r.id);
+  if (it == tasks_.end()) return;  // a task from before a wipe: the agent will be told to drop it
+  Task& t = it->second;
+  if (t.node != node) return;
+  if (!r.isolation.empty()) t.isolation = r.isolation;
+  if (t.state == TaskState::kAssigned && r.state == TaskState::kRunning) {
+    t.state = TaskState::kRunning;
+    store_.put_task(t);
+    return;
+  }
+  if (t.state != TaskState::kAssigned && t.state != TaskState::kRunning) return;  // already final
+  if (r.state != TaskState::kSucceeded && r.state != TaskState::kFailed && r.state != TaskState::kLost) return;
+  t.state = r.state;
+  t.exit_code = r.exit_code;
+  t.message = r.message;
+  if (!r.log.empty()) {
+    const std::string_view log = r.log.size() > kMaxLogBytes ? std::string_view(r.log).substr(r.log.size() - kMaxLogBytes)
+                                                             : std::string_view(r.log);
+    std::ofstream(log_path(t.id), std::ios::binary) << log;
+  }
+  Job& job = jobs_.at(t.job);
+  store_.transaction([&] {
+    store_.put_task(t);
+    if (job.state != JobState::kRunning || t.attempt != job.attempt) return;
+    if (t.rank == 0 && r.result.is_object()) job.result = r.result;
+    if (t.state == TaskState::kSucceeded) {
+      finish_job_if_done_locked(job);
+    } else {
+      const std::string why = t.state == TaskState::kLost
+                                  ? fmt::format("rank {} on {} was lost: {}", t.rank, t.node, t.message)
+                                  : fmt::format("rank {} on {} exited {}: {}", t.rank, t.node, t.exit_code, t.message);
+      restart_or_fail_locked(job, why, t.exit_code == 2);
+    }
+  });
+  dirty_ = true;
+}
+
+void ControlPlane::finish_job_if_done_locked(Job& job) {
+  for (const auto& [id, t] : tasks_) {
+    if (t.job == job.id && t.attempt == job.attempt && t.state != TaskState::kSucceeded) return;
+  }
+  job.state = JobState::kSucceeded;
+  job.reason = "every rank exited 0";
+  job.finished_at = now();
+  save_job(job);
+}
+
+void ControlPlane::restart_or_fail_locked(Job& job, const std::string& why, bool bad_input) {
+  // The rest of the gang stops: a data-parallel job cannot go on without a rank.
+  for (auto& [id, t] : tasks_) {
+    if (t.job == job.id && t.attempt == job.attempt &&
+        (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
+      t.state = TaskState::kCancelled;
+      t.message = "stopped: another rank of the gang failed";
+      store_.put_task(t);
+      wake_node(t.node);
+    }
+  }
+  job.placement.clear();
+  if (bad_input || job.restarts >= job.spec.max_restarts) {
+    job.state = JobState::kFailed;
+    job.reason = bad_input ? why : fmt::format("{} (after {} restarts)", why, job.restarts);
+    job.finished_at = now();
+    queued_since_.erase(job.id);
+  } else {
+    ++job.restarts;
+    ++task_restarts_total_;
+    job.state = JobState::kPending;
+    job.reason = fmt::format("restarting: {}", why);
+    queued_since_[job.id] = now();
+  }
+  save_job(job);
+}
+
+void ControlPlane::mark_node_lost_locked(Node& node) {
+  node.state = NodeState::kLost;
+  ++nodes_lost_total_;
+  store_.put_node(node);
+  const double age = now() - node.last_heartbeat;
+  for (auto& [id, t] : tasks_) {
+    if (t.node == node.name && (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
+      apply_report_locked(node.name, TaskReport{id, TaskState::kLost, -1,
+                                                fmt::format("node {} lost (no heartbeat for {:.1f} s)", node.name, age),
+                                                {}, {}, {}});
+    }
+  }
+}
+
+void ControlPlane::schedule_locked() {
+  std::vector<const Job*> queue;
+  for (const auto& [id, j] : jobs_) {
+    if (j.state == JobState::kPending) queue.push_back(&j);
+  }
+  std::stable_sort(queue.begin(), queue.end(), [](const Job* a, const Job* b) {
+    return std::tie(b->spec.priority, a->seq) < std::tie(a->spec.priority, b->seq);
+  });
+  std::vector<Node> nodes;
+  for (const auto& [n, node] : nodes_) nodes.push_back(node);
+  SchedulerInput in;
+  in.nodes = &nodes;
+  for (const auto& [id, t] : tasks_) {
+    if (t.state == TaskState::kAssigned || t.state == TaskState::kRunning) in.allocated.insert(t.node + "/" + t.device);
+  }
+  in.device_cap = licence_.status().max_devices;
+  const auto decisions = schedule(in, queue);
+  const double t_now = now();
+  store_.transaction([&] {
+    for (const auto& d : decisions) {
+      Job& job = jobs_.at(d.job);
+      if (!d.placement) {
+        if (job.reason != d.reason && job.reason.rfind("restarting:", 0) != 0) {
+          job.reason = d.reason;
+          save_job(job);
+        } else if (job.reason.rfind("restarting:", 0) == 0 && job.reason.find(" — ") == std::string::npos) {
+          job.reason += " — " + d.reason;
+          save_job(job);
+        }
+        continue;
+      }
+      ++job.attempt;
+      job.state = JobState::kRunning;
+      job.placement = *d.placement;
+      job.reason = job.restarts > 0 ? fmt::format("placed (restart {})", job.restarts) : "placed";
+      job.started_at = t_now;
+      for (const auto& slot : job.placement) {
+        Task t;
+        t.id = fmt::format("{}.{}.{}", job.id, job.attempt, slot.rank);
+        t.job = job.id;
+        t.attempt = job.attempt;
+        t.rank = slot.rank;
+        t.world = static_cast<int>(job.placement.size());
+        t.node = slot.node;
+        t.device = slot.device;
+        t.backend = slot.backend;
+        store_.put_task(t);
+        tasks_[t.id] = t;
+        wake_node(t.node);
+      }
+      save_job(job);
+      if (const auto q = queued_since_.find(job.id); q != queued_since_.end()) {
+        placement_.histogram(kPlacementMetric, "", kPlacementBuckets).observe({}, std::max(0.0, t_now - q->second));
+        queued_since_.erase(q);
+      }
+    }
+  });
+}
+
+void ControlPlane::tick() {
+  std::lock_guard lock(mu_);
+  const double t = now();
+  const double timeout = std::chrono::duration<double>(options_.node_timeout).count();
+  for (auto& [name, node] : nodes_) {
+    if (node.state != NodeState::kLost && t - node.last_heartbeat > timeout) {
+      mark_node_lost_locked(node);
+      dirty_ = true;
+    }
+  }
+  if (t - last_licence_refresh_ >= 60) {
+    last_licence_refresh_ = t;
+    licence_.refresh();
+    dirty_ = true;
+  }
+  if (dirty_) {
+    dirty_ = false;
+    schedule_locked();
+  }
+}
+
+void ControlPlane::start() {
+  thread_ = std::make_unique<std::thread>([this] {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      tick_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_ || dirty_; });
+      if (stopping_) break;
+      lock.unlock();
+      tick();
+      lock.lock();
+    }
+  });
+}
+
+void ControlPlane::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  tick_cv_.notify_all();
+  changed_.notify_all();
+  if (thread_ && thread_->joinable()) thread_->join();
+  thread_.reset();
+}
+
+void ControlPlane::rendezvous_publish(const std::string& job, int attempt, int rank, int world,
+                                      const std::string& address, int port) {
+  std::lock_guard lock(mu_);
+  const auto it = jobs_.find(job);
+  if (it == jobs_.end()) throw ApiError(404, fmt::format("no job '{}'", job));
+  if (attempt != it->second.attempt) {
+    throw ApiError(409, fmt::format("attempt: job {} is at attempt {}, not {}", job, it->second.attempt, attempt));
+  }
+  const int expected = static_cast<int>(it->second.placement.size());
+  if (world != expected) throw ApiError(400, fmt::format("world: job {} has {} ranks, not {}", job, expected, world));
+  if (rank < 0 || rank >= world) throw ApiError(400, fmt::format("rank: must be 0..{}", world - 1));
+  if (port <= 0 || port > 65535) throw ApiError(400, "port: must be 1..65535");
+  rendezvous_[{job, attempt}][rank] = Json{{"rank", rank}, {"address", address}, {"port", port}};
+}
+
+Json ControlPlane::rendezvous_get(const std::string& job, int attempt) const {
+  std::lock_guard lock(mu_);
+  const auto it = jobs_.find(job);
+  if (it == jobs_.end()) throw ApiError(404, fmt::format("no job '{}'", job));
+  Json eps = Json::array();
+  if (const auto r = rendezvous_.find({job, attempt}); r != rendezvous_.end()) {
+    for (const auto& [rank, ep] : r->second) eps.push_back(ep);
+  }
+  return Json{{"attempt", attempt}, {"world", it->second.placement.size()}, {"endpoints", eps}};
+}
+
+LicenceStatus ControlPlane::licence() const {
+  std::lock_guard lock(mu_);
+  return licence_.status();
+}
+
+std::string ControlPlane::metrics() const {
+  std::lock_guard lock(mu_);
+  namespace prom = gpulab::prom;
+  prom::Exposition e;
+  e.merge(placement_);
+  const double t = now();
+  auto& jobs = e.gauge("gpulab_platform_jobs", "Jobs by state.");
+  std::map<std::string, int> by_state;
+  for (auto st : {JobState::kPending, JobState::kRunning, JobState::kSucceeded, JobState::kFailed, JobState::kCancelled}) {
+    by_state[std::string(state_name(st))] = 0;
+  }
+  int pending = 0;
+  for (const auto& [id, j] : jobs_) {
+    ++by_state[std::string(state_name(j.state))];
+    pending += j.state == JobState::kPending ? 1 : 0;
+  }
+  for (const auto& [st, n] : by_state) jobs.set({{"state", st}}, n);
+  e.gauge("gpulab_platform_queue_depth", "Jobs waiting for placement.").set({}, pending);
+  int allocated = 0;
+  int idle = 0;
+  int unhealthy = 0;
+  std::set<std::string> held;
+  for (const auto& [id, task] : tasks_) {
+    if (task.state == TaskState::kAssigned || task.state == TaskState::kRunning) held.insert(task.node + "/" + task.device);
+  }
+  for (const auto& [name, n] : nodes_) {
+    for (const auto& d : n.devices) {
+      if (held.count(name + "/" + d.id) != 0) {
+        ++allocated;
+      } else if (!d.healthy || n.state == NodeState::kLost) {
+        ++unhealthy;
+      } else {
+        ++idle;
+      }
+    }
+  }
+  auto& gpus = e.gauge("gpulab_platform_devices", "Devices by use: allocated, idle, unavailable (unhealthy or lost).");
+  gpus.set({{"state", "allocated"}}, allocated);
+  gpus.set({{"state", "idle"}}, idle);
+  gpus.set({{"state", "unavailable"}}, unhealthy);
+  // Stranded: idle devices while jobs wait — capacity the queue cannot use
+  // (wrong backend, too few on one node for a gang, or over the licence cap).
+  e.gauge("gpulab_platform_stranded_devices", "Idle devices while at least one job waits for placement.")
+      .set({}, pending > 0 ? idle : 0);
+  e.counter("gpulab_platform_jobs_submitted_total", "Jobs accepted by the API.").set({}, static_cast<double>(submitted_total_));
+  e.counter("gpulab_platform_task_restarts_total", "Gang restarts after a failed or lost rank.")
+      .set({}, static_cast<double>(task_restarts_total_));
+  e.counter("gpulab_platform_nodes_lost_total", "Nodes declared lost after missing heartbeats.")
+      .set({}, static_cast<double>(nodes_lost_total_));
+  auto& age = e.gauge("gpulab_platform_node_heartbeat_age_seconds", "Seconds since each node's last heartbeat.");
+  auto& up = e.gauge("gpulab_platform_node_up", "1 when the node is ready or draining, 0 when lost.");
+  for (const auto& [name, n] : nodes_) {
+    age.set({{"node", name}}, std::max(0.0, t - n.last_heartbeat));
+    up.set({{"node", name}}, n.state == NodeState::kLost ? 0 : 1);
+  }
+  const auto& lic = licence_.status();
+  e.gauge("gpulab_platform_license_state", "The licence state (1 for the current one).").set({{"state", lic.state}}, 1);
+  if (lic.days_left >= 0) {
+    e.gauge("gpulab_platform_license_days_left", "Days until the licence (or its grace period) ends.")
+        .set({}, static_cast<double>(lic.days_left));
+  }
+  e.gauge("gpulab_platform_license_max_devices", "Devices the licence allows in use at once.").set({}, lic.max_devices);
+  return e.render();
+}
+
+}  // namespace platform

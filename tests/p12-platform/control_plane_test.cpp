@@ -1,0 +1,244 @@
+// The control plane's state machine in-process, with a fake clock: admission,
+// placement, completion, restarts, node loss, recovery from SQLite.
+#include "platform/control_plane.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gpulab/cli.hpp"
+
+namespace {
+
+using namespace platform;
+using gpulab::Json;
+
+class ControlPlaneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gpulab-cp-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<ControlPlane> make() {
+    ControlOptions o;
+    o.state_dir = dir_;
+    o.public_url = "http://127.0.0.1:1";
+    o.clock = [this] { return now_; };
+    return std::make_unique<ControlPlane>(o);
+  }
+
+  static Node node(const std::string& name, const std::string& backend, int n) {
+    Node nd;
+    nd.name = name;
+    nd.address = "http://127.0.0.1:2";
+    nd.protocol = kProtocolVersion;
+    nd.isolation = "process";
+    for (int i = 0; i < n; ++i) nd.devices.push_back(Device{backend + ":" + std::to_string(i), backend, i, true, "", {"f32"}});
+    return nd;
+  }
+
+  static Json train(int gpus, int max_restarts = 3) {
+    return Json{{"name", "t"}, {"kind", "train"}, {"gpus", gpus}, {"backend", "cpu_ref"}, {"max_restarts", max_restarts}};
+  }
+
+  std::vector<Assignment> beat(ControlPlane& cp, const std::string& name, std::vector<TaskReport> reports = {}) {
+    Heartbeat hb;
+    hb.node = name;
+    hb.tasks = std::move(reports);
+    return cp.heartbeat(hb, std::chrono::milliseconds(0));
+  }
+
+  std::filesystem::path dir_;
+  double now_ = 1000;
+};
+
+TEST_F(ControlPlaneTest, AJobRunsToSuccessThroughHeartbeats) {
+  auto cp = make();
+  cp->register_node(node("a", "cpu_ref", 2));
+  const auto [job, created] = cp->submit(train(2), "");
+  EXPECT_TRUE(created);
+  EXPECT_EQ(job.state, JobState::kPending);
+  cp->tick();
+  EXPECT_EQ(cp->get_job(job.id).state, JobState::kRunning);
+  auto work = beat(*cp, "a");
+  ASSERT_EQ(work.size(), 2U);
+  EXPECT_EQ(work[0].argv[0], "train");
+  std::vector<TaskReport> running;
+  for (const auto& a : work) running.push_back(TaskReport{a.task.id, TaskState::kRunning, -1, "", {}, {}, "process"});
+  EXPECT_EQ(beat(*cp, "a", running).size(), 2U);
+  cp->report_task("a", TaskReport{work[0].task.id, TaskState::kSucceeded, 0, "exited 0",
+                                  Json{{"event", "done"}, {"final_loss", 0.5}}, "log of rank 0\n", "process"});
+  EXPECT_EQ(cp->get_job(job.id).state, JobState::kRunning);
+  cp->report_task("a", TaskReport{work[1].task.id, TaskState::kSucceeded, 0, "exited 0", {}, "", "process"});
+  const auto done = cp->get_job(job.id);
+  EXPECT_EQ(done.state, JobState::kSucceeded);
+  EXPECT_EQ(done.result.at("final_loss"), 0.5);
+  EXPECT_NE(cp->logs(job.id).find("log of rank 0"), std::string::npos);
+  // Finished tasks are no longer assigned: the agent drops them.
+  EXPECT_TRUE(beat(*cp, "a").empty());
+}
+
+TEST_F(ControlPlaneTest, IdempotencyKeyReturnsTheFirstJob) {
+  auto cp = make();
+  const auto a = cp->submit(train(1), "k1");
+  const auto b = cp->submit(train(1), "k1");
+  EXPECT_TRUE(a.second);
+  EXPECT_FALSE(b.second);
+  EXPECT_EQ(a.first.id, b.first.id);
+  EXPECT_EQ(cp->list_jobs().size(), 1U);
+}
+
+TEST_F(ControlPlaneTest, BadSpecsAre400AndServeIsRefused) {
+  auto cp = make();
+  try {
+    cp->submit(Json{{"name", "x"}, {"kind", "train"}, {"gpus", 0}}, "");
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(std::string(e.what()).rfind("gpus:", 0), 0U);
+  }
+  try {
+    cp->submit(Json{{"name", "x"}, {"kind", "serve"}}, "");
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(std::string(e.what()).rfind("kind:", 0), 0U);
+  }
+  EXPECT_TRUE(cp->list_jobs().empty());
+}
+
+TEST_F(ControlPlaneTest, AFailedRankRestartsTheGangThenGivesUp) {
+  auto cp = make();
+  cp->register_node(node("a", "cpu_ref", 2));
+  const auto id = cp->submit(train(2, 1), "").first.id;
+  cp->tick();
+  auto work = beat(*cp, "a");
+  ASSERT_EQ(work.size(), 2U);
+  cp->report_task("a", TaskReport{work[1].task.id, TaskState::kFailed, 1, "exited 1", {}, "", ""});
+  auto j = cp->get_job(id);
+  EXPECT_EQ(j.state, JobState::kPending);
+  EXPECT_EQ(j.restarts, 1);
+  EXPECT_NE(j.reason.find("rank 1 on a exited 1"), std::string::npos) << j.reason;
+  // The other rank of attempt 1 is no longer wanted.
+  cp->tick();
+  work = beat(*cp, "a");
+  ASSERT_EQ(work.size(), 2U);
+  EXPECT_EQ(work[0].task.attempt, 2);
+  cp->report_task("a", TaskReport{work[0].task.id, TaskState::kFailed, 1, "exited 1", {}, "", ""});
+  j = cp->get_job(id);
+  EXPECT_EQ(j.state, JobState::kFailed);
+  EXPECT_NE(j.reason.find("after 1 restarts"), std::string::npos) << j.reason;
+}
+
+TEST_F(ControlPlaneTest, BadInputFromATaskFailsTheJobAtOnce) {
+  auto cp = make();
+  cp->register_node(node("a", "cpu_ref", 1));
+  const auto id = cp->submit(train(1), "").first.id;
+  cp->tick();
+  const auto work = beat(*cp, "a");
+  cp->report_task("a", TaskReport{work[0].task.id, TaskState::kFailed, 2, "exited 2", {}, "", ""});
+  EXPECT_EQ(cp->get_job(id).state, JobState::kFailed);
+}
+
+TEST_F(ControlPlaneTest, ANodeWithoutHeartbeatsIsLostAndItsJobMoves) {
+  auto cp = make();
+  cp->register_node(node("a", "cpu_ref", 1));
+  cp->register_node(node("b", "cpu_ref", 1));
+  const auto id = cp->submit(train(1), "").first.id;
+  cp->tick();
+  const std::string first_node = cp->get_job(id).placement.at(0).node;
+  const std::string other = first_node == "a" ? "b" : "a";
+  now_ += 3;
+  beat(*cp, other);
+  now_ += 3;  // 6 s since the first node's last heartbeat
+  cp->tick();
+  const auto nodes = cp->list_nodes();
+  for (const auto& n : nodes) EXPECT_EQ(n.state, n.name == first_node ? NodeState::kLost : NodeState::kReady);
+  cp->tick();
+  const auto j = cp->get_job(id);
+  EXPECT_EQ(j.state, JobState::kRunning);
+  EXPECT_EQ(j.placement.at(0).node, other);
+  EXPECT_EQ(j.restarts, 1);
+}
+
+TEST_F(ControlPlaneTest, AnUnhealthyDeviceIsNotUsedAgain) {
+  auto cp = make();
+  cp->register_node(node("a", "cpu_ref", 2));
+  Heartbeat hb;
+  hb.node = "a";
+  auto n = node("a", "cpu_ref", 2);
+  n.devices[0].healthy = false;
+  n.devices[0].health_reason = "Xid 79: GPU has fallen off the bus";
+  hb.devices = n.devices;
+  cp->heartbeat(hb, std::chrono::milliseconds(0));
+  const auto id = cp->submit(train(1), "").first.id;
+  cp->tick();
+  EXPECT_EQ(cp->get_job(id).placement.at(0).device, "cpu_ref:1");
+  const auto id2 = cp->submit(train(1), "").first.id;
+  cp->tick();
+  EXPECT_EQ(cp->get_job(id2).state, JobState::kPending);
+}
+
+TEST_F(ControlPlaneTest, EverythingSurvivesARestartFromTheStateDirectory) {
+  std::string pending;
+  std::string running;
+  {
+    auto cp = make();
+    cp->register_node(node("a", "cpu_ref", 1));
+    running = cp->submit(train(1), "key-r").first.id;
+    pending = cp->submit(train(1), "key-p").first.id;
+    cp->tick();
+    cp->drain("a");
+  }  // the process ends here as far as the state is concerned
+  auto cp = make();
+  EXPECT_EQ(cp->get_job(running).state, JobState::kRunning);
+  EXPECT_EQ(cp->get_job(pending).state, JobState::kPending);
+  EXPECT_EQ(cp->submit(train(1), "key-p").first.id, pending);  // keys survive too
+  const auto nodes = cp->list_nodes();
+  ASSERT_EQ(nodes.size(), 1U);
+  EXPECT_TRUE(nodes[0].draining);
+  EXPECT_EQ(cp->tasks_of(running).size(), 1U);
+  // New ids continue after the old ones.
+  const auto next = cp->submit(train(1), "").first.id;
+  EXPECT_GT(next, pending);
+}
+
+TEST_F(ControlPlaneTest, CancelStopsTheTasksAndRefusesTwice) {
+  auto cp = make();
+  cp->register_node(node("a", "cpu_ref", 1));
+  const auto id = cp->submit(train(1), "").first.id;
+  cp->tick();
+  ASSERT_EQ(beat(*cp, "a").size(), 1U);
+  EXPECT_EQ(cp->cancel(id).state, JobState::kCancelled);
+  EXPECT_TRUE(beat(*cp, "a").empty());
+  try {
+    cp->cancel(id);
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 409);
+  }
+}
+
+TEST_F(ControlPlaneTest, MetricsAreValidExposition) {
+  auto cp = make();
+  cp->register_node(node("a", "cpu_ref", 2));
+  cp->submit(train(1), "");
+  cp->tick();
+  const auto text = cp->metrics();
+  EXPECT_NE(text.find("gpulab_platform_jobs{state=\"running\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpulab_platform_devices{state=\"allocated\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpulab_platform_placement_latency_seconds_count 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpulab_platform_license_state{state=\"COMMUNITY\"} 1"), std::string::npos) << text;
+}
+
+TEST_F(ControlPlaneTest, ANewerSchemaOrAGarbageDatabaseIsRefused) {
+  { std::ofstream(dir_ / "platform.db") << "this is not a database, it is a text file of some length........"; }
+  EXPECT_THROW(make(), gpulab::UsageError);
+}
+
+}  // namespace

@@ -1,0 +1,55 @@
+#include "platform/ctl_render.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using gpulab::Json;
+
+Json job() {
+  return Json::parse(R"({"id":"j-000001","name":"mlp","state":"running","reason":"placed","attempt":2,"restarts":1,
+    "placement":[{"rank":0,"node":"a","device":"fast:0","backend":"fast"}],"result":{},
+    "spec":{"name":"mlp","kind":"train","gpus":1,"gang":true,"tenant":"team-a","priority":0,"backend":"fast",
+            "max_restarts":3,"params":{}},
+    "tasks":[{"id":"j-000001.2.0","job":"j-000001","attempt":2,"rank":0,"world":1,"node":"a","device":"fast:0",
+              "backend":"fast","state":"running","exit_code":-1,"message":"","isolation":"process"}]})");
+}
+
+TEST(CtlRender, JobsTableShowsStateAndReason) {
+  const auto text = platform::render_jobs(Json::array({job()}));
+  EXPECT_EQ(text,
+            "JOB       NAME  KIND   GPUS  TENANT  STATE    REASON\n"
+            "j-000001  mlp   train     1  team-a  running  placed\n");
+}
+
+TEST(CtlRender, DescribeShowsPlacementAndTasks) {
+  const auto text = platform::render_job(job());
+  EXPECT_NE(text.find("placement rank 0 → a fast:0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("attempt   2 (1 restarts)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j-000001.2.0  a     fast:0  running     -  process"), std::string::npos) << text;
+}
+
+TEST(CtlRender, NodesTableNamesUnhealthyAndUncertifiedDevices) {
+  const auto nodes = Json::parse(R"([{"name":"a","address":"","state":"ready","draining":false,"heartbeat_age_s":0.25,
+    "protocol":1,"isolation":"process","devices":[
+      {"id":"cpu_ref:0","backend":"cpu_ref","index":0,"healthy":false,"health_reason":"Xid 79","dtypes":["f32"]},
+      {"id":"opencl:0","backend":"opencl","index":0,"healthy":true,"health_reason":"","dtypes":[]}]}])");
+  const auto text = platform::render_nodes(nodes);
+  EXPECT_NE(text.find("cpu_ref:1,opencl:1"), std::string::npos) << text;
+  EXPECT_NE(text.find("cpu_ref:0 (Xid 79), opencl:0 (not certified)"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.2s ago"), std::string::npos) << text;
+}
+
+TEST(CtlRender, TopCountsDevicesAndLicence) {
+  const auto nodes = Json::parse(R"([{"name":"a","state":"ready","devices":[
+      {"id":"fast:0","healthy":true},{"id":"fast:1","healthy":false}]}])");
+  const auto lic = Json::parse(R"({"state":"GRACE","max_devices":4,"days_left":3})");
+  const auto text = platform::render_top(Json::array({job()}), nodes, lic);
+  EXPECT_EQ(text,
+            "jobs      0 pending, 1 running, 0 succeeded, 0 failed, 0 cancelled\n"
+            "nodes     1 of 1 up\n"
+            "devices   1 allocated, 0 idle, 1 unavailable (of 2)\n"
+            "licence   GRACE, at most 4 devices in use, 3 days left\n");
+}
+
+}  // namespace

@@ -1,0 +1,269 @@
+// The platform as separate processes on loopback: a control plane and agents
+// started from the built gpulabd, driven through the API and gpulabctl, with
+// agents and the control plane killed -9 mid-run.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "gpulab_test/program_run.hpp"
+#include "platform/api_client.hpp"
+#include "platform/local_cluster.hpp"
+
+namespace {
+
+using gpulab::Json;
+using gpulab_test::run_program;
+using namespace platform;
+using namespace std::chrono_literals;
+
+class PlatformTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gpulab-platform-it-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    cluster_ = std::make_unique<LocalCluster>(GPULAB_BIN_DIR, dir_);
+  }
+  void TearDown() override {
+    cluster_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Agents heartbeat every 200 ms; nodes are lost after 1.5 s.
+  void start(int agents, const std::string& devices = "cpu_ref:1") {
+    cluster_->start_control({"--node-timeout-ms", "1500"});
+    for (int i = 0; i < agents; ++i) {
+      cluster_->start_agent("node-" + std::to_string(i), devices, {"--heartbeat-ms", "200", "--no-certify"});
+    }
+    api_ = std::make_unique<ApiClient>(cluster_->control_url());
+    ASSERT_TRUE(wait_until([&] { return static_cast<int>(api_->get("/v1/nodes").size()) == agents; }, 10s));
+  }
+
+  Json wait_state(const std::string& id, std::initializer_list<std::string_view> states, std::chrono::seconds t = 60s) {
+    Json job;
+    wait_until(
+        [&] {
+          job = api_->get("/v1/jobs/" + id);
+          return std::find(states.begin(), states.end(), job.at("state").get<std::string>()) != states.end();
+        },
+        t);
+    return job;
+  }
+
+  std::string node_state(const std::string& name) {
+    for (const auto& n : api_->get("/v1/nodes")) {
+      if (n.at("name") == name) return n.at("state").get<std::string>();
+    }
+    return "?";
+  }
+
+  std::string ctl(const std::string& args) const { return "--control " + cluster_->control_url() + " " + args; }
+
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
+    const auto p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+
+  static Json train(int gpus, int steps, const std::string& backend = "cpu_ref") {
+    return Json{{"name", "t"},     {"kind", "train"}, {"gpus", gpus}, {"backend", backend},
+                {"params", Json{{"steps", steps}, {"checkpoint_every", 2}}}};
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<LocalCluster> cluster_;
+  std::unique_ptr<ApiClient> api_;
+};
+
+TEST_F(PlatformTest, MatmulAndATwoNodeTrainingGangSucceed) {
+  start(2);
+  const auto m = api_->post("/v1/jobs", Json{{"name", "m"}, {"kind", "matmul"}, {"backend", "cpu_ref"},
+                                             {"params", Json{{"n", 64}, {"chain", 2}}}}.dump());
+  const auto t = api_->post("/v1/jobs", train(2, 6).dump());
+  const auto mj = wait_state(m.at("id"), {"succeeded", "failed"});
+  EXPECT_EQ(mj.at("state"), "succeeded") << mj.dump();
+  const auto tj = wait_state(t.at("id"), {"succeeded", "failed"});
+  ASSERT_EQ(tj.at("state"), "succeeded") << tj.dump();
+  // One device per node: the gang crossed nodes, so the all-reduce crossed processes of two agents.
+  EXPECT_NE(tj.at("placement").at(0).at("node"), tj.at("placement").at(1).at("node"));
+  EXPECT_LT(tj.at("result").at("final_loss").get<double>(), tj.at("result").at("first_loss").get<double>());
+  const auto logs = run_program("gpulabctl", ctl("logs " + t.at("id").get<std::string>()));
+  EXPECT_EQ(logs.exit_code, 0);
+  EXPECT_NE(logs.out.find("\"event\":\"done\""), std::string::npos) << logs.out;
+}
+
+TEST_F(PlatformTest, AKilledAgentIsLostAndItsJobResumesFromTheCheckpointElsewhere) {
+  start(2);
+  const auto id = api_->post("/v1/jobs", train(1, 400).dump()).at("id").get<std::string>();
+  auto job = wait_state(id, {"running"});
+  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(cluster_->state_dir() / "checkpoints" / id / "latest"); },
+                         60s));
+  const std::string victim = api_->get("/v1/jobs/" + id).at("placement").at(0).at("node");
+  cluster_->kill9(victim);
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_until([&] { return node_state(victim) == "lost"; }, 10s));
+  // Within the timeout (1.5 s) plus one scheduler tick.
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, 3s);
+  job = wait_state(id, {"succeeded", "failed"}, 120s);
+  ASSERT_EQ(job.at("state"), "succeeded") << job.dump();
+  EXPECT_NE(job.at("placement").at(0).at("node"), victim);
+  EXPECT_GE(job.at("restarts").get<int>(), 1);
+  EXPECT_GT(job.at("result").at("resumed_from").get<int>(), 0);
+}
+
+TEST_F(PlatformTest, AKilledControlPlaneRecoversEveryJobFromSqlite) {
+  start(1);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(api_->post("/v1/jobs", train(1, 4).dump()).at("id").get<std::string>());
+  cluster_->kill9("control");
+  cluster_->start_control({"--node-timeout-ms", "1500"});
+  const auto jobs = api_->get("/v1/jobs");
+  ASSERT_EQ(jobs.size(), 5U);
+  for (const auto& id : ids) EXPECT_EQ(wait_state(id, {"succeeded", "failed"}).at("state"), "succeeded") << id;
+  EXPECT_EQ(node_state("node-0"), "ready");
+}
+
+TEST_F(PlatformTest, GpulabctlGivesOneLineErrorsAndExitCodes) {
+  start(1);
+  const auto bad = write("bad.yaml", "name: bad\nkind: train\ngpus: 0\n");
+  auto r = run_program("gpulabctl", ctl("submit " + bad.string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpulabctl: error: gpus: must be between 1 and 256, got 0\n");
+  const auto typo = write("typo.yaml", "name: x\nkind: train\nbackend: tpu\n");
+  r = run_program("gpulabctl", ctl("submit " + typo.string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("backend: unknown backend 'tpu'"), std::string::npos) << r.err;
+  r = run_program("gpulabctl", ctl("submit " + write("yaml.yaml", "name: [x\n").string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("spec: malformed YAML"), std::string::npos) << r.err;
+  r = run_program("gpulabctl", ctl("describe j-424242"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpulabctl: error: no job 'j-424242'\n");
+  r = run_program("gpulabctl", ctl("submit /nonexistent.yaml"));
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_program("gpulabctl", "--control http://127.0.0.1:1 jobs");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("gpulabctl: error: cannot reach the control plane at http://127.0.0.1:1", 0), 0U) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
+TEST_F(PlatformTest, AGangLargerThanTheClusterStaysPendingWithItsReason) {
+  start(2);
+  const auto spec = write("big.yaml", "name: big\nkind: train\ngpus: 3\nbackend: cpu_ref\n");
+  auto r = run_program("gpulabctl", ctl("--json submit " + spec.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto id = Json::parse(r.out).at("id").get<std::string>();
+  std::this_thread::sleep_for(500ms);
+  r = run_program("gpulabctl", ctl("--json describe " + id));
+  const auto job = Json::parse(r.out);
+  EXPECT_EQ(job.at("state"), "pending");
+  EXPECT_TRUE(job.at("placement").empty());
+  EXPECT_TRUE(job.at("tasks").empty());
+  EXPECT_EQ(job.at("reason"), "needs 3 devices of cpu_ref; the cluster has 2 schedulable");
+  r = run_program("gpulabctl", ctl("jobs"));
+  EXPECT_NE(r.out.find("needs 3 devices of cpu_ref"), std::string::npos) << r.out;
+}
+
+TEST_F(PlatformTest, AnXid79StopsTheTaskAndTheJobMovesToAHealthyDevice) {
+  start(1, "cpu_ref:2");
+  const auto id = api_->post("/v1/jobs", train(1, 400).dump()).at("id").get<std::string>();
+  wait_state(id, {"running"});
+  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(cluster_->state_dir() / "checkpoints" / id / "latest"); },
+                         60s));
+  const std::string device = api_->get("/v1/jobs/" + id).at("placement").at(0).at("device");
+  httplib::Client agent(cluster_->daemon("node-0").url);
+  const auto res = agent.Post("/v1/faults", "xid:79:" + device.substr(device.find(':') + 1), "text/plain");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  const auto job = wait_state(id, {"succeeded", "failed"}, 120s);
+  ASSERT_EQ(job.at("state"), "succeeded") << job.dump();
+  EXPECT_NE(job.at("placement").at(0).at("device"), device);
+  EXPECT_GT(job.at("result").at("resumed_from").get<int>(), 0);
+  const auto nodes = api_->get("/v1/nodes");
+  for (const auto& d : nodes.at(0).at("devices")) {
+    if (d.at("id") == device) {
+      EXPECT_FALSE(d.at("healthy").get<bool>());
+      EXPECT_EQ(d.at("health_reason"), "Xid 79: GPU has fallen off the bus");
+    }
+  }
+  // A bad fault is a 400, not a crash.
+  const auto bad = agent.Post("/v1/faults", "xid:79:99", "text/plain");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+}
+
+TEST_F(PlatformTest, ASecondControlPlaneOnTheSamePortRefusesToStart) {
+  start(1);
+  const std::string port = cluster_->control_url().substr(cluster_->control_url().rfind(':') + 1);
+  const auto r = run_program("gpulabd", "control --state " + (dir_ / "other").string() + " --listen 127.0.0.1:" + port);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("Address already in use"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "other" / "platform.db"));
+}
+
+class LicensedPlatformTest : public PlatformTest {
+ protected:
+  void issue(const std::string& features, int max_gpus, const std::string& expires) {
+    auto r = run_program("licensectl", "keygen --out " + (dir_ / "vendor").string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run_program("licensectl", "issue --key " + (dir_ / "vendor.key").string() +
+                                      " --customer lab --product gpulab --features " + features + " --max-gpus " +
+                                      std::to_string(max_gpus) + " --not-before 2020-01-01 --issued 2020-01-01" +
+                                      " --expires " + expires + " --grace-days 0 --floating --out " +
+                                      (dir_ / "licence").string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::vector<std::string> licence_flags() const {
+    return {"--license", (dir_ / "licence").string(), "--public-key", (dir_ / "vendor.pub").string()};
+  }
+};
+
+TEST_F(LicensedPlatformTest, AnExpiredLicenceAdmitsNothingNew) {
+  issue("training", 4, "2020-06-01");
+  cluster_->start_control(licence_flags());
+  const auto spec = write("t.yaml", "name: t\nkind: train\n");
+  const auto r = run_program("gpulabctl", ctl("submit " + spec.string()));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("refused: licence EXPIRED"), std::string::npos) << r.err;
+}
+
+TEST_F(LicensedPlatformTest, FeaturesGateKindsAndMaxGpusCapsDevicesInUse) {
+  issue("serving", 1, "2099-12-31");
+  cluster_->start_control(licence_flags());
+  cluster_->start_agent("node-0", "cpu_ref:2", {"--heartbeat-ms", "200", "--no-certify"});
+  api_ = std::make_unique<ApiClient>(cluster_->control_url());
+  auto r = run_program("gpulabctl", ctl("submit " + write("t.yaml", "name: t\nkind: train\n").string()));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("does not include the 'training' feature"), std::string::npos) << r.err;
+  // matmul needs no feature; the cap of 1 device holds the second job back.
+  const Json m{{"name", "m"}, {"kind", "matmul"}, {"backend", "cpu_ref"}, {"params", Json{{"n", 512}, {"chain", 40}}}};
+  const auto a = api_->post("/v1/jobs", m.dump()).at("id").get<std::string>();
+  const auto b = api_->post("/v1/jobs", m.dump()).at("id").get<std::string>();
+  wait_state(a, {"running", "succeeded"});
+  const auto jb = api_->get("/v1/jobs/" + b);
+  if (api_->get("/v1/jobs/" + a).at("state") == "running") {
+    EXPECT_EQ(jb.at("state"), "pending");
+    EXPECT_NE(jb.at("reason").get<std::string>().find("licence allows 1 devices in use"), std::string::npos) << jb.dump();
+  }
+  EXPECT_EQ(wait_state(b, {"succeeded", "failed"}).at("state"), "succeeded");
+}
+
+TEST_F(LicensedPlatformTest, ATamperedLicenceStopsTheControlPlaneFromStarting) {
+  issue("training", 4, "2099-12-31");
+  {
+    std::fstream f(dir_ / "licence", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.put('X');
+  }
+  const auto flags = licence_flags();
+  const auto r = run_program("gpulabd", "control --state " + (dir_ / "s").string() + " --listen 127.0.0.1:0 " +
+                                            flags[0] + " " + flags[1] + " " + flags[2] + " " + flags[3]);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("gpulabd: error: ", 0), 0U) << r.err;
+}
+
+}  // namespace
