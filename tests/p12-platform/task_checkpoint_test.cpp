@@ -30,7 +30,8 @@ task::Checkpoint sample(std::uint64_t step) {
 }
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("gpulab-task-ckpt-" + name + "-" + std::to_string(::getpid()));
+  const fs::path d =
+      fs::temp_directory_path() / ("gpulab-task-ckpt-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
   return d;
 }
@@ -56,7 +57,8 @@ void expect_same(const task::Checkpoint& a, const task::Checkpoint& b) {
   EXPECT_EQ(a.last_loss, b.last_loss);
   ASSERT_EQ(a.params.size(), b.params.size());
   for (std::size_t i = 0; i < a.params.size(); ++i)
-    EXPECT_EQ(std::bit_cast<std::uint32_t>(a.params[i]), std::bit_cast<std::uint32_t>(b.params[i])) << i;
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(a.params[i]), std::bit_cast<std::uint32_t>(b.params[i]))
+        << i;
 }
 
 TEST(Checkpoint, EncodeDecodeIsBitExact) {
@@ -82,7 +84,8 @@ TEST(Checkpoint, DirectoryKeepsLatestAndItsPredecessor) {
   latest >> name;
   EXPECT_EQ(name, "ckpt-00000030.bin");
   int temps = 0;
-  for (const auto& e : fs::directory_iterator(dir)) temps += e.path().filename().string().starts_with(".") ? 1 : 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    temps += e.path().filename().string().starts_with(".") ? 1 : 0;
   EXPECT_EQ(temps, 0);
   fs::remove_all(dir);
 }
@@ -117,7 +120,8 @@ TEST(Checkpoint, DanglingOrDamagedLatestIsRefused) {
 
   task::write_checkpoint(dir, sample(6));
   {
-    std::fstream f(dir / task::checkpoint_file_name(6), std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(dir / task::checkpoint_file_name(6),
+                   std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(static_cast<std::streamoff>(task::kCheckpointHeaderBytes));
     f.put('\x7f');
   }

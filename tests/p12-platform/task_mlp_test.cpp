@@ -39,12 +39,14 @@ TEST(Mlp, ParameterLayoutIsContiguousAndComplete) {
 
 TEST(Mlp, InitIsSeededHeNormalWithZeroBiases) {
   const task::MlpShape shape{16, 64, 4};
-  const auto a = task::init_params(shape, 5), b = task::init_params(shape, 5), c = task::init_params(shape, 6);
+  const auto a = task::init_params(shape, 5), b = task::init_params(shape, 5),
+             c = task::init_params(shape, 6);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   const auto L = task::layers(shape)[1];
   double sq = 0;
-  for (std::uint64_t i = 0; i < L.fan_in * L.fan_out; ++i) sq += a[L.weight_offset + i] * a[L.weight_offset + i];
+  for (std::uint64_t i = 0; i < L.fan_in * L.fan_out; ++i)
+    sq += a[L.weight_offset + i] * a[L.weight_offset + i];
   const double var = sq / static_cast<double>(L.fan_in * L.fan_out);
   EXPECT_NEAR(var, 2.0 / 64, 0.2 * 2.0 / 64);
   for (std::uint64_t i = 0; i < L.fan_out; ++i) EXPECT_EQ(a[L.bias_offset + i], 0.0f);
@@ -58,7 +60,8 @@ TEST(Mlp, BackwardMatchesFiniteDifferencesOnCpuRef) {
   auto params = task::init_params(shape, 3);
   gpulab::Rng rng(11);
   for (const auto& L : task::layers(shape))
-    for (std::uint64_t i = 0; i < L.fan_out; ++i) params[L.bias_offset + i] = static_cast<float>(rng.normal(0, 0.3));
+    for (std::uint64_t i = 0; i < L.fan_out; ++i)
+      params[L.bias_offset + i] = static_cast<float>(rng.normal(0, 0.3));
   const task::Teacher teacher(shape, 3);
   const task::Batch batch = task::make_batch(teacher, shape, 3, 0, 8);
   const double n = static_cast<double>(batch.rows);
@@ -81,7 +84,8 @@ TEST(Mlp, BackwardMatchesFiniteDifferencesOnCpuRef) {
     ++checked;
     if (std::fabs(fd - grads[i]) > 2e-4 + 2e-2 * std::fabs(fd)) {
       ++bad;
-      report += " [" + std::to_string(i) + "] fd=" + std::to_string(fd) + " bp=" + std::to_string(grads[i]);
+      report += " [" + std::to_string(i) + "] fd=" + std::to_string(fd) +
+                " bp=" + std::to_string(grads[i]);
     }
   }
   EXPECT_GT(checked, 20);

@@ -21,7 +21,8 @@ namespace task_test {
 class RendezvousServer {
  public:
   RendezvousServer() {
-    server_.Post(R"(/v1/jobs/([^/]+)/rendezvous)", [this](const httplib::Request& req, httplib::Response& res) {
+    server_.Post(R"(/v1/jobs/([^/]+)/rendezvous)", [this](const httplib::Request& req,
+                                                          httplib::Response& res) {
       const auto body = gpulab::Json::parse(req.body, nullptr, false);
       if (body.is_discarded() || !body.contains("attempt") || !body.contains("rank") ||
           !body.contains("world") || !body.contains("address") || !body.contains("port")) {
@@ -33,27 +34,32 @@ class RendezvousServer {
       ++posts_;
       auto& slot = jobs_[{req.matches[1].str(), body["attempt"].get<std::uint64_t>()}];
       slot.world = body["world"].get<int>();
-      gpulab::Json e = {{"rank", body["rank"]}, {"address", body["address"]}, {"port", body["port"]}};
+      gpulab::Json e = {
+          {"rank", body["rank"]}, {"address", body["address"]}, {"port", body["port"]}};
       slot.endpoints.erase(body["rank"].get<int>());
       slot.endpoints.emplace(body["rank"].get<int>(), std::move(e));
       res.set_content("{}", "application/json");
     });
-    server_.Get(R"(/v1/jobs/([^/]+)/rendezvous)", [this](const httplib::Request& req, httplib::Response& res) {
-      if (fail_gets_with_ != 0) {
-        res.status = fail_gets_with_;
-        res.set_content(R"({"error":"injected"})", "application/json");
-        return;
-      }
-      const std::uint64_t attempt = std::stoull(req.get_param_value("attempt"));
-      const std::lock_guard lock(mu_);
-      const auto it = jobs_.find({req.matches[1].str(), attempt});
-      gpulab::Json doc = {{"attempt", attempt + report_newer_attempt_}, {"world", 0}, {"endpoints", gpulab::Json::array()}};
-      if (it != jobs_.end()) {
-        doc["world"] = it->second.world;
-        for (const auto& [rank, e] : it->second.endpoints) doc["endpoints"].push_back(e);
-      }
-      res.set_content(doc.dump(), "application/json");
-    });
+    server_.Get(R"(/v1/jobs/([^/]+)/rendezvous)",
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  if (fail_gets_with_ != 0) {
+                    res.status = fail_gets_with_;
+                    res.set_content(R"({"error":"injected"})", "application/json");
+                    return;
+                  }
+                  const std::uint64_t attempt = std::stoull(req.get_param_value("attempt"));
+                  const std::lock_guard lock(mu_);
+                  const auto it = jobs_.find({req.matches[1].str(), attempt});
+                  gpulab::Json doc = {{"attempt", attempt + report_newer_attempt_},
+                                      {"world", 0},
+                                      {"endpoints", gpulab::Json::array()}};
+                  if (it != jobs_.end()) {
+                    doc["world"] = it->second.world;
+                    for (const auto& [rank, e] : it->second.endpoints)
+                      doc["endpoints"].push_back(e);
+                  }
+                  res.set_content(doc.dump(), "application/json");
+                });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -19,13 +19,15 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() /
-                     ("gpulab-task-rdv-" + name + "-" + std::to_string(::getpid()));
+  const fs::path d =
+      fs::temp_directory_path() / ("gpulab-task-rdv-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
   return d;
 }
 
-auto soon(int ms) { return ring::Clock::now() + std::chrono::milliseconds(ms); }
+auto soon(int ms) {
+  return ring::Clock::now() + std::chrono::milliseconds(ms);
+}
 
 std::string what_of(const std::function<void()>& f) {
   try {
@@ -63,7 +65,8 @@ void expect_rank_ordered(const std::vector<std::vector<ring::Endpoint>>& all, in
 
 TEST(DirRendezvous, ConcurrentRanksGetEveryEndpointInRankOrder) {
   const fs::path dir = fresh_dir("ok");
-  expect_rank_ordered(exchange_all(4, [&] { return std::make_unique<task::DirRendezvous>(dir); }), 4);
+  expect_rank_ordered(exchange_all(4, [&] { return std::make_unique<task::DirRendezvous>(dir); }),
+                      4);
   EXPECT_TRUE(fs::exists(dir / "rank-3"));
   // Atomic publication leaves no temporary files behind.
   int files = 0;
@@ -97,13 +100,21 @@ TEST(DirRendezvous, MalformedRecordIsRefused) {
 
 TEST(OrderByRank, RefusesDuplicatesOutOfRangeAndGaps) {
   const ring::Endpoint e{"127.0.0.1", 1};
-  EXPECT_NE(what_of([&] { task::order_by_rank({{0, e}, {0, e}}, 2, "t"); }).find("rank 0 appears twice"),
+  EXPECT_NE(what_of([&] {
+              task::order_by_rank({{0, e}, {0, e}}, 2, "t");
+            }).find("rank 0 appears twice"),
             std::string::npos);
-  EXPECT_NE(what_of([&] { task::order_by_rank({{0, e}, {2, e}}, 2, "t"); }).find("outside world 2"),
+  EXPECT_NE(what_of([&] {
+              task::order_by_rank({{0, e}, {2, e}}, 2, "t");
+            }).find("outside world 2"),
             std::string::npos);
-  EXPECT_NE(what_of([&] { task::order_by_rank({{1, e}}, 2, "t"); }).find("missing rank 0"),
+  EXPECT_NE(what_of([&] {
+              task::order_by_rank({{1, e}}, 2, "t");
+            }).find("missing rank 0"),
             std::string::npos);
-  EXPECT_NE(what_of([&] { task::order_by_rank({{0, {"", 5}}}, 1, "t"); }).find("no usable address"),
+  EXPECT_NE(what_of([&] {
+              task::order_by_rank({{0, {"", 5}}}, 1, "t");
+            }).find("no usable address"),
             std::string::npos);
   const auto ordered = task::order_by_rank({{1, {"b", 2}}, {0, {"a", 1}}}, 2, "t");
   EXPECT_EQ(ordered[0].address, "a");
@@ -125,10 +136,10 @@ TEST(HttpRendezvous, ParsesBaseUrls) {
 
 TEST(HttpRendezvous, ConcurrentRanksGetEveryEndpointInRankOrder) {
   task_test::RendezvousServer server;
-  expect_rank_ordered(exchange_all(3, [&] {
-                        return std::make_unique<task::HttpRendezvous>(server.url(), "job-7", 2);
-                      }),
-                      3);
+  expect_rank_ordered(
+      exchange_all(
+          3, [&] { return std::make_unique<task::HttpRendezvous>(server.url(), "job-7", 2); }),
+      3);
   EXPECT_EQ(server.posts(), 3);
 }
 

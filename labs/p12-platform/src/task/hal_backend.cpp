@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
 #include "gpulab/cli.hpp"
 
 namespace gpulab::platform::task {
@@ -17,12 +21,37 @@ std::string loaded_list(const hal::Registry& reg) {
 
 }  // namespace
 
-HalBackend::HalBackend(const std::string& name)
-    : registry_(std::make_unique<hal::Registry>(hal::DiscoveryOptions::from_environment())) {
+HalBackend::HalBackend(const std::string& name, const std::vector<std::string>& companions) {
+  const hal::DiscoveryOptions all = hal::DiscoveryOptions::from_environment();
+  std::vector<std::string> files{hal::backend_file_name(name)};
+  for (const auto& c : companions) files.push_back(hal::backend_file_name(c));
+  const auto wanted = [&](const std::filesystem::path& p) {
+    return std::find(files.begin(), files.end(), p.filename().string()) != files.end();
+  };
+  // The narrow pass, in discovery's order: environment paths, then the build dir.
+  registry_ = std::make_unique<hal::Registry>();
+  for (const auto& p : all.paths)
+    if (wanted(p)) registry_->load(p, hal::Source::kEnvironment);
+  if (all.backend_dir)
+    for (const auto& f : files) {
+      std::error_code ec;
+      if (std::filesystem::exists(*all.backend_dir / f, ec))
+        registry_->load(*all.backend_dir / f, hal::Source::kBuildDir);
+    }
+  const auto named = [&](const hal::Rejection& r) {
+    return r.name == name || r.name == "gpulab-hal-" + name;
+  };
+  const auto rejected_here = [&] {
+    return std::any_of(registry_->rejected().begin(), registry_->rejected().end(), named);
+  };
+  if (registry_->find(name) == nullptr && !rejected_here()) {
+    registry_.reset();  // unload before loading everything again
+    registry_ = std::make_unique<hal::Registry>(all);
+  }
   backend_ = registry_->find(name);
   if (backend_ != nullptr) return;
   for (const hal::Rejection& r : registry_->rejected()) {
-    if (r.name != name && r.name != "gpulab-hal-" + name) continue;
+    if (!named(r)) continue;
     // A backend that is installed but has nothing to run on: a skip, not an error.
     if (r.reason == hal::RejectReason::kNoDevice || r.reason == hal::RejectReason::kInitFailed)
       throw Unsupported(fmt::format("backend '{}' cannot run here: {}", name, r.message));

@@ -88,7 +88,7 @@ void validate(const MatmulOptions& o) {
 MatmulSummary run_matmul_chain(const MatmulOptions& o,
                                const std::function<void(const LinkResult&)>& on_link) {
   validate(o);
-  const HalBackend hal_backend(o.backend);
+  const HalBackend hal_backend(o.backend, {"cpu_ref"});
   const hal::Backend& be = hal_backend.backend();
   const hal::Backend& ref = hal_backend.other("cpu_ref");
   const std::uint64_t n = o.n;

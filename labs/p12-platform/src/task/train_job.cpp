@@ -1,6 +1,8 @@
 #include "platform/task/train_job.hpp"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -115,6 +117,9 @@ void validate(const TrainOptions& o) {
                     "--rendezvous-dir DIR",
                     o.world));
   if (by_url) (void)parse_base_url(o.rendezvous_url);
+  in_addr ignored{};
+  if (::inet_pton(AF_INET, o.address.c_str(), &ignored) != 1)
+    throw UsageError(fmt::format("--address wants a numeric IPv4 address; got '{}'", o.address));
 }
 
 TrainSummary run_train(const TrainOptions& o, const TrainEvents& events) {

@@ -14,10 +14,14 @@ namespace gpulab::platform::task {
 
 class HalBackend {
  public:
-  // Loads every discoverable backend and picks `name`. Throws UsageError when
-  // no backend of that name loaded (the message lists the loaded ones) and
+  // Picks `name` from what discovery finds, and loads `companions` (e.g. the
+  // cpu_ref reference) beside it. Only the files named like those backends
+  // (gpulab-hal-<name>.so on the discovery paths) are loaded first, so a
+  // cpu_ref job on a GPU node never initializes CUDA; when that does not find
+  // `name`, everything discoverable is loaded. Throws UsageError when no
+  // backend of that name loaded (the message lists the loaded ones) and
   // Unsupported when it was found but cannot run here (no device, init failed).
-  explicit HalBackend(const std::string& name);
+  explicit HalBackend(const std::string& name, const std::vector<std::string>& companions = {});
 
   [[nodiscard]] const hal::Backend& backend() const { return *backend_; }
   [[nodiscard]] std::string name() const { return std::string(backend_->name()); }
