@@ -2,8 +2,16 @@
 // seed, and derived seed streams.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "gpulab/cli.hpp"
+#include "gpulab/rng.hpp"
+#include "hal/reference.hpp"
 #include "platform/task/checksum.hpp"
+#include "platform/task/hal_backend.hpp"
+#include "platform/task/link_check.hpp"
 #include "platform/task/matmul_job.hpp"
 #include "platform/task/seed_streams.hpp"
 
@@ -92,6 +100,70 @@ TEST(Checksum, Fnv1aKnownValuesAndHex) {
   const std::string a = "a";
   EXPECT_EQ(task::fnv1a64(std::as_bytes(std::span(a))), 0xaf63dc4c8601ec8cULL);
   EXPECT_EQ(task::hex64(0xabcULL), "0000000000000abc");
+}
+
+}  // namespace
+
+namespace {
+
+const gpulab::hal::Backend& cpu_ref() {
+  static const task::HalBackend b("cpu_ref");
+  return b.backend();
+}
+
+struct Link {
+  std::uint64_t n = 64;
+  std::vector<float> c_in, b, c_out;
+};
+
+Link exact_link() {
+  Link l;
+  gpulab::Rng rng(5);
+  for (auto* v : {&l.c_in, &l.b}) {
+    v->resize(l.n * l.n);
+    for (float& x : *v) x = static_cast<float>(2 * rng.uniform01() - 1);
+  }
+  const auto ref = gpulab::hal::reference_matmul(l.n, l.n, l.n, l.c_in, l.b);
+  for (double v : ref.value) l.c_out.push_back(static_cast<float>(v));
+  return l;
+}
+
+std::uint64_t first_unsampled_row(std::uint64_t n) {
+  const auto rows = task::sampled_rows(1, 0, n);
+  for (std::uint64_t r = 0; r < n; ++r)
+    if (std::find(rows.begin(), rows.end(), r) == rows.end()) return r;
+  return n;
+}
+
+TEST(LinkCheck, CorrectlyRoundedResultPasses) {
+  const Link l = exact_link();
+  const auto c = task::check_link(cpu_ref(), 1, 0, l.n, l.c_in, l.b, l.c_out);
+  EXPECT_TRUE(c.pass());
+  EXPECT_LT(c.worst_ratio, 0.1);
+  EXPECT_LT(c.cpu_ref_ratio, 1.0);
+  EXPECT_EQ(c.samples.size(), 4u);
+  EXPECT_EQ(task::sampled_rows(1, 0, l.n).size(), 4u);
+  EXPECT_EQ(task::sampled_rows(1, 0, 2).size(), 2u);
+}
+
+TEST(LinkCheck, AnErrorInASampledRowFails) {
+  Link l = exact_link();
+  const std::uint64_t r = task::sampled_rows(1, 0, l.n)[1];
+  l.c_out[r * l.n + 7] *= 1.001f;  // far above 2e-5 relative
+  const auto c = task::check_link(cpu_ref(), 1, 0, l.n, l.c_in, l.b, l.c_out);
+  EXPECT_FALSE(c.pass());
+  EXPECT_GT(c.worst_ratio, 1.0);
+}
+
+TEST(LinkCheck, AGrossErrorOutsideTheSampledRowsFailsTheSum) {
+  Link l = exact_link();
+  const std::uint64_t r = first_unsampled_row(l.n);
+  ASSERT_LT(r, l.n);
+  auto wrong = l;
+  for (std::uint64_t c = 0; c < l.n; ++c) wrong.c_out[r * l.n + c] = 0.0f;  // a row never written
+  l.c_out[r * l.n] = std::nanf("");
+  EXPECT_FALSE(task::check_link(cpu_ref(), 1, 0, l.n, wrong.c_in, wrong.b, wrong.c_out).pass());
+  EXPECT_FALSE(task::check_link(cpu_ref(), 1, 0, l.n, l.c_in, l.b, l.c_out).pass());
 }
 
 }  // namespace

@@ -11,14 +11,12 @@
 #include "gpulab/rng.hpp"
 #include "gpulab/timing.hpp"
 #include "platform/task/hal_backend.hpp"
+#include "platform/task/link_check.hpp"
 #include "platform/task/seed_streams.hpp"
 
 namespace gpulab::platform::task {
 
 namespace {
-
-constexpr std::uint64_t kSampledRows = 4;
-constexpr std::uint64_t kSampledElements = 4;
 
 std::vector<float> uniform_matrix(std::uint64_t seed, std::uint64_t count, float scale) {
   Rng rng(seed);
@@ -37,43 +35,6 @@ hal::DeviceBuffer allocate(const hal::Backend& b, std::uint64_t bytes) {
 
 void check(const hal::Status& s, const hal::Backend& b, std::string_view what) {
   if (!s.ok()) throw RunError(fmt::format("{} {} failed: {}", b.name(), what, hal::describe(s)));
-}
-
-// Distinct row indices in [0, n), seeded per link.
-std::vector<std::uint64_t> sampled_rows(std::uint64_t seed, std::uint64_t link, std::uint64_t n) {
-  Rng rng(derive_seed(seed, Stream::kMatmulSamples, link));
-  std::vector<std::uint64_t> all(static_cast<std::size_t>(n));
-  for (std::uint64_t i = 0; i < n; ++i) all[i] = i;
-  rng.shuffle(std::span(all));
-  all.resize(static_cast<std::size_t>(std::min(n, kSampledRows)));
-  std::sort(all.begin(), all.end());
-  return all;
-}
-
-// |sum(C_{i+1}) - sum_k colsum(C_i)_k rowsum(B_i)_k| over the sum of the
-// per-element tolerances (which bound the error of the sum).
-double sum_ratio(std::uint64_t n, const std::vector<float>& c_in, const std::vector<float>& b,
-                 double got_sum, hal::Tolerance tol) {
-  std::vector<double> col(n, 0.0), col_abs(n, 0.0);
-  for (std::uint64_t r = 0; r < n; ++r)
-    for (std::uint64_t k = 0; k < n; ++k) {
-      const double v = c_in[r * n + k];
-      col[k] += v;
-      col_abs[k] += std::fabs(v);
-    }
-  double want = 0, magnitude = 0;
-  for (std::uint64_t k = 0; k < n; ++k) {
-    double row = 0, row_abs = 0;
-    for (std::uint64_t c = 0; c < n; ++c) {
-      row += b[k * n + c];
-      row_abs += std::fabs(static_cast<double>(b[k * n + c]));
-    }
-    want += col[k] * row;
-    magnitude += col_abs[k] * row_abs;
-  }
-  if (!std::isfinite(got_sum)) return std::numeric_limits<double>::infinity();
-  const double allowed = static_cast<double>(n * n) * tol.abs + tol.rel * magnitude;
-  return std::fabs(got_sum - want) / allowed;
 }
 
 }  // namespace
@@ -96,7 +57,6 @@ MatmulSummary run_matmul_chain(const MatmulOptions& o,
   if (!be.accepts(request))
     throw UsageError(fmt::format("backend '{}' cannot run {}: {}", be.name(),
                                  hal::describe(request), be.why_not(request)));
-  const hal::Tolerance tol = hal::tolerance(hal::DType::kF32);
   const std::uint64_t bytes = n * n * sizeof(float);
 
   std::vector<float> c = uniform_matrix(derive_seed(o.seed, Stream::kMatmulInput), n * n, 1.0f);
@@ -123,27 +83,12 @@ MatmulSummary run_matmul_chain(const MatmulOptions& o,
         link.seconds > 0 ? 2.0 * std::pow(static_cast<double>(n), 3) / link.seconds / 1e9 : 0.0;
     check(be.download(next.data(), d_out, bytes), be, "download");
 
-    // Sampled rows: backend and cpu_ref against binary64, from the same C_i.
-    const auto rows = sampled_rows(o.seed, i, n);
-    std::vector<float> rows_in, rows_got;
-    for (const std::uint64_t r : rows) {
-      rows_in.insert(rows_in.end(), c.begin() + static_cast<std::ptrdiff_t>(r * n),
-                     c.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
-      rows_got.insert(rows_got.end(), next.begin() + static_cast<std::ptrdiff_t>(r * n),
-                      next.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
-    }
-    const auto m = static_cast<std::uint64_t>(rows.size());
-    const hal::Reference want = hal::reference_matmul(m, n, n, rows_in, b);
-    std::vector<float> rows_ref(rows_got.size());
-    matmul_f32(ref, m, n, n, rows_in.data(), b.data(), rows_ref.data());
-    link.cpu_ref_ratio = hal::worst_error_ratio(rows_ref, want, tol);
-
-    for (const float v : next) link.sum += v;
-    link.worst_ratio =
-        std::max(hal::worst_error_ratio(rows_got, want, tol), sum_ratio(n, c, b, link.sum, tol));
-    for (std::uint64_t e = 0; e < kSampledElements && e < rows_got.size(); ++e)
-      link.samples.push_back(rows_got[static_cast<std::size_t>((e * (n + 1)) % rows_got.size())]);
-    link.pass = link.worst_ratio <= 1.0 && link.cpu_ref_ratio <= 1.0;
+    LinkCheck check = check_link(ref, o.seed, i, n, c, b, next);
+    link.sum = check.sum;
+    link.samples = std::move(check.samples);
+    link.worst_ratio = check.worst_ratio;
+    link.cpu_ref_ratio = check.cpu_ref_ratio;
+    link.pass = check.pass();
 
     s.seconds += link.seconds;
     s.worst_ratio = std::max({s.worst_ratio, link.worst_ratio, link.cpu_ref_ratio});
