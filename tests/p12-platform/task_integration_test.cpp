@@ -451,3 +451,29 @@ TEST(TaskTrain, EveryLoadedBackendAgreesWithCpuRef) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TaskTrain, RanksThatResumeFromDifferentStepsStopAtOnce) {
+  // Rank 0 sees a checkpoint at step 10, rank 1 a directory without one: the
+  // first step's agreement check must stop both instead of training apart.
+  Scratch s("split");
+  const std::string ckpt = (s / "ckpt").string();
+  GangSpec g;
+  g.steps = 10;
+  g.extra = {"--checkpoint-every", "10"};
+  g.per_rank = {{"--checkpoint-dir", ckpt}, {"--checkpoint-dir", (s / "ckpt1").string()}};
+  expect_gang_ok(run_gang(g, s, "seed"));
+  fs::remove_all(s / "ckpt1");
+  g.steps = 20;
+  const auto split = run_gang(g, s, "split");
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(split[static_cast<std::size_t>(r)].exit_code, 1)
+        << split[static_cast<std::size_t>(r)].err;
+    EXPECT_NE(split[static_cast<std::size_t>(r)].err.find("ranks disagree on the step"),
+              std::string::npos)
+        << split[static_cast<std::size_t>(r)].err;
+  }
+}
+
+}  // namespace

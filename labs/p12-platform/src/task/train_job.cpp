@@ -67,11 +67,16 @@ class StepStats {
       const auto theirs =
           (static_cast<std::uint64_t>(slot[0]) << 32) | static_cast<std::uint64_t>(slot[1]);
       const auto their_step = static_cast<std::uint64_t>(slot[2]);
-      if (theirs != checksum || their_step != step)
+      if (their_step != step)
         throw RunError(
-            fmt::format("ranks disagree: rank {} has weights {} at step {}, rank "
-                        "{} has weights {} at step {}",
-                        q, hex64(theirs), their_step, rank_, hex64(checksum), step));
+            fmt::format("ranks disagree on the step: rank {} is at step {}, rank {} at "
+                        "step {} (do all ranks see the same --checkpoint-dir?)",
+                        q, their_step, rank_, step));
+      if (theirs != checksum)
+        throw RunError(
+            fmt::format("ranks disagree on the weights at step {}: rank {} has {}, "
+                        "rank {} has {}",
+                        step, q, hex64(theirs), rank_, hex64(checksum)));
     }
   }
 
