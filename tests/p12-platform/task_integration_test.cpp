@@ -72,18 +72,21 @@ class Scratch {
 };
 
 Proc spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
+  // Everything is allocated before fork(): the test may run an HTTP server
+  // thread, and the child of a threaded process may only call async-signal-safe
+  // functions until it execs.
+  std::vector<std::string> full{std::string(GPULAB_BIN_DIR) + "/gpulab-task"};
+  full.insert(full.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : full) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string out_path = out.string(), err_path = err.string();
   Proc p{-1, out, err};
   p.pid = ::fork();
   if (p.pid == 0) {
-    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    std::vector<std::string> full{std::string(GPULAB_BIN_DIR) + "/gpulab-task"};
-    full.insert(full.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : full) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    const int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(126);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
