@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -202,6 +203,30 @@ TEST_F(PlatformTest, ASecondControlPlaneOnTheSamePortRefusesToStart) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("Address already in use"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "other" / "platform.db"));
+}
+
+TEST_F(PlatformTest, ControlPlaneAndAgentMetricsPassPromtool) {
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not installed (Debian: prometheus)";
+  start(1);
+  const auto id = api_->post("/v1/jobs", train(1, 4).dump()).at("id").get<std::string>();
+  wait_state(id, {"succeeded", "failed"});
+  for (const auto& who : {std::string("control"), std::string("node-0")}) {
+    httplib::Client c(cluster_->daemon(who).url);
+    const auto res = c.Get("/metrics");
+    ASSERT_TRUE(res);
+    const auto file = write(who + ".prom", res->body);
+    const auto out = dir_ / (who + ".promtool");
+    const int rc = std::system(("promtool check metrics < '" + file.string() + "' > '" + out.string() + "' 2>&1").c_str());
+    std::ifstream in(out);
+    const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(rc, 0) << who << ": " << said;
+    if (who == "control") {
+      EXPECT_NE(res->body.find("gpulab_platform_jobs{state=\"succeeded\"} 1"), std::string::npos) << res->body;
+      EXPECT_NE(res->body.find("gpulab_platform_node_up{node=\"node-0\"} 1"), std::string::npos) << res->body;
+    } else {
+      EXPECT_NE(res->body.find("gpulab_agent_tasks_started_total 1"), std::string::npos) << res->body;
+    }
+  }
 }
 
 class LicensedPlatformTest : public PlatformTest {

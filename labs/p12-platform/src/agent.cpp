@@ -286,7 +286,8 @@ void Agent::heartbeat_once() {
   }
   std::vector<Assignment> desired;
   try {
-    for (const auto& j : Json::parse(res->body).at("tasks")) desired.push_back(assignment_from_json(j));
+    const Json body = Json::parse(res->body);  // named: a range-for over a temporary's member dangles
+    for (const auto& j : body.at("tasks")) desired.push_back(assignment_from_json(j));
   } catch (const std::exception&) {
     ++heartbeat_failures_;
     return;

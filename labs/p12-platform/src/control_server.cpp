@@ -102,14 +102,16 @@ Heartbeat heartbeat_from_json(const std::string& node, const Json& j) {
   if (!j.is_object()) throw ApiError(400, "body: must be an object");
   Heartbeat hb;
   hb.node = node;
-  for (const auto& d : j.value("devices", Json::array())) {
+  const Json devices = j.value("devices", Json::array());
+  const Json tasks = j.value("tasks", Json::array());
+  for (const auto& d : devices) {
     try {
       hb.devices.push_back(device_from_json(d));
     } catch (const SpecError& e) {
       throw ApiError(400, e.what());
     }
   }
-  for (const auto& t : j.value("tasks", Json::array())) hb.tasks.push_back(report_from_json(t));
+  for (const auto& t : tasks) hb.tasks.push_back(report_from_json(t));
   return hb;
 }
 

@@ -174,11 +174,11 @@ int run_demo(const DemoOptions& options) {
       checks.check(why3.rfind("kind:", 0) == 0, fmt::format("serve is refused until the serving engine exists: \"{}\"", why3));
     }
     {
-      const auto id = submit(api, train_spec("too-big", "cpu_ref", 16, steps));
+      const auto id = submit(api, train_spec("too-big", "cpu_ref", 6, steps));
       std::this_thread::sleep_for(500ms);
       const auto job = api.get("/v1/jobs/" + id);
       checks.check(job.at("state") == "pending" && job.at("placement").empty(),
-                   fmt::format("a gang of 16 stays pending, nothing placed: \"{}\"", job.at("reason").get<std::string>()));
+                   fmt::format("a gang of 6 stays pending, nothing placed: \"{}\"", job.at("reason").get<std::string>()));
       api.post("/v1/jobs/" + id + "/cancel", "");
     }
 
