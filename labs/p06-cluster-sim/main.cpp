@@ -136,20 +136,22 @@ int main(int argc, char** argv) {
       ->excludes(trace_opt);
   std::string inventory_path;
   auto* inventory_opt =
-      run->add_option("--inventory", inventory_path, "The cluster as a JSON list of node inventories (gpulab/inventory)");
+      run->add_option("--inventory", inventory_path,
+                      "The cluster as a JSON list of node inventories (gpulab/inventory)");
   auto* nodes_opt = run->add_option("--nodes", cfg.nodes, "Nodes")->capture_default_str();
-  auto* gpus_opt =
-      run->add_option("--gpus-per-node", cfg.gpus_per_node, "GPUs per node (1-64)")->capture_default_str();
+  auto* gpus_opt = run->add_option("--gpus-per-node", cfg.gpus_per_node, "GPUs per node (1-64)")
+                       ->capture_default_str();
   run->add_option("--policy", policy, "spread | first_fit | best_fit | topology_aware")->capture_default_str();
   bool gang = false;
   run->add_flag("--gang", gang, "Place multi-node jobs atomically (default: naive node-by-node grabbing)");
   run->add_option("--queue", queue, "fifo | drf (dominant resource fairness across tenants)")
       ->capture_default_str();
   auto* cpus_opt =
-      run->add_option("--cpus-per-node", cfg.cpus_per_node, "CPUs per node (0 = not modelled)")->capture_default_str();
-  auto* island_opt =
-      run->add_option("--island-size", cfg.island_size, "GPUs per NVLink island (0 = no topology penalty)")
+      run->add_option("--cpus-per-node", cfg.cpus_per_node, "CPUs per node (0 = not modelled)")
           ->capture_default_str();
+  auto* island_opt = run->add_option("--island-size", cfg.island_size,
+                                     "GPUs per NVLink island (0 = no topology penalty)")
+                         ->capture_default_str();
   for (auto* o : {nodes_opt, gpus_opt, cpus_opt, island_opt}) inventory_opt->excludes(o);
   run->add_option("--island-penalty", cfg.island_penalty, "Duration factor for a job split across islands")
       ->capture_default_str();

@@ -61,7 +61,8 @@ TEST(InventoryJson, WritesTheDocumentedShape) {
   const Json& a = doc["accelerators"][1];
   EXPECT_EQ(doc["node"], "node7");
   EXPECT_EQ(a["memory_bytes"], 85899345920u);
-  EXPECT_EQ(a["links"][2].dump(), R"({"peer":"node8/GPU-0","kind":"ib","bandwidth_GBps":50.0,"latency_us":2.0})");
+  EXPECT_EQ(a["links"][2].dump(),
+            R"({"peer":"node8/GPU-0","kind":"ib","bandwidth_GBps":50.0,"latency_us":2.0})");
   EXPECT_EQ(a["partitions"][0]["kind"], "timeslice");
   EXPECT_EQ(a["health"].dump(), R"({"healthy":false,"reason":"Xid 79"})");
   EXPECT_EQ(doc["accelerators"][0]["health"].dump(), R"({"healthy":true})");
@@ -94,11 +95,14 @@ TEST(InventoryJson, ErrorsNameTheField) {
 
   doc = inv::to_json(full_node());
   doc["accelerators"][0]["links"][1]["kind"] = "infiniband";
-  EXPECT_EQ(error_of(doc), "accelerators[0].links[1].kind: unknown link kind 'infiniband' (nvlink, pcie, ib, ethernet)");
+  EXPECT_EQ(
+      error_of(doc),
+      "accelerators[0].links[1].kind: unknown link kind 'infiniband' (nvlink, pcie, ib, ethernet)");
 
   doc = inv::to_json(full_node());
   doc["accelerators"][0]["partitions"][0]["kind"] = "vgpu";
-  EXPECT_EQ(error_of(doc), "accelerators[0].partitions[0].kind: unknown partition kind 'vgpu' (mig, timeslice)");
+  EXPECT_EQ(error_of(doc),
+            "accelerators[0].partitions[0].kind: unknown partition kind 'vgpu' (mig, timeslice)");
 
   doc = inv::to_json(full_node());
   doc["accelerators"][1]["health"]["healthy"] = "no";
@@ -121,8 +125,9 @@ TEST(InventoryJson, ReadingValidatesTheModel) {
   EXPECT_EQ(error_of(doc), "accelerators[1].id: 'GPU-0' is a duplicate of accelerators[0]'s");
   doc = inv::to_json(full_node());
   doc["accelerators"][0]["memory_bytes"] = 80;  // GB given where bytes belong
-  EXPECT_EQ(error_of(doc), "accelerators[0].partitions[0].memory_bytes: 10737418240 must be 1 byte to the "
-                           "accelerator's 80 bytes");
+  EXPECT_EQ(error_of(doc),
+            "accelerators[0].partitions[0].memory_bytes: 10737418240 must be 1 byte to the "
+            "accelerator's 80 bytes");
 }
 
 TEST(InventoryJson, ClustersRoundTripAndCheckCrossNodePeers) {
@@ -138,9 +143,12 @@ TEST(InventoryJson, ClustersRoundTripAndCheckCrossNodePeers) {
 
   const auto alone = inv::parse_cluster(Json::array({inv::to_json(full_node())}).dump());
   ASSERT_FALSE(alone.ok());
-  EXPECT_EQ(alone.error().message, "nodes[0].accelerators[0].links[2].peer: no node 'node8' in the cluster");
+  EXPECT_EQ(alone.error().message,
+            "nodes[0].accelerators[0].links[2].peer: no node 'node8' in the cluster");
   Json broken = doc;
   broken[1]["accelerators"][0].erase("model");
-  EXPECT_EQ(inv::cluster_from_json(broken).error().message, "nodes[1].accelerators[0].model: missing");
-  EXPECT_EQ(inv::cluster_from_json(Json::object()).error().message, "expected a list of node inventories");
+  EXPECT_EQ(inv::cluster_from_json(broken).error().message,
+            "nodes[1].accelerators[0].model: missing");
+  EXPECT_EQ(inv::cluster_from_json(Json::object()).error().message,
+            "expected a list of node inventories");
 }

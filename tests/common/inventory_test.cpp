@@ -30,8 +30,10 @@ inv::NodeInventory pair_node() {
   n.accelerators = {gpu(0), gpu(1)};
   n.accelerators[0].links.push_back({"GPU-1", inv::LinkKind::kNvlink, 900, 2});
   n.accelerators[1].links.push_back({"GPU-0", inv::LinkKind::kNvlink, 900, 2});
-  n.accelerators[0].partitions.push_back({"MIG-0-0", inv::PartitionKind::kMig, "3g.40gb", 40 * kGiB});
-  n.accelerators[0].partitions.push_back({"MIG-0-4", inv::PartitionKind::kMig, "3g.40gb", 40 * kGiB});
+  n.accelerators[0].partitions.push_back(
+      {"MIG-0-0", inv::PartitionKind::kMig, "3g.40gb", 40 * kGiB});
+  n.accelerators[0].partitions.push_back(
+      {"MIG-0-4", inv::PartitionKind::kMig, "3g.40gb", 40 * kGiB});
   return n;
 }
 
@@ -69,9 +71,11 @@ TEST(Inventory, FindsAcceleratorsLinksAndPartitions) {
 TEST(Inventory, AbsurdMemoryNamesTheField) {
   inv::NodeInventory n = pair_node();
   n.accelerators[1].memory_bytes = 0;
-  EXPECT_EQ(only_problem(n), "accelerators[1].memory_bytes: 0 is absurd (1 byte to 64 TiB; the field is in bytes)");
+  EXPECT_EQ(only_problem(n),
+            "accelerators[1].memory_bytes: 0 is absurd (1 byte to 64 TiB; the field is in bytes)");
   n.accelerators[1].memory_bytes = inv::kMaxMemoryBytes + 1;
-  EXPECT_NE(only_problem(n).find("accelerators[1].memory_bytes: 70368744177665 is absurd"), std::string::npos);
+  EXPECT_NE(only_problem(n).find("accelerators[1].memory_bytes: 70368744177665 is absurd"),
+            std::string::npos);
 }
 
 TEST(Inventory, DuplicateIdsAndIndexesAreReported) {
@@ -86,13 +90,15 @@ TEST(Inventory, DuplicateIdsAndIndexesAreReported) {
   // Partition ids share the node's namespace with accelerator ids.
   n = pair_node();
   n.accelerators[0].partitions[1].id = "GPU-1";
-  EXPECT_EQ(only_problem(n), "accelerators[1].id: 'GPU-1' is a duplicate of accelerators[0].partitions[1]'s");
+  EXPECT_EQ(only_problem(n),
+            "accelerators[1].id: 'GPU-1' is a duplicate of accelerators[0].partitions[1]'s");
 }
 
 TEST(Inventory, LinksMustNameARealPeer) {
   inv::NodeInventory n = pair_node();
   n.accelerators[0].links.push_back({"GPU-9", inv::LinkKind::kNvlink, 900, 2});
-  EXPECT_EQ(only_problem(n), "accelerators[0].links[1].peer: no accelerator 'GPU-9' on node 'node0'");
+  EXPECT_EQ(only_problem(n),
+            "accelerators[0].links[1].peer: no accelerator 'GPU-9' on node 'node0'");
   n = pair_node();
   n.accelerators[0].links[0].peer = "GPU-0";
   EXPECT_EQ(only_problem(n), "accelerators[0].links[0].peer: 'GPU-0' is the accelerator itself");
@@ -101,7 +107,8 @@ TEST(Inventory, LinksMustNameARealPeer) {
   EXPECT_EQ(only_problem(n), "accelerators[0].links[1]: a second nvlink link to 'GPU-1'");
   n = pair_node();
   n.accelerators[0].links[0].bandwidth_gbps = 0;
-  EXPECT_EQ(only_problem(n), "accelerators[0].links[0].bandwidth_GBps: must be > 0 and at most 100000, got 0");
+  EXPECT_EQ(only_problem(n),
+            "accelerators[0].links[0].bandwidth_GBps: must be > 0 and at most 100000, got 0");
 }
 
 TEST(Inventory, HostNetworkAndOwnNodeQualifiedPeersAreLocal) {
@@ -111,23 +118,30 @@ TEST(Inventory, HostNetworkAndOwnNodeQualifiedPeersAreLocal) {
   n.accelerators[1].links[0].peer = "node0/GPU-0";
   EXPECT_TRUE(inv::validate(n).empty());
   n.accelerators[1].links[0].peer = "node0/GPU-5";
-  EXPECT_EQ(only_problem(n), "accelerators[1].links[0].peer: no accelerator 'GPU-5' on node 'node0'");
+  EXPECT_EQ(only_problem(n),
+            "accelerators[1].links[0].peer: no accelerator 'GPU-5' on node 'node0'");
   n.accelerators[1].links[0].peer = "node0/GPU-0";
   n.accelerators[1].id = "host";
-  EXPECT_NE(inv::validate(n).front().find("accelerators[1].id: 'host' is reserved"), std::string::npos);
+  EXPECT_NE(inv::validate(n).front().find("accelerators[1].id: 'host' is reserved"),
+            std::string::npos);
 }
 
 TEST(Inventory, PartitionsMustFitTheirAccelerator) {
   inv::NodeInventory n = pair_node();
-  n.accelerators[0].partitions.push_back({"MIG-0-8", inv::PartitionKind::kMig, "1g.10gb", 10 * kGiB});
-  EXPECT_EQ(only_problem(n), "accelerators[0].partitions: MIG instances hold 90.0 GiB but the accelerator has 80.0 GiB");
+  n.accelerators[0].partitions.push_back(
+      {"MIG-0-8", inv::PartitionKind::kMig, "1g.10gb", 10 * kGiB});
+  EXPECT_EQ(
+      only_problem(n),
+      "accelerators[0].partitions: MIG instances hold 90.0 GiB but the accelerator has 80.0 GiB");
   n = pair_node();
   n.accelerators[0].partitions[0].profile = "";
-  EXPECT_EQ(only_problem(n), "accelerators[0].partitions[0].profile: a MIG partition names its profile");
+  EXPECT_EQ(only_problem(n),
+            "accelerators[0].partitions[0].profile: a MIG partition names its profile");
   n = pair_node();
   n.accelerators[0].partitions[1].memory_bytes = 0;
-  EXPECT_EQ(only_problem(n), "accelerators[0].partitions[1].memory_bytes: 0 must be 1 byte to the accelerator's "
-                             "85899345920 bytes");
+  EXPECT_EQ(only_problem(n),
+            "accelerators[0].partitions[1].memory_bytes: 0 must be 1 byte to the accelerator's "
+            "85899345920 bytes");
   // Time slices each see the whole (shared) memory: four of them do not overcommit.
   n = pair_node();
   for (int r = 0; r < 4; ++r)
@@ -135,14 +149,17 @@ TEST(Inventory, PartitionsMustFitTheirAccelerator) {
         {"GPU-1::" + std::to_string(r), inv::PartitionKind::kTimeSlice, "", 80 * kGiB});
   EXPECT_TRUE(inv::validate(n).empty());
   n.accelerators[1].partitions[0].profile = "1g.10gb";
-  EXPECT_EQ(only_problem(n), "accelerators[1].partitions[0].profile: only MIG partitions have a profile, got '1g.10gb'");
+  EXPECT_EQ(
+      only_problem(n),
+      "accelerators[1].partitions[0].profile: only MIG partitions have a profile, got '1g.10gb'");
 }
 
 TEST(Inventory, BackendHealthAndNamesAreChecked) {
   inv::NodeInventory n = pair_node();
   n.accelerators[0].backend = "cdua";
-  EXPECT_EQ(only_problem(n), "accelerators[0].backend: unknown backend 'cdua' (known: cpu_ref, blas, fast, cuda, "
-                             "opencl, hip, fakegpu, simulated)");
+  EXPECT_EQ(only_problem(n),
+            "accelerators[0].backend: unknown backend 'cdua' (known: cpu_ref, blas, fast, cuda, "
+            "opencl, hip, fakegpu, simulated)");
   n = pair_node();
   n.accelerators[0].health.healthy = false;
   EXPECT_EQ(only_problem(n), "accelerators[0].health.reason: say why it is unhealthy");
@@ -163,8 +180,8 @@ TEST(Inventory, EveryProblemIsReportedNotJustTheFirst) {
 }
 
 TEST(Inventory, XidHealthFollowsNvidiasDevicePlugin) {
-  EXPECT_TRUE(inv::xid_marks_unhealthy(79));  // fell off the bus
-  EXPECT_TRUE(inv::xid_marks_unhealthy(48));  // double-bit ECC
+  EXPECT_TRUE(inv::xid_marks_unhealthy(79));   // fell off the bus
+  EXPECT_TRUE(inv::xid_marks_unhealthy(48));   // double-bit ECC
   EXPECT_FALSE(inv::xid_marks_unhealthy(13));  // a kernel's own fault
   EXPECT_FALSE(inv::xid_marks_unhealthy(31));
   EXPECT_EQ(inv::xid_reason(48), "Xid 48");
@@ -179,7 +196,8 @@ TEST(InventoryCluster, CrossNodePeersAndNamesAreCheckedAcrossNodes) {
   nodes[0].accelerators[0].links.back().peer = "node1/GPU-7";
   auto p = inv::validate_cluster(nodes);
   ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p.front(), "nodes[0].accelerators[0].links[1].peer: no accelerator 'GPU-7' on node 'node1'");
+  EXPECT_EQ(p.front(),
+            "nodes[0].accelerators[0].links[1].peer: no accelerator 'GPU-7' on node 'node1'");
   nodes[0].accelerators[0].links.back().peer = "node9/GPU-0";
   p = inv::validate_cluster(nodes);
   ASSERT_EQ(p.size(), 1u);
@@ -192,7 +210,8 @@ TEST(InventoryCluster, CrossNodePeersAndNamesAreCheckedAcrossNodes) {
 }
 
 TEST(Inventory, KindNamesRoundTrip) {
-  for (auto k : {inv::LinkKind::kNvlink, inv::LinkKind::kPcie, inv::LinkKind::kInfiniband, inv::LinkKind::kEthernet})
+  for (auto k : {inv::LinkKind::kNvlink, inv::LinkKind::kPcie, inv::LinkKind::kInfiniband,
+                 inv::LinkKind::kEthernet})
     EXPECT_EQ(inv::parse_link_kind(inv::link_kind_name(k)), k);
   EXPECT_EQ(inv::parse_link_kind("infiniband"), std::nullopt);
   EXPECT_EQ(inv::parse_partition_kind("timeslice"), inv::PartitionKind::kTimeSlice);

@@ -1,7 +1,7 @@
 // The simulated cluster through the shared inventory and back.
-#include "cluster_sim/inventory.hpp"
-
 #include <gtest/gtest.h>
+
+#include "cluster_sim/inventory.hpp"
 
 namespace cs = cluster_sim;
 namespace inv = gpulab::inventory;
@@ -57,7 +57,8 @@ TEST(Inventory, ShapesTheSimulatorCannotTakeAreRefused) {
   auto spanning = cs::to_inventory({2, 8, 4, 0});
   for (auto& a : spanning[1].accelerators) a.domain.island = "node0-island1";
   EXPECT_EQ(cs::shape_from_inventory(spanning).error().message,
-            "nodes[1]: island 'node0-island1' also holds GPUs of nodes[0]; the simulator's islands are runs of GPUs "
+            "nodes[1]: island 'node0-island1' also holds GPUs of nodes[0]; the simulator's islands "
+            "are runs of GPUs "
             "inside one node");
 
   auto unequal = cs::to_inventory({1, 8, 4, 0});

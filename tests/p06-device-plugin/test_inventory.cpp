@@ -26,7 +26,8 @@ TEST(Inventory, WholeModeIsTheConfiguredGpusWithoutPartitions) {
 }
 
 TEST(Inventory, TimeSlicesShareTheirGpusMemory) {
-  const inv::NodeInventory n = dp::DeviceState(dp::default_node(), dp::Mode::kTimeslice).inventory();
+  const inv::NodeInventory n =
+      dp::DeviceState(dp::default_node(), dp::Mode::kTimeslice).inventory();
   const auto& parts = n.accelerators[1].partitions;
   ASSERT_EQ(parts.size(), 4u);
   EXPECT_EQ(parts[3], (inv::Partition{"GPU-1::3", inv::PartitionKind::kTimeSlice, "", 80 * kGiB}));
@@ -49,7 +50,8 @@ TEST(Inventory, StaticMigInstancesHaveTheIdsListAndWatchSends) {
 }
 
 TEST(Inventory, DynamicMigListsOnlyInstancesThatExist) {
-  dp::DeviceState s(dp::load_node_config(std::string(GPULAB_LAB_DIR) + "/config/mig-dynamic.json"), dp::Mode::kMig);
+  dp::DeviceState s(dp::load_node_config(std::string(GPULAB_LAB_DIR) + "/config/mig-dynamic.json"),
+                    dp::Mode::kMig);
   for (const auto& a : s.inventory().accelerators) EXPECT_TRUE(a.partitions.empty());
   s.allocate("nvidia.com/mig-3g.40gb", {{"MIG-2-3g.40gb-4"}});
   const inv::NodeInventory n = s.inventory();
@@ -77,7 +79,8 @@ TEST(Inventory, AnXidShowsAsUnhealthyWithItsCode) {
 
 TEST(Inventory, AFakegpuNodeSaysSo) {
   const inv::NodeInventory n =
-      dp::DeviceState(dp::load_node_config(std::string(GPULAB_LAB_DIR) + "/config/fakegpu.json"), dp::Mode::kWhole)
+      dp::DeviceState(dp::load_node_config(std::string(GPULAB_LAB_DIR) + "/config/fakegpu.json"),
+                      dp::Mode::kWhole)
           .inventory();
   ASSERT_EQ(n.accelerators.size(), 1u);
   EXPECT_EQ(n.accelerators[0].backend, "fakegpu");

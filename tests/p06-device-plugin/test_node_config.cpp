@@ -31,7 +31,9 @@ TEST(NodeConfig, ShippedConfigsParse) {
   EXPECT_FALSE(n.nvlinked(1, 2));
   EXPECT_EQ(n.product(), "NVIDIA-H100-80GB-HBM3");
   EXPECT_EQ(n.memory_bytes(), std::uint64_t{80} << 30);
-  EXPECT_EQ(dp::load_node_config(std::string(GPULAB_LAB_DIR) + "/config/fakegpu.json").gpu(0).backend, "fakegpu");
+  EXPECT_EQ(
+      dp::load_node_config(std::string(GPULAB_LAB_DIR) + "/config/fakegpu.json").gpu(0).backend,
+      "fakegpu");
 }
 
 TEST(NodeConfig, ListedGpusKeepTheirUuidsAndDeviceNodes) {
@@ -83,15 +85,19 @@ TEST(NodeConfig, TheSharedInventoryChecksWhatThePluginDoesNot) {
             "node.json: accelerators[0].id: 'GPU/0' contains '/' (reserved for <node>/<id>)");
   EXPECT_EQ(error_of(R"({"gpus": [{"numa_node": -4}]})"),
             "node.json: accelerators[0].domain.numa_node: must be -1 (unknown) or >= 0, got -4");
-  EXPECT_EQ(error_of(R"({"gpus": 2, "memory_gb": 100000})"), "node.json: 'memory_gb' must be at most 65536 (it is in GB)");
-  EXPECT_EQ(error_of(R"({"gpus": 2, "backend": "hip"})"), "node.json: 'backend' must be 'cuda' or 'fakegpu', got 'hip'");
+  EXPECT_EQ(error_of(R"({"gpus": 2, "memory_gb": 100000})"),
+            "node.json: 'memory_gb' must be at most 65536 (it is in GB)");
+  EXPECT_EQ(error_of(R"({"gpus": 2, "backend": "hip"})"),
+            "node.json: 'backend' must be 'cuda' or 'fakegpu', got 'hip'");
 }
 
 TEST(NodeConfig, NvlinkPairsBecomeLinksBothWays) {
-  const auto n = dp::parse_node_config(R"({"node": "n7", "gpus": 3, "nvlink_pairs": [[0, 2], [2, 0]]})", "x");
+  const auto n =
+      dp::parse_node_config(R"({"node": "n7", "gpus": 3, "nvlink_pairs": [[0, 2], [2, 0]]})", "x");
   EXPECT_EQ(n.inventory.node, "n7");
   ASSERT_EQ(n.gpu(0).links.size(), 1u) << "a pair given twice is one bridge";
-  EXPECT_EQ(n.gpu(0).links[0], (gpulab::inventory::Link{"GPU-2", gpulab::inventory::LinkKind::kNvlink, 900, 0}));
+  EXPECT_EQ(n.gpu(0).links[0],
+            (gpulab::inventory::Link{"GPU-2", gpulab::inventory::LinkKind::kNvlink, 900, 0}));
   EXPECT_EQ(n.gpu(2).links[0].peer, "GPU-0");
   EXPECT_TRUE(n.gpu(1).links.empty());
   EXPECT_TRUE(gpulab::inventory::validate(n.inventory).empty());

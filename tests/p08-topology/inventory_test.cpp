@@ -14,7 +14,8 @@ void expect_same(const topo::Cluster& a, const topo::Cluster& b) {
   EXPECT_EQ(a.nodes, b.nodes);
   EXPECT_EQ(a.gpus_per_node, b.gpus_per_node);
   EXPECT_EQ(a.nodes_per_island, b.nodes_per_island);
-  for (auto [x, y] : {std::pair{&a.nvlink, &b.nvlink}, {&a.infiniband, &b.infiniband}, {&a.pcie, &b.pcie}}) {
+  for (auto [x, y] :
+       {std::pair{&a.nvlink, &b.nvlink}, {&a.infiniband, &b.infiniband}, {&a.pcie, &b.pcie}}) {
     EXPECT_EQ(x->name, y->name);
     EXPECT_DOUBLE_EQ(x->bandwidth, y->bandwidth);
     EXPECT_DOUBLE_EQ(x->latency, y->latency);
@@ -66,12 +67,14 @@ TEST(Inventory, ATopologyFileMayCarryTheInventory) {
   EXPECT_EQ(c.value().name, "from the platform");
   EXPECT_FALSE(c.value().gpudirect_rdma);
   // The same placements cost the same as on the built-in cluster.
-  EXPECT_DOUBLE_EQ(topo::tp_step_time(c.value(), topo::tp_groups(c.value(), 8, 2).front(), 1 << 28, 80),
-                   topo::tp_step_time(topo::curriculum_cluster(),
-                                      topo::tp_groups(topo::curriculum_cluster(), 8, 2).front(), 1 << 28, 80));
+  EXPECT_DOUBLE_EQ(
+      topo::tp_step_time(c.value(), topo::tp_groups(c.value(), 8, 2).front(), 1 << 28, 80),
+      topo::tp_step_time(topo::curriculum_cluster(),
+                         topo::tp_groups(topo::curriculum_cluster(), 8, 2).front(), 1 << 28, 80));
   doc["inventory"][2]["accelerators"][0]["memory_bytes"] = 0;
   EXPECT_EQ(topo::parse_cluster_json(doc.dump()).error().message,
-            "topology.inventory: nodes[2].accelerators[0].memory_bytes: 0 is absurd (1 byte to 64 TiB; the field is "
+            "topology.inventory: nodes[2].accelerators[0].memory_bytes: 0 is absurd (1 byte to 64 "
+            "TiB; the field is "
             "in bytes)");
   doc.erase("inventory");
   doc["inventory"] = gpulab::Json::array();
@@ -84,16 +87,18 @@ TEST(Inventory, ShapesTheCostModelCannotTakeAreRefused) {
   auto nodes = topo::to_inventory(topo::curriculum_cluster());
   auto uneven = nodes;
   uneven[2].accelerators.pop_back();
-  for (auto& a : uneven[2].accelerators) a.links.erase(std::remove_if(a.links.begin(), a.links.end(),
-                                                                      [](const inv::Link& l) { return l.peer == "gpu7"; }),
-                                                       a.links.end());
+  for (auto& a : uneven[2].accelerators)
+    a.links.erase(std::remove_if(a.links.begin(), a.links.end(),
+                                 [](const inv::Link& l) { return l.peer == "gpu7"; }),
+                  a.links.end());
   EXPECT_EQ(topo::cluster_from_inventory(uneven, "x").error().message,
             "nodes[2]: 7 accelerators, but nodes[0] has 8 (the cost model needs uniform nodes)");
 
   auto split = nodes;
   split[1].accelerators[5].domain.island = "elsewhere";
   EXPECT_EQ(topo::cluster_from_inventory(split, "x").error().message,
-            "nodes[1].accelerators[5].domain.island: 'elsewhere', but the node's first GPU is in '' (an island holds "
+            "nodes[1].accelerators[5].domain.island: 'elsewhere', but the node's first GPU is in "
+            "'' (an island holds "
             "whole nodes)");
 
   auto islands = nodes;  // islands of 1, 2 and 1 nodes
@@ -106,7 +111,8 @@ TEST(Inventory, ShapesTheCostModelCannotTakeAreRefused) {
   for (auto& n : no_ib)
     for (auto& a : n.accelerators) a.links.pop_back();
   EXPECT_EQ(topo::cluster_from_inventory(no_ib, "x").error().message,
-            "no ib or ethernet link in the inventory; the cost model needs NVLink, InfiniBand (peer 'network') and "
+            "no ib or ethernet link in the inventory; the cost model needs NVLink, InfiniBand "
+            "(peer 'network') and "
             "PCIe (peer 'host') bandwidths");
 
   // The slowest link of a class is the one every ring runs at.

@@ -9,16 +9,21 @@ namespace gpulab::inventory {
 
 std::string_view link_kind_name(LinkKind kind) {
   switch (kind) {
-    case LinkKind::kNvlink: return "nvlink";
-    case LinkKind::kPcie: return "pcie";
-    case LinkKind::kInfiniband: return "ib";
-    case LinkKind::kEthernet: return "ethernet";
+    case LinkKind::kNvlink:
+      return "nvlink";
+    case LinkKind::kPcie:
+      return "pcie";
+    case LinkKind::kInfiniband:
+      return "ib";
+    case LinkKind::kEthernet:
+      return "ethernet";
   }
   return "?";
 }
 
 std::optional<LinkKind> parse_link_kind(std::string_view name) {
-  for (LinkKind k : {LinkKind::kNvlink, LinkKind::kPcie, LinkKind::kInfiniband, LinkKind::kEthernet}) {
+  for (LinkKind k :
+       {LinkKind::kNvlink, LinkKind::kPcie, LinkKind::kInfiniband, LinkKind::kEthernet}) {
     if (link_kind_name(k) == name) return k;
   }
   return std::nullopt;
@@ -26,8 +31,10 @@ std::optional<LinkKind> parse_link_kind(std::string_view name) {
 
 std::string_view partition_kind_name(PartitionKind kind) {
   switch (kind) {
-    case PartitionKind::kMig: return "mig";
-    case PartitionKind::kTimeSlice: return "timeslice";
+    case PartitionKind::kMig:
+      return "mig";
+    case PartitionKind::kTimeSlice:
+      return "timeslice";
   }
   return "?";
 }
@@ -40,7 +47,8 @@ std::optional<PartitionKind> parse_partition_kind(std::string_view name) {
 }
 
 const Link* Accelerator::link_to(std::string_view peer) const {
-  const auto it = std::find_if(links.begin(), links.end(), [&](const Link& l) { return l.peer == peer; });
+  const auto it =
+      std::find_if(links.begin(), links.end(), [&](const Link& l) { return l.peer == peer; });
   return it == links.end() ? nullptr : &*it;
 }
 
@@ -67,6 +75,8 @@ bool xid_marks_unhealthy(unsigned xid) {
   return std::find(kApplicationXids.begin(), kApplicationXids.end(), xid) == kApplicationXids.end();
 }
 
-std::string xid_reason(unsigned xid) { return fmt::format("Xid {}", xid); }
+std::string xid_reason(unsigned xid) {
+  return fmt::format("Xid {}", xid);
+}
 
 }  // namespace gpulab::inventory

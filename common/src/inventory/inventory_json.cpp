@@ -23,10 +23,12 @@ std::string at(const std::string& where, std::string_view key) {
   return where.empty() ? std::string(key) : fmt::format("{}.{}", where, key);
 }
 
-const Json& object(const Json& j, const std::string& where, std::initializer_list<std::string_view> known) {
+const Json& object(const Json& j, const std::string& where,
+                   std::initializer_list<std::string_view> known) {
   if (!j.is_object()) bad(where.empty() ? "inventory" : where, "expected an object");
   for (const auto& [key, value] : j.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) bad(at(where, key), "unknown field");
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      bad(at(where, key), "unknown field");
   }
   return j;
 }
@@ -40,23 +42,25 @@ const Json* field(const Json& obj, std::string_view key, const std::string& wher
   return &*it;
 }
 
-std::string read_string(const Json& obj, std::string_view key, const std::string& where, bool required,
-                        std::string fallback = {}) {
+std::string read_string(const Json& obj, std::string_view key, const std::string& where,
+                        bool required, std::string fallback = {}) {
   const Json* v = field(obj, key, where, required);
   if (v == nullptr) return fallback;
   if (!v->is_string()) bad(at(where, key), "expected a string");
   return v->get<std::string>();
 }
 
-long long read_integer(const Json& obj, std::string_view key, const std::string& where, bool required,
-                       long long fallback) {
+long long read_integer(const Json& obj, std::string_view key, const std::string& where,
+                       bool required, long long fallback) {
   const Json* v = field(obj, key, where, required);
   if (v == nullptr) return fallback;
   if (!v->is_number_integer()) bad(at(where, key), "expected a whole number");
-  if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+  if (v->is_number_unsigned() &&
+      v->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     bad(at(where, key), "too large");
   const long long x = v->get<long long>();
-  if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max()) bad(at(where, key), "too large");
+  if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max())
+    bad(at(where, key), "too large");
   return x;
 }
 
@@ -68,14 +72,16 @@ std::uint64_t read_bytes(const Json& obj, std::string_view key, const std::strin
   return v->get<std::uint64_t>();
 }
 
-double read_number(const Json& obj, std::string_view key, const std::string& where, double fallback) {
+double read_number(const Json& obj, std::string_view key, const std::string& where,
+                   double fallback) {
   const Json* v = field(obj, key, where, false);
   if (v == nullptr) return fallback;
   if (!v->is_number()) bad(at(where, key), "expected a number");
   return v->get<double>();
 }
 
-const Json& read_array(const Json& obj, std::string_view key, const std::string& where, bool required) {
+const Json& read_array(const Json& obj, std::string_view key, const std::string& where,
+                       bool required) {
   static const Json kEmpty = Json::array();
   const Json* v = field(obj, key, where, required);
   if (v == nullptr) return kEmpty;
@@ -102,7 +108,9 @@ Link link_from(const Json& j, const std::string& where) {
   l.peer = read_string(j, "peer", where, true);
   const std::string kind = read_string(j, "kind", where, true);
   const auto k = parse_link_kind(kind);
-  if (!k) bad(at(where, "kind"), fmt::format("unknown link kind '{}' (nvlink, pcie, ib, ethernet)", kind));
+  if (!k)
+    bad(at(where, "kind"),
+        fmt::format("unknown link kind '{}' (nvlink, pcie, ib, ethernet)", kind));
   l.kind = *k;
   field(j, "bandwidth_GBps", where, true);  // required, unlike latency
   l.bandwidth_gbps = read_number(j, "bandwidth_GBps", where, 0);
@@ -112,8 +120,8 @@ Link link_from(const Json& j, const std::string& where) {
 
 Accelerator accelerator_from(const Json& j, const std::string& where) {
   object(j, where,
-         {"id", "index", "vendor", "backend", "model", "memory_bytes", "memory_bandwidth_GBps", "domain", "partitions",
-          "links", "health"});
+         {"id", "index", "vendor", "backend", "model", "memory_bytes", "memory_bandwidth_GBps",
+          "domain", "partitions", "links", "health"});
   Accelerator a;
   a.id = read_string(j, "id", where, true);
   a.index = static_cast<int>(read_integer(j, "index", where, true, 0));
@@ -152,10 +160,10 @@ NodeInventory node_from(const Json& j, const std::string& where) {
   inv.cpus = static_cast<int>(read_integer(j, "cpus", where, false, 0));
   const Json& accs = read_array(j, "accelerators", where, true);
   for (std::size_t i = 0; i < accs.size(); ++i)
-    inv.accelerators.push_back(accelerator_from(accs[i], at(where, fmt::format("accelerators[{}]", i))));
+    inv.accelerators.push_back(
+        accelerator_from(accs[i], at(where, fmt::format("accelerators[{}]", i))));
   return inv;
 }
-
 
 Expected<Json> parse_text(std::string_view text) {
   Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -168,11 +176,15 @@ Expected<Json> parse_text(std::string_view text) {
 Json to_json(const Accelerator& a) {
   Json parts = Json::array();
   for (const Partition& p : a.partitions)
-    parts.push_back({{"id", p.id}, {"kind", partition_kind_name(p.kind)}, {"profile", p.profile},
+    parts.push_back({{"id", p.id},
+                     {"kind", partition_kind_name(p.kind)},
+                     {"profile", p.profile},
                      {"memory_bytes", p.memory_bytes}});
   Json links = Json::array();
   for (const Link& l : a.links)
-    links.push_back({{"peer", l.peer}, {"kind", link_kind_name(l.kind)}, {"bandwidth_GBps", l.bandwidth_gbps},
+    links.push_back({{"peer", l.peer},
+                     {"kind", link_kind_name(l.kind)},
+                     {"bandwidth_GBps", l.bandwidth_gbps},
                      {"latency_us", l.latency_us}});
   Json health = {{"healthy", a.health.healthy}};
   if (!a.health.healthy) health["reason"] = a.health.reason;
@@ -215,8 +227,10 @@ Expected<std::vector<NodeInventory>> cluster_from_json(const Json& doc) {
   if (!doc.is_array()) return Error{"expected a list of node inventories"};
   try {
     std::vector<NodeInventory> nodes;
-    for (std::size_t i = 0; i < doc.size(); ++i) nodes.push_back(node_from(doc[i], fmt::format("nodes[{}]", i)));
-    if (const auto problems = validate_cluster(nodes); !problems.empty()) return Error{problems.front()};
+    for (std::size_t i = 0; i < doc.size(); ++i)
+      nodes.push_back(node_from(doc[i], fmt::format("nodes[{}]", i)));
+    if (const auto problems = validate_cluster(nodes); !problems.empty())
+      return Error{problems.front()};
     return nodes;
   } catch (const BadField& e) {
     return Error{e.what()};

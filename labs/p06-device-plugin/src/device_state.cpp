@@ -82,9 +82,13 @@ std::vector<Device> DeviceState::list_locked(std::string_view resource) const {
   if (!is_resource(resource)) return out;
   for (const gpulab::inventory::Accelerator& g : cfg_.inventory.accelerators) {
     const bool healthy = health_[static_cast<std::size_t>(g.index)].healthy;
-    auto add = [&](std::string id) { out.push_back({std::move(id), healthy, g.index, g.domain.numa_node}); };
+    auto add = [&](std::string id) {
+      out.push_back({std::move(id), healthy, g.index, g.domain.numa_node});
+    };
     switch (mode_) {
-      case Mode::kWhole: add(g.id); break;
+      case Mode::kWhole:
+        add(g.id);
+        break;
       case Mode::kTimeslice:
         for (int r = 0; r < cfg_.replicas; ++r) add(fmt::format("{}::{}", g.id, r));
         break;
@@ -316,7 +320,8 @@ bool DeviceState::mark_unhealthy(int gpu, int xid) {
   if (gpu < 0 || gpu >= static_cast<int>(cfg_.gpu_count())) return false;
   auto& h = health_[static_cast<std::size_t>(gpu)];
   const bool was_healthy = h.healthy;
-  h = gpulab::inventory::Health::unhealthy(gpulab::inventory::xid_reason(static_cast<unsigned>(xid)));
+  h = gpulab::inventory::Health::unhealthy(
+      gpulab::inventory::xid_reason(static_cast<unsigned>(xid)));
   if (was_healthy) bump();  // a second Xid changes the reason, not what is advertised
   return true;
 }
@@ -365,17 +370,20 @@ gpulab::inventory::NodeInventory DeviceState::inventory() const {
     g.health = health_[i];
     // A MIG instance owns its memory slices' share of the GPU's memory.
     auto add_mig = [&](std::string id, const MigProfile& p) {
-      g.partitions.push_back({std::move(id), inv::PartitionKind::kMig, std::string(p.name),
-                              g.memory_bytes / MigGpu::kMemorySlices * static_cast<std::uint64_t>(p.memory_slices)});
+      g.partitions.push_back(
+          {std::move(id), inv::PartitionKind::kMig, std::string(p.name),
+           g.memory_bytes / MigGpu::kMemorySlices * static_cast<std::uint64_t>(p.memory_slices)});
     };
     if (mode_ == Mode::kTimeslice) {
       for (int r = 0; r < cfg_.replicas; ++r)
-        g.partitions.push_back({fmt::format("{}::{}", g.id, r), inv::PartitionKind::kTimeSlice, "", g.memory_bytes});
+        g.partitions.push_back(
+            {fmt::format("{}::{}", g.id, r), inv::PartitionKind::kTimeSlice, "", g.memory_bytes});
     } else if (mode_ == Mode::kMig && !cfg_.mig.dynamic) {
       MigGpu layout;
       for (const auto& name : cfg_.mig.layout) {
         layout.place_anywhere(*find_profile(name));
-        add_mig(fmt::format("MIG-{}-{}", g.index, layout.instances().back().start), *find_profile(name));
+        add_mig(fmt::format("MIG-{}-{}", g.index, layout.instances().back().start),
+                *find_profile(name));
       }
     } else if (mode_ == Mode::kMig) {
       // Only instances that exist: the advertised candidates overlap each other.
@@ -389,7 +397,8 @@ gpulab::inventory::NodeInventory DeviceState::inventory() const {
 std::map<std::string, std::string> DeviceState::feature_labels() const {
   std::map<std::string, std::string> l;
   l["nvidia.com/gpu.product"] = cfg_.product();
-  l["nvidia.com/gpu.memory"] = std::to_string(cfg_.memory_bytes() >> 20);  // MiB, as gpu-feature-discovery writes it
+  l["nvidia.com/gpu.memory"] =
+      std::to_string(cfg_.memory_bytes() >> 20);  // MiB, as gpu-feature-discovery writes it
   l["nvidia.com/gpu.count"] = std::to_string(cfg_.gpu_count());
   l["nvidia.com/gpu.replicas"] = std::to_string(mode_ == Mode::kTimeslice ? cfg_.replicas : 1);
   l["nvidia.com/gpu.sharing-strategy"] = mode_ == Mode::kTimeslice ? "time-slicing" : "none";

@@ -40,8 +40,8 @@ void validate_layout(const std::vector<std::string>& layout, const std::string& 
 
 namespace inv = gpulab::inventory;
 
-inv::Accelerator make_gpu(int index, std::string uuid, int numa_node, const std::string& product, int memory_gb,
-                          const std::string& backend) {
+inv::Accelerator make_gpu(int index, std::string uuid, int numa_node, const std::string& product,
+                          int memory_gb, const std::string& backend) {
   inv::Accelerator a;
   a.id = std::move(uuid);
   a.index = index;
@@ -74,7 +74,8 @@ NodeConfig default_node() {
   n.inventory.node = "gpu-node";
   for (int i = 0; i < 4; ++i) {
     const std::string node = fmt::format("/dev/nvidia{}", i);
-    n.inventory.accelerators.push_back(make_gpu(i, fmt::format("GPU-{}", i), i / 2, "NVIDIA-H100-80GB-HBM3", 80, "cuda"));
+    n.inventory.accelerators.push_back(
+        make_gpu(i, fmt::format("GPU-{}", i), i / 2, "NVIDIA-H100-80GB-HBM3", 80, "cuda"));
     n.paths.push_back({node, node});
   }
   wire(n, 0, 1);
@@ -119,7 +120,8 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
       if (!g.is_object()) bad(source, fmt::format("gpus[{}] must be an object", i));
       const int idx = static_cast<int>(i);
       const auto uuid = get<std::string>(g, "uuid", fmt::format("GPU-{}", i), source);
-      GpuPaths paths{get<std::string>(g, "device_node", fmt::format("/dev/nvidia{}", i), source), ""};
+      GpuPaths paths{get<std::string>(g, "device_node", fmt::format("/dev/nvidia{}", i), source),
+                     ""};
       const int numa_node = get<int>(g, "numa_node", 0, source);
       if (uuid.empty() || uuid.size() > 40 || uuid.find("::") != std::string::npos ||
           uuid.find(',') != std::string::npos)
@@ -129,7 +131,8 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
       paths.container_path = get<std::string>(g, "container_path", paths.device_node, source);
       if (!paths.container_path.starts_with("/dev/"))
         bad(source, fmt::format("gpus[{}].container_path must be under /dev/ (give one when device_node is not)", i));
-      if (n.inventory.find(uuid) != nullptr) bad(source, fmt::format("gpus[{}].uuid '{}' is a duplicate", i, uuid));
+      if (n.inventory.find(uuid) != nullptr)
+        bad(source, fmt::format("gpus[{}].uuid '{}' is a duplicate", i, uuid));
       gpus.push_back(make_gpu(idx, uuid, numa_node, product, memory_gb, backend));
       n.paths.push_back(std::move(paths));
     }
@@ -188,7 +191,8 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
   }
   // What the plugin-specific checks above do not cover (a '/' in a UUID, a
   // negative NUMA node) the shared model catches, naming its field.
-  if (const auto problems = inv::validate(n.inventory); !problems.empty()) bad(source, problems.front());
+  if (const auto problems = inv::validate(n.inventory); !problems.empty())
+    bad(source, problems.front());
   return n;
 }
 

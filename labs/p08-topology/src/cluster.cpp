@@ -45,7 +45,8 @@ Link read_link(const Json& links, const std::string& key, const std::string& nam
 gpulab::Expected<Cluster> cluster_from_inventory_json(const gpulab::Json& doc) {
   for (const auto& [key, value] : doc.items()) {
     if (key != "name" && key != "inventory" && key != "gpudirect_rdma")
-      return gpulab::Error{fmt::format("topology: unknown field \"{}\" next to \"inventory\"", key)};
+      return gpulab::Error{
+          fmt::format("topology: unknown field \"{}\" next to \"inventory\"", key)};
   }
   if (doc.contains("gpudirect_rdma") && !doc["gpudirect_rdma"].is_boolean())
     return gpulab::Error{"topology.gpudirect_rdma: expected true or false"};

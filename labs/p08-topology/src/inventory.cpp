@@ -18,7 +18,9 @@ struct Slowest {
     gbps = gbps ? std::min(*gbps, l.bandwidth_gbps) : l.bandwidth_gbps;
     latency_us = std::max(latency_us, l.latency_us);
   }
-  [[nodiscard]] Link as(const std::string& link_name) const { return {link_name, *gbps * 1e9, latency_us * 1e-6}; }
+  [[nodiscard]] Link as(const std::string& link_name) const {
+    return {link_name, *gbps * 1e9, latency_us * 1e-6};
+  }
 };
 
 inv::Link link_of(const std::string& peer, inv::LinkKind kind, const Link& l) {
@@ -52,20 +54,23 @@ std::vector<inv::NodeInventory> to_inventory(const Cluster& c, const inv::Accele
            peer < (c.island_of(g) + 1) * c.nodes_per_island * c.gpus_per_node; ++peer) {
         if (peer == g) continue;
         const int pn = c.node_of(peer), pi = peer % c.gpus_per_node;
-        const std::string id = pn == n ? fmt::format("gpu{}", pi) : fmt::format("node{}/gpu{}", pn, pi);
+        const std::string id =
+            pn == n ? fmt::format("gpu{}", pi) : fmt::format("node{}/gpu{}", pn, pi);
         a.links.push_back(link_of(id, inv::LinkKind::kNvlink, c.nvlink));
       }
       a.links.push_back(link_of(std::string(inv::kHostPeer), inv::LinkKind::kPcie, c.pcie));
-      a.links.push_back(link_of(std::string(inv::kNetworkPeer), inv::LinkKind::kInfiniband, c.infiniband));
+      a.links.push_back(
+          link_of(std::string(inv::kNetworkPeer), inv::LinkKind::kInfiniband, c.infiniband));
       node.accelerators.push_back(std::move(a));
     }
   }
   return out;
 }
 
-gpulab::Expected<Cluster> cluster_from_inventory(std::span<const inv::NodeInventory> nodes, std::string name,
-                                                 bool gpudirect_rdma) {
-  if (const auto problems = inv::validate_cluster(nodes); !problems.empty()) return gpulab::Error{problems.front()};
+gpulab::Expected<Cluster> cluster_from_inventory(std::span<const inv::NodeInventory> nodes,
+                                                 std::string name, bool gpudirect_rdma) {
+  if (const auto problems = inv::validate_cluster(nodes); !problems.empty())
+    return gpulab::Error{problems.front()};
   if (nodes.empty()) return gpulab::Error{"the inventory has no nodes"};
   Cluster c;
   c.name = std::move(name);
@@ -78,25 +83,33 @@ gpulab::Expected<Cluster> cluster_from_inventory(std::span<const inv::NodeInvent
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     const auto& accs = nodes[n].accelerators;
     if (accs.empty() || static_cast<int>(accs.size()) != c.gpus_per_node)
-      return gpulab::Error{fmt::format("nodes[{}]: {} accelerators, but nodes[0] has {} (the cost model needs "
-                                       "uniform nodes)",
-                                       n, accs.size(), c.gpus_per_node)};
+      return gpulab::Error{
+          fmt::format("nodes[{}]: {} accelerators, but nodes[0] has {} (the cost model needs "
+                      "uniform nodes)",
+                      n, accs.size(), c.gpus_per_node)};
     for (std::size_t i = 0; i < accs.size(); ++i) {
       const inv::Accelerator& a = accs[i];
       if (a.domain.island != accs[0].domain.island)
-        return gpulab::Error{fmt::format("nodes[{}].accelerators[{}].domain.island: '{}', but the node's first GPU "
-                                         "is in '{}' (an island holds whole nodes)",
-                                         n, i, a.domain.island, accs[0].domain.island)};
+        return gpulab::Error{
+            fmt::format("nodes[{}].accelerators[{}].domain.island: '{}', but the node's first GPU "
+                        "is in '{}' (an island holds whole nodes)",
+                        n, i, a.domain.island, accs[0].domain.island)};
       if (a.memory_bandwidth_gbps <= 0)
-        return gpulab::Error{fmt::format("nodes[{}].accelerators[{}].memory_bandwidth_GBps: needed by the cost model",
-                                         n, i)};
+        return gpulab::Error{fmt::format(
+            "nodes[{}].accelerators[{}].memory_bandwidth_GBps: needed by the cost model", n, i)};
       hbm = hbm ? std::min(*hbm, a.memory_bandwidth_gbps) : a.memory_bandwidth_gbps;
       for (const inv::Link& l : a.links) {
         switch (l.kind) {
-          case inv::LinkKind::kNvlink: nvlink.add(l); break;
-          case inv::LinkKind::kPcie: pcie.add(l); break;
+          case inv::LinkKind::kNvlink:
+            nvlink.add(l);
+            break;
+          case inv::LinkKind::kPcie:
+            pcie.add(l);
+            break;
           case inv::LinkKind::kInfiniband:
-          case inv::LinkKind::kEthernet: ib.add(l); break;
+          case inv::LinkKind::kEthernet:
+            ib.add(l);
+            break;
         }
       }
     }
@@ -111,21 +124,24 @@ gpulab::Expected<Cluster> cluster_from_inventory(std::span<const inv::NodeInvent
       continue;
     }
     if (!islands[n].empty() && std::find(seen.begin(), seen.end(), islands[n]) != seen.end())
-      return gpulab::Error{fmt::format("nodes[{}]: island '{}' again after other islands (list nodes island by "
-                                       "island)",
-                                       n, islands[n])};
+      return gpulab::Error{
+          fmt::format("nodes[{}]: island '{}' again after other islands (list nodes island by "
+                      "island)",
+                      n, islands[n])};
     seen.push_back(islands[n]);
     sizes.push_back(1);
   }
   if (std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) != sizes.end())
-    return gpulab::Error{fmt::format("islands hold {} to {} nodes; the cost model needs equal islands",
-                                     *std::min_element(sizes.begin(), sizes.end()),
-                                     *std::max_element(sizes.begin(), sizes.end()))};
+    return gpulab::Error{
+        fmt::format("islands hold {} to {} nodes; the cost model needs equal islands",
+                    *std::min_element(sizes.begin(), sizes.end()),
+                    *std::max_element(sizes.begin(), sizes.end()))};
   c.nodes_per_island = sizes.front();
   const auto missing = [](const char* what) {
-    return gpulab::Error{fmt::format("no {} link in the inventory; the cost model needs NVLink, InfiniBand (peer "
-                                     "'network') and PCIe (peer 'host') bandwidths",
-                                     what)};
+    return gpulab::Error{
+        fmt::format("no {} link in the inventory; the cost model needs NVLink, InfiniBand (peer "
+                    "'network') and PCIe (peer 'host') bandwidths",
+                    what)};
   };
   if (!nvlink.gbps) return missing("nvlink");
   if (!ib.gbps) return missing("ib or ethernet");

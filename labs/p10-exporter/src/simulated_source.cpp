@@ -147,8 +147,8 @@ SimulatedGpus::SimulatedGpus(unsigned count, std::uint64_t seed, std::vector<Inj
     s.device.index = static_cast<int>(i);
     const std::uint64_t a = setup.next_u64();
     const std::uint64_t b = setup.next_u64();
-    s.device.id = fmt::format("GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
-                              a & 0xffff, b >> 48, b & 0xffffffffffffULL);
+    s.device.id = fmt::format("GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32,
+                              (a >> 16) & 0xffff, a & 0xffff, b >> 48, b & 0xffffffffffffULL);
     s.device.vendor = "gpulab";
     s.device.backend = "simulated";
     s.device.model = "Simulated H100 80GB HBM3";

@@ -66,8 +66,8 @@ struct Health {
 };
 
 struct Accelerator {
-  std::string id;  // stable across restarts: "gpu0", a UUID "GPU-8f0c..."; no '/' or blanks
-  int index = 0;   // the driver's ordinal on its node
+  std::string id;       // stable across restarts: "gpu0", a UUID "GPU-8f0c..."; no '/' or blanks
+  int index = 0;        // the driver's ordinal on its node
   std::string vendor;   // "nvidia", "amd", "cpu", "gpulab" (simulated / fake devices)
   std::string backend;  // the HAL backend that runs on it: one of known_backends()
   std::string model;    // "NVIDIA H100 80GB HBM3"

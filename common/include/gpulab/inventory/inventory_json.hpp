@@ -2,11 +2,11 @@
 //
 //   {"node": "node0", "cpus": 64, "accelerators": [
 //     {"id": "GPU-0", "index": 0, "vendor": "nvidia", "backend": "cuda",
-//      "model": "NVIDIA H100 80GB HBM3", "memory_bytes": 85899345920, "memory_bandwidth_GBps": 3350,
-//      "domain": {"island": "", "numa_node": 0},
-//      "partitions": [{"id": "MIG-0-0", "kind": "mig", "profile": "1g.10gb", "memory_bytes": 10737418240}],
-//      "links": [{"peer": "GPU-1", "kind": "nvlink", "bandwidth_GBps": 900, "latency_us": 2}],
-//      "health": {"healthy": false, "reason": "Xid 79"}}]}
+//      "model": "NVIDIA H100 80GB HBM3", "memory_bytes": 85899345920, "memory_bandwidth_GBps":
+//      3350, "domain": {"island": "", "numa_node": 0}, "partitions": [{"id": "MIG-0-0", "kind":
+//      "mig", "profile": "1g.10gb", "memory_bytes": 10737418240}], "links": [{"peer": "GPU-1",
+//      "kind": "nvlink", "bandwidth_GBps": 900, "latency_us": 2}], "health": {"healthy": false,
+//      "reason": "Xid 79"}}]}
 //
 // to_json writes every field; the readers require node, accelerators and each
 // accelerator's id, index, vendor, backend, model and memory_bytes, default

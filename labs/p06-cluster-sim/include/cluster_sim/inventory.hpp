@@ -37,7 +37,8 @@ std::vector<gpulab::inventory::NodeInventory> to_inventory(
 // islands equal-sized runs of GPUs (by index) inside each node. Errors name
 // the node or field that does not fit. Health is not simulated: a trace
 // replays on every GPU.
-gpulab::Expected<Shape> shape_from_inventory(std::span<const gpulab::inventory::NodeInventory> nodes);
+gpulab::Expected<Shape> shape_from_inventory(
+    std::span<const gpulab::inventory::NodeInventory> nodes);
 
 // Sets the cluster fields of `cfg` (nodes, GPUs, islands, CPUs).
 void apply(const Shape& s, SimConfig& cfg);

@@ -29,7 +29,8 @@ std::vector<gpulab::inventory::NodeInventory> to_inventory(
 // NVLink from nvlink links, InfiniBand from ib/ethernet links, PCIe from
 // pcie links — and HBM from the slowest memory_bandwidth_GBps. Errors say
 // which node or field does not fit.
-gpulab::Expected<Cluster> cluster_from_inventory(std::span<const gpulab::inventory::NodeInventory> nodes,
-                                                 std::string name, bool gpudirect_rdma = true);
+gpulab::Expected<Cluster> cluster_from_inventory(
+    std::span<const gpulab::inventory::NodeInventory> nodes, std::string name,
+    bool gpudirect_rdma = true);
 
 }  // namespace topo

@@ -68,7 +68,8 @@ gpulab::inventory::Health health_after_xids(const std::map<unsigned, double>& xi
                                             std::optional<unsigned> last_xid);
 
 // The GPUs a source sampled, as the node inventory a platform agent sends.
-gpulab::inventory::NodeInventory node_inventory(std::string node, const std::vector<GpuSample>& gpus);
+gpulab::inventory::NodeInventory node_inventory(std::string node,
+                                                const std::vector<GpuSample>& gpus);
 
 // The contract names (gpu_utilization_ratio, gpu_memory_used_bytes, ...) with
 // labels gpu, uuid, model_name; with `dcgm_compat` also dcgm-exporter's
