@@ -7,10 +7,13 @@
 #include <fstream>
 #include <iostream>
 
+#include "cluster_sim/inventory.hpp"
 #include "cluster_sim/scenarios.hpp"
 #include "cluster_sim/simulator.hpp"
 #include "cluster_sim/trace.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/file.hpp"
+#include "gpulab/inventory/inventory_json.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/progress.hpp"
 #include "gpulab/table.hpp"
@@ -41,6 +44,19 @@ int emit(const std::vector<cs::Report>& reports, bool json) {
     for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("{}{}", i > 0 ? "\n" : "", reports[i].text);
   }
   return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+}
+
+// The cluster of `run --inventory`: a JSON list of node inventories, as the
+// platform's agents report them.
+cs::Shape inventory_shape(const std::string& path) {
+  constexpr std::size_t kMaxInventoryBytes = std::size_t{256} << 20;
+  const auto text = gpulab::read_text_file(path, kMaxInventoryBytes);
+  if (!text) throw gpulab::UsageError(text.error().message);
+  const auto nodes = gpulab::inventory::parse_cluster(text.value());
+  if (!nodes) throw gpulab::UsageError(fmt::format("{}: {}", path, nodes.error().message));
+  const auto shape = cs::shape_from_inventory(nodes.value());
+  if (!shape) throw gpulab::UsageError(fmt::format("{}: {}", path, shape.error().message));
+  return shape.value();
 }
 
 std::vector<cs::Job> trace_or(const std::string& path, std::string_view scenario) {
@@ -118,16 +134,25 @@ int main(int argc, char** argv) {
   auto* trace_opt = run->add_option("--trace", trace_path, "Trace CSV: id,arrival,gpus,duration[,priority,tenant,cpus]");
   run->add_option("--generate", generate, "Simulate a synthetic trace of this many jobs (uses --seed)")
       ->excludes(trace_opt);
-  run->add_option("--nodes", cfg.nodes, "Nodes")->capture_default_str();
-  run->add_option("--gpus-per-node", cfg.gpus_per_node, "GPUs per node (1-64)")->capture_default_str();
+  std::string inventory_path;
+  auto* inventory_opt =
+      run->add_option("--inventory", inventory_path,
+                      "The cluster as a JSON list of node inventories (gpulab/inventory)");
+  auto* nodes_opt = run->add_option("--nodes", cfg.nodes, "Nodes")->capture_default_str();
+  auto* gpus_opt = run->add_option("--gpus-per-node", cfg.gpus_per_node, "GPUs per node (1-64)")
+                       ->capture_default_str();
   run->add_option("--policy", policy, "spread | first_fit | best_fit | topology_aware")->capture_default_str();
   bool gang = false;
   run->add_flag("--gang", gang, "Place multi-node jobs atomically (default: naive node-by-node grabbing)");
   run->add_option("--queue", queue, "fifo | drf (dominant resource fairness across tenants)")
       ->capture_default_str();
-  run->add_option("--cpus-per-node", cfg.cpus_per_node, "CPUs per node (0 = not modelled)")->capture_default_str();
-  run->add_option("--island-size", cfg.island_size, "GPUs per NVLink island (0 = no topology penalty)")
-      ->capture_default_str();
+  auto* cpus_opt =
+      run->add_option("--cpus-per-node", cfg.cpus_per_node, "CPUs per node (0 = not modelled)")
+          ->capture_default_str();
+  auto* island_opt = run->add_option("--island-size", cfg.island_size,
+                                     "GPUs per NVLink island (0 = no topology penalty)")
+                         ->capture_default_str();
+  for (auto* o : {nodes_opt, gpus_opt, cpus_opt, island_opt}) inventory_opt->excludes(o);
   run->add_option("--island-penalty", cfg.island_penalty, "Duration factor for a job split across islands")
       ->capture_default_str();
   run->add_option("--node-penalty", cfg.node_penalty, "Duration factor for a job split across nodes")
@@ -187,6 +212,7 @@ int main(int argc, char** argv) {
       if (cfg.island_penalty < 1 || cfg.node_penalty < 1)
         throw gpulab::UsageError("--island-penalty and --node-penalty must be >= 1");
       if (cfg.backfill_depth < 1) throw gpulab::UsageError("--backfill-depth must be >= 1");
+      if (!inventory_path.empty()) cs::apply(inventory_shape(inventory_path), cfg);
       std::vector<cs::Job> jobs;
       if (generate > 0) {
         cs::GeneratorConfig g;

@@ -63,3 +63,41 @@ TEST(Cli, ExtensionsAllPass) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos);
 }
+
+// `run --inventory` takes the cluster from node inventories: the same run as
+// the equivalent flags, byte for byte.
+TEST(Cli, AnInventoryIsTheSameClusterAsItsFlags) {
+  const std::string path = testing::TempDir() + "/cluster_sim_inventory.json";
+  std::string nodes;
+  for (int n = 0; n < 2; ++n) {
+    std::string gpus;
+    for (int i = 0; i < 8; ++i)
+      gpus +=
+          std::string(i ? "," : "") + R"({"id": "gpu)" + std::to_string(i) + R"(", "index": )" +
+          std::to_string(i) +
+          R"(, "vendor": "nvidia", "backend": "cuda", "model": "H100", "memory_bytes": 85899345920, )" +
+          R"("domain": {"island": "n)" + std::to_string(n) + "-" + std::to_string(i / 4) + R"("}})";
+    nodes += std::string(n ? "," : "") + R"({"node": "node)" + std::to_string(n) +
+             R"(", "cpus": 64, "accelerators": [)" + gpus + "]}";
+  }
+  std::ofstream(path) << "[" << nodes << "]";
+  const std::string common =
+      "run --trace " + std::string(GPULAB_LAB_DIR) + "/traces/topology.csv --policy topology_aware";
+  const gpulab_test::ProgramRun flags =
+      run(common + " --nodes 2 --gpus-per-node 8 --island-size 4 --cpus-per-node 64");
+  const gpulab_test::ProgramRun inventory = run(common + " --inventory " + path);
+  EXPECT_EQ(flags.exit_code, 0) << flags.out;
+  EXPECT_EQ(inventory.exit_code, 0) << inventory.out;
+  EXPECT_EQ(inventory.out, flags.out);
+  EXPECT_EQ(run(common + " --inventory " + path + " --nodes 3").exit_code, 2)
+      << "the inventory sets the shape";
+
+  std::ofstream(path)
+      << R"([{"node": "a", "accelerators": [{"id": "g", "index": 0, "vendor": "nvidia",
+                            "backend": "cuda", "model": "H100", "memory_bytes": 0}]}])";
+  const gpulab_test::ProgramRun bad = run(common + " --inventory " + path);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.out, "cluster-sim: error: " + path +
+                         ": nodes[0].accelerators[0].memory_bytes: 0 is absurd (1 byte to 64 TiB; "
+                         "the field is in bytes)\n");
+}

@@ -34,7 +34,7 @@ for _ in $(seq 100); do [ -e "$work/dev/fakegpu" ] && break; sleep 0.05; done
 [ -e "$work/dev/fakegpu" ] || fail "fakegpud did not mount: $(cat "$work/fakegpud.log")"
 
 cat >"$work/node.json" <<JSON
-{ "product": "gpulab-fakegpu", "memory_gb": 1,
+{ "product": "gpulab-fakegpu", "memory_gb": 1, "backend": "fakegpu",
   "gpus": [{"uuid": "GPU-fake0", "device_node": "$work/dev/fakegpu", "container_path": "/dev/fakegpu"}],
   "nvlink_pairs": [] }
 JSON

@@ -23,26 +23,33 @@ TEST(NodeConfig, ShippedConfigsParse) {
     EXPECT_NO_THROW(dp::load_node_config(std::string(GPULAB_LAB_DIR) + f));
   }
   const auto n = dp::load_node_config(std::string(GPULAB_LAB_DIR) + "/config/node.json");
-  EXPECT_EQ(n.gpus.size(), 4u);
-  EXPECT_EQ(n.gpus[2].uuid, "GPU-2");
+  EXPECT_EQ(n.gpu_count(), 4u);
+  EXPECT_EQ(n.gpu(2).id, "GPU-2");
+  EXPECT_EQ(n.gpu(2).domain.numa_node, 1);
   EXPECT_EQ(n.replicas, 4);
-  EXPECT_EQ(n.nvlink_pairs.size(), 2u);
+  EXPECT_TRUE(n.nvlinked(0, 1) && n.nvlinked(1, 0) && n.nvlinked(2, 3));
+  EXPECT_FALSE(n.nvlinked(1, 2));
+  EXPECT_EQ(n.product(), "NVIDIA-H100-80GB-HBM3");
+  EXPECT_EQ(n.memory_bytes(), std::uint64_t{80} << 30);
+  EXPECT_EQ(
+      dp::load_node_config(std::string(GPULAB_LAB_DIR) + "/config/fakegpu.json").gpu(0).backend,
+      "fakegpu");
 }
 
 TEST(NodeConfig, ListedGpusKeepTheirUuidsAndDeviceNodes) {
   const auto n = dp::parse_node_config(
       R"({"gpus": [{"uuid": "GPU-b1028956", "device_node": "/dev/fakegpu"}], "nvlink_pairs": []})", "x");
-  EXPECT_EQ(n.gpus[0].uuid, "GPU-b1028956");
-  EXPECT_EQ(n.gpus[0].device_node, "/dev/fakegpu");
-  EXPECT_EQ(n.gpus[0].container_path, "/dev/fakegpu");  // defaults to the host path
+  EXPECT_EQ(n.gpu(0).id, "GPU-b1028956");
+  EXPECT_EQ(n.paths[0].device_node, "/dev/fakegpu");
+  EXPECT_EQ(n.paths[0].container_path, "/dev/fakegpu");  // defaults to the host path
 }
 
 TEST(NodeConfig, ADeviceOutsideDevGetsItsOwnContainerPath) {
   const auto n = dp::parse_node_config(
       R"({"gpus": [{"device_node": "/run/fakegpu/fakegpu", "container_path": "/dev/fakegpu"}]})", "x");
-  EXPECT_EQ(n.gpus[0].device_node, "/run/fakegpu/fakegpu");
-  EXPECT_EQ(n.gpus[0].container_path, "/dev/fakegpu");
-  EXPECT_EQ(dp::parse_node_config(R"({"gpus": 2})", "x").gpus[1].container_path, "/dev/nvidia1");
+  EXPECT_EQ(n.paths[0].device_node, "/run/fakegpu/fakegpu");
+  EXPECT_EQ(n.paths[0].container_path, "/dev/fakegpu");
+  EXPECT_EQ(dp::parse_node_config(R"({"gpus": 2})", "x").paths[1].container_path, "/dev/nvidia1");
 }
 
 TEST(NodeConfig, MalformedConfigsSayWhy) {
@@ -71,4 +78,27 @@ TEST(NodeConfig, MalformedConfigsSayWhy) {
 
 TEST(NodeConfig, MissingFileIsAUsageError) {
   EXPECT_THROW(dp::load_node_config("/nonexistent/node.json"), gpulab::UsageError);
+}
+
+TEST(NodeConfig, TheSharedInventoryChecksWhatThePluginDoesNot) {
+  EXPECT_EQ(error_of(R"({"gpus": [{"uuid": "GPU/0"}]})"),
+            "node.json: accelerators[0].id: 'GPU/0' contains '/' (reserved for <node>/<id>)");
+  EXPECT_EQ(error_of(R"({"gpus": [{"numa_node": -4}]})"),
+            "node.json: accelerators[0].domain.numa_node: must be -1 (unknown) or >= 0, got -4");
+  EXPECT_EQ(error_of(R"({"gpus": 2, "memory_gb": 100000})"),
+            "node.json: 'memory_gb' must be at most 65536 (it is in GB)");
+  EXPECT_EQ(error_of(R"({"gpus": 2, "backend": "hip"})"),
+            "node.json: 'backend' must be 'cuda' or 'fakegpu', got 'hip'");
+}
+
+TEST(NodeConfig, NvlinkPairsBecomeLinksBothWays) {
+  const auto n =
+      dp::parse_node_config(R"({"node": "n7", "gpus": 3, "nvlink_pairs": [[0, 2], [2, 0]]})", "x");
+  EXPECT_EQ(n.inventory.node, "n7");
+  ASSERT_EQ(n.gpu(0).links.size(), 1u) << "a pair given twice is one bridge";
+  EXPECT_EQ(n.gpu(0).links[0],
+            (gpulab::inventory::Link{"GPU-2", gpulab::inventory::LinkKind::kNvlink, 900, 0}));
+  EXPECT_EQ(n.gpu(2).links[0].peer, "GPU-0");
+  EXPECT_TRUE(n.gpu(1).links.empty());
+  EXPECT_TRUE(gpulab::inventory::validate(n.inventory).empty());
 }

@@ -131,7 +131,7 @@ TEST(GpuMetrics, DcgmCompatAddsDcgmNamesUnitsAndLabels) {
   ASSERT_NE(fb, nullptr);
   const auto s = gpus.sample()[0];
   const prom::Labels dcgm{
-      {"gpu", "0"}, {"UUID", s.uuid}, {"device", "nvidia0"}, {"modelName", s.model_name}};
+      {"gpu", "0"}, {"UUID", s.device.id}, {"device", "nvidia0"}, {"modelName", s.device.model}};
   ASSERT_NE(fb->find(dcgm), nullptr);
   EXPECT_EQ(fb->find(dcgm)->value, *s.memory_used_bytes / (1 << 20));
   EXPECT_EQ(e.find("DCGM_FI_DEV_XID_ERRORS")->find(dcgm)->value, 79);

@@ -46,8 +46,9 @@ std::pair<std::string, int> split_replica_id(std::string_view id) {
 }
 
 DeviceState::DeviceState(NodeConfig cfg, Mode mode) : cfg_(std::move(cfg)), mode_(mode) {
-  if (cfg_.gpus.empty()) throw gpulab::UsageError("the node has no GPUs");
-  mig_.resize(cfg_.gpus.size());
+  if (cfg_.gpu_count() == 0) throw gpulab::UsageError("the node has no GPUs");
+  mig_.resize(cfg_.gpu_count());
+  health_.resize(cfg_.gpu_count());
 }
 
 std::string DeviceState::resource_of_profile(std::string_view profile) const {
@@ -79,13 +80,17 @@ std::vector<Device> DeviceState::list(std::string_view resource) const {
 std::vector<Device> DeviceState::list_locked(std::string_view resource) const {
   std::vector<Device> out;
   if (!is_resource(resource)) return out;
-  for (const GpuInfo& g : cfg_.gpus) {
-    const bool healthy = !unhealthy_.contains(g.index);
-    auto add = [&](std::string id) { out.push_back({std::move(id), healthy, g.index, g.numa_node}); };
+  for (const gpulab::inventory::Accelerator& g : cfg_.inventory.accelerators) {
+    const bool healthy = health_[static_cast<std::size_t>(g.index)].healthy;
+    auto add = [&](std::string id) {
+      out.push_back({std::move(id), healthy, g.index, g.domain.numa_node});
+    };
     switch (mode_) {
-      case Mode::kWhole: add(g.uuid); break;
+      case Mode::kWhole:
+        add(g.id);
+        break;
       case Mode::kTimeslice:
-        for (int r = 0; r < cfg_.replicas; ++r) add(fmt::format("{}::{}", g.uuid, r));
+        for (int r = 0; r < cfg_.replicas; ++r) add(fmt::format("{}::{}", g.id, r));
         break;
       case Mode::kMig:
         if (!cfg_.mig.dynamic) {
@@ -123,10 +128,8 @@ DeviceState::Parsed DeviceState::parse_id(std::string_view resource, const std::
     fail(ErrorCode::kNotFound, fmt::format("unknown device '{}' for resource {}", id, resource));
   };
   auto gpu_by_uuid = [&](const std::string& uuid) {
-    for (const GpuInfo& g : cfg_.gpus) {
-      if (g.uuid == uuid) return g.index;
-    }
-    return -1;
+    const gpulab::inventory::Accelerator* g = cfg_.inventory.find(uuid);
+    return g == nullptr ? -1 : g->index;
   };
   Parsed p;
   switch (mode_) {
@@ -159,7 +162,7 @@ DeviceState::Parsed DeviceState::parse_id(std::string_view resource, const std::
       const std::size_t want = cfg_.mig.dynamic ? 3 : 2;
       if (parts.size() != want || !parse_int(parts.front(), p.gpu) || !parse_int(parts.back(), p.start))
         return unknown();
-      if (p.gpu < 0 || p.gpu >= static_cast<int>(cfg_.gpus.size())) return unknown();
+      if (p.gpu < 0 || p.gpu >= static_cast<int>(cfg_.gpu_count())) return unknown();
       if (cfg_.mig.dynamic) {
         p.profile = find_profile(parts[1]);
         if (p.profile == nullptr ||
@@ -195,9 +198,9 @@ std::vector<ContainerAllocation> DeviceState::allocate(std::string_view resource
     auto& row = parsed.emplace_back();
     for (const std::string& id : ids) {
       const Parsed p = parse_id(resource, id);
-      if (const auto bad = unhealthy_.find(p.gpu); bad != unhealthy_.end())
-        fail(ErrorCode::kFailedPrecondition, fmt::format("device '{}' is unhealthy ({} had Xid {})", id,
-                                                         cfg_.gpus[static_cast<std::size_t>(p.gpu)].uuid, bad->second));
+      if (const auto& h = health_[static_cast<std::size_t>(p.gpu)]; !h.healthy)
+        fail(ErrorCode::kFailedPrecondition,
+             fmt::format("device '{}' is unhealthy ({} had {})", id, cfg_.gpu(p.gpu).id, h.reason));
       if (allocated_.contains(id)) fail(ErrorCode::kAlreadyExists, fmt::format("device '{}' is already allocated", id));
       if (!taking.insert(id).second)
         fail(ErrorCode::kInvalidArgument, fmt::format("device '{}' is requested twice", id));
@@ -215,9 +218,9 @@ std::vector<ContainerAllocation> DeviceState::allocate(std::string_view resource
     std::vector<int> gpus;
     for (std::size_t k = 0; k < containers[c].size(); ++k) {
       const Parsed& p = parsed[c][k];
-      const GpuInfo& g = cfg_.gpus[static_cast<std::size_t>(p.gpu)];
+      const std::string& uuid = cfg_.gpu(p.gpu).id;
       // Time-slice replicas resolve to their physical GPU: that is all the container can see.
-      std::string name = mode_ == Mode::kMig ? fmt::format("MIG-{}/{}/0", g.uuid, p.start) : g.uuid;
+      std::string name = mode_ == Mode::kMig ? fmt::format("MIG-{}/{}/0", uuid, p.start) : uuid;
       if (std::find(visible.begin(), visible.end(), name) == visible.end()) visible.push_back(std::move(name));
       if (std::find(gpus.begin(), gpus.end(), p.gpu) == gpus.end()) gpus.push_back(p.gpu);
       // NVIDIA's "volume-mounts" device-list strategy: one /dev/null mount per device ID.
@@ -228,7 +231,7 @@ std::vector<ContainerAllocation> DeviceState::allocate(std::string_view resource
     a.envs["NVIDIA_VISIBLE_DEVICES"] = env;
     bool nvidia_nodes = false;
     for (int gi : gpus) {
-      const GpuInfo& g = cfg_.gpus[static_cast<std::size_t>(gi)];
+      const GpuPaths& g = cfg_.paths[static_cast<std::size_t>(gi)];
       a.devices.push_back({g.container_path, g.device_node, "rw"});
       nvidia_nodes = nvidia_nodes || g.device_node.starts_with("/dev/nvidia");
     }
@@ -256,12 +259,7 @@ std::vector<std::string> DeviceState::preferred(std::string_view resource, const
     fail(ErrorCode::kInvalidArgument, "more must-include devices than allocation_size");
   std::map<std::string, int> gpu_of;
   for (const auto& id : available) gpu_of[id] = parse_id(resource, id).gpu;
-  auto peers = [&](int a, int b) {
-    for (const auto& [x, y] : cfg_.nvlink_pairs) {
-      if ((x == a && y == b) || (x == b && y == a)) return true;
-    }
-    return false;
-  };
+  auto peers = [&](int a, int b) { return a != b && cfg_.nvlinked(a, b); };
   std::vector<std::string> chosen;
   for (const auto& id : must_include) {
     if (!gpu_of.contains(id)) fail(ErrorCode::kInvalidArgument, fmt::format("must-include device '{}' is not available", id));
@@ -319,15 +317,23 @@ bool DeviceState::release(const std::string& id) {
 
 bool DeviceState::mark_unhealthy(int gpu, int xid) {
   std::lock_guard lock(mu_);
-  if (gpu < 0 || gpu >= static_cast<int>(cfg_.gpus.size())) return false;
-  if (unhealthy_.insert_or_assign(gpu, xid).second) bump();
+  if (gpu < 0 || gpu >= static_cast<int>(cfg_.gpu_count())) return false;
+  auto& h = health_[static_cast<std::size_t>(gpu)];
+  const bool was_healthy = h.healthy;
+  h = gpulab::inventory::Health::unhealthy(
+      gpulab::inventory::xid_reason(static_cast<unsigned>(xid)));
+  if (was_healthy) bump();  // a second Xid changes the reason, not what is advertised
   return true;
 }
 
 bool DeviceState::mark_healthy(int gpu) {
   std::lock_guard lock(mu_);
-  if (gpu < 0 || gpu >= static_cast<int>(cfg_.gpus.size())) return false;
-  if (unhealthy_.erase(gpu) > 0) bump();
+  if (gpu < 0 || gpu >= static_cast<int>(cfg_.gpu_count())) return false;
+  auto& h = health_[static_cast<std::size_t>(gpu)];
+  if (!h.healthy) {
+    h = gpulab::inventory::Health::ok();
+    bump();
+  }
   return true;
 }
 
@@ -355,11 +361,45 @@ std::string DeviceState::isolation() const {
   return "";
 }
 
+gpulab::inventory::NodeInventory DeviceState::inventory() const {
+  namespace inv = gpulab::inventory;
+  std::lock_guard lock(mu_);
+  inv::NodeInventory out = cfg_.inventory;
+  for (inv::Accelerator& g : out.accelerators) {
+    const auto i = static_cast<std::size_t>(g.index);
+    g.health = health_[i];
+    // A MIG instance owns its memory slices' share of the GPU's memory.
+    auto add_mig = [&](std::string id, const MigProfile& p) {
+      g.partitions.push_back(
+          {std::move(id), inv::PartitionKind::kMig, std::string(p.name),
+           g.memory_bytes / MigGpu::kMemorySlices * static_cast<std::uint64_t>(p.memory_slices)});
+    };
+    if (mode_ == Mode::kTimeslice) {
+      for (int r = 0; r < cfg_.replicas; ++r)
+        g.partitions.push_back(
+            {fmt::format("{}::{}", g.id, r), inv::PartitionKind::kTimeSlice, "", g.memory_bytes});
+    } else if (mode_ == Mode::kMig && !cfg_.mig.dynamic) {
+      MigGpu layout;
+      for (const auto& name : cfg_.mig.layout) {
+        layout.place_anywhere(*find_profile(name));
+        add_mig(fmt::format("MIG-{}-{}", g.index, layout.instances().back().start),
+                *find_profile(name));
+      }
+    } else if (mode_ == Mode::kMig) {
+      // Only instances that exist: the advertised candidates overlap each other.
+      for (const MigInstance& m : mig_[i].instances())
+        add_mig(fmt::format("MIG-{}-{}-{}", g.index, m.profile->name, m.start), *m.profile);
+    }
+  }
+  return out;
+}
+
 std::map<std::string, std::string> DeviceState::feature_labels() const {
   std::map<std::string, std::string> l;
-  l["nvidia.com/gpu.product"] = cfg_.product;
-  l["nvidia.com/gpu.memory"] = std::to_string(cfg_.memory_gb * 1024);  // MiB, as gpu-feature-discovery writes it
-  l["nvidia.com/gpu.count"] = std::to_string(cfg_.gpus.size());
+  l["nvidia.com/gpu.product"] = cfg_.product();
+  l["nvidia.com/gpu.memory"] =
+      std::to_string(cfg_.memory_bytes() >> 20);  // MiB, as gpu-feature-discovery writes it
+  l["nvidia.com/gpu.count"] = std::to_string(cfg_.gpu_count());
   l["nvidia.com/gpu.replicas"] = std::to_string(mode_ == Mode::kTimeslice ? cfg_.replicas : 1);
   l["nvidia.com/gpu.sharing-strategy"] = mode_ == Mode::kTimeslice ? "time-slicing" : "none";
   l["nvidia.com/mig.strategy"] = mode_ == Mode::kMig ? cfg_.mig.strategy : "none";

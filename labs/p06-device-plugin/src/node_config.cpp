@@ -38,15 +38,48 @@ void validate_layout(const std::vector<std::string>& layout, const std::string& 
   }
 }
 
+namespace inv = gpulab::inventory;
+
+inv::Accelerator make_gpu(int index, std::string uuid, int numa_node, const std::string& product,
+                          int memory_gb, const std::string& backend) {
+  inv::Accelerator a;
+  a.id = std::move(uuid);
+  a.index = index;
+  a.vendor = backend == "fakegpu" ? "gpulab" : "nvidia";
+  a.backend = backend;
+  a.model = product;
+  a.memory_bytes = static_cast<std::uint64_t>(memory_gb) << 30;
+  a.domain.numa_node = numa_node;
+  return a;
+}
+
+// An NVLink link each way; a pair given twice is still one bridge.
+void wire(NodeConfig& n, int a, int b) {
+  auto& ga = n.inventory.accelerators[static_cast<std::size_t>(a)];
+  auto& gb = n.inventory.accelerators[static_cast<std::size_t>(b)];
+  if (n.nvlinked(a, b)) return;
+  ga.links.push_back({gb.id, inv::LinkKind::kNvlink, kNvlinkGbps, 0});
+  gb.links.push_back({ga.id, inv::LinkKind::kNvlink, kNvlinkGbps, 0});
+}
+
 }  // namespace
+
+bool NodeConfig::nvlinked(int a, int b) const {
+  const inv::Link* l = gpu(a).link_to(gpu(b).id);
+  return l != nullptr && l->kind == inv::LinkKind::kNvlink;
+}
 
 NodeConfig default_node() {
   NodeConfig n;
+  n.inventory.node = "gpu-node";
   for (int i = 0; i < 4; ++i) {
     const std::string node = fmt::format("/dev/nvidia{}", i);
-    n.gpus.push_back({i, fmt::format("GPU-{}", i), node, i / 2, node});
+    n.inventory.accelerators.push_back(
+        make_gpu(i, fmt::format("GPU-{}", i), i / 2, "NVIDIA-H100-80GB-HBM3", 80, "cuda"));
+    n.paths.push_back({node, node});
   }
-  n.nvlink_pairs = {{0, 1}, {2, 3}};
+  wire(n, 0, 1);
+  wire(n, 2, 3);
   n.mig.layout = std::vector<std::string>(7, "1g.10gb");
   return n;
 }
@@ -60,40 +93,48 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
   }
   if (!j.is_object()) bad(source, "the node config must be a JSON object");
   NodeConfig n;
-  n.product = get<std::string>(j, "product", n.product, source);
-  n.memory_gb = get<int>(j, "memory_gb", n.memory_gb, source);
-  if (n.memory_gb <= 0) bad(source, "'memory_gb' must be > 0");
-  if (n.product.empty()) bad(source, "'product' must not be empty");
+  n.inventory.node = get<std::string>(j, "node", "gpu-node", source);
+  const auto product = get<std::string>(j, "product", "NVIDIA-H100-80GB-HBM3", source);
+  const int memory_gb = get<int>(j, "memory_gb", 80, source);
+  if (memory_gb <= 0) bad(source, "'memory_gb' must be > 0");
+  if (memory_gb > 65536) bad(source, "'memory_gb' must be at most 65536 (it is in GB)");
+  if (product.empty()) bad(source, "'product' must not be empty");
+  const auto backend = get<std::string>(j, "backend", "cuda", source);
+  if (backend != "cuda" && backend != "fakegpu")
+    bad(source, fmt::format("'backend' must be 'cuda' or 'fakegpu', got '{}'", backend));
 
   if (!j.contains("gpus")) bad(source, "'gpus' is missing (a count, or a list of {\"uuid\", \"device_node\"})");
   const json& gj = j.at("gpus");
+  auto& gpus = n.inventory.accelerators;
   if (gj.is_number_integer()) {
     const int count = gj.get<int>();
     if (count < 1 || count > 64) bad(source, "'gpus' must be between 1 and 64");
     for (int i = 0; i < count; ++i) {
       const std::string node = fmt::format("/dev/nvidia{}", i);
-      n.gpus.push_back({i, fmt::format("GPU-{}", i), node, 0, node});
+      gpus.push_back(make_gpu(i, fmt::format("GPU-{}", i), 0, product, memory_gb, backend));
+      n.paths.push_back({node, node});
     }
   } else if (gj.is_array() && !gj.empty() && gj.size() <= 64) {
     for (std::size_t i = 0; i < gj.size(); ++i) {
       const json& g = gj[i];
       if (!g.is_object()) bad(source, fmt::format("gpus[{}] must be an object", i));
       const int idx = static_cast<int>(i);
-      GpuInfo info{idx, get<std::string>(g, "uuid", fmt::format("GPU-{}", i), source),
-                   get<std::string>(g, "device_node", fmt::format("/dev/nvidia{}", i), source),
-                   get<int>(g, "numa_node", 0, source), ""};
-      if (info.uuid.empty() || info.uuid.size() > 40 || info.uuid.find("::") != std::string::npos ||
-          info.uuid.find(',') != std::string::npos)
+      const auto uuid = get<std::string>(g, "uuid", fmt::format("GPU-{}", i), source);
+      GpuPaths paths{get<std::string>(g, "device_node", fmt::format("/dev/nvidia{}", i), source),
+                     ""};
+      const int numa_node = get<int>(g, "numa_node", 0, source);
+      if (uuid.empty() || uuid.size() > 40 || uuid.find("::") != std::string::npos ||
+          uuid.find(',') != std::string::npos)
         bad(source, fmt::format("gpus[{}].uuid must be 1-40 characters without '::' or ','", i));
-      if (info.device_node.empty() || info.device_node.front() != '/')
+      if (paths.device_node.empty() || paths.device_node.front() != '/')
         bad(source, fmt::format("gpus[{}].device_node must be an absolute path", i));
-      info.container_path = get<std::string>(g, "container_path", info.device_node, source);
-      if (!info.container_path.starts_with("/dev/"))
+      paths.container_path = get<std::string>(g, "container_path", paths.device_node, source);
+      if (!paths.container_path.starts_with("/dev/"))
         bad(source, fmt::format("gpus[{}].container_path must be under /dev/ (give one when device_node is not)", i));
-      for (const GpuInfo& other : n.gpus) {
-        if (other.uuid == info.uuid) bad(source, fmt::format("gpus[{}].uuid '{}' is a duplicate", i, info.uuid));
-      }
-      n.gpus.push_back(std::move(info));
+      if (n.inventory.find(uuid) != nullptr)
+        bad(source, fmt::format("gpus[{}].uuid '{}' is a duplicate", i, uuid));
+      gpus.push_back(make_gpu(idx, uuid, numa_node, product, memory_gb, backend));
+      n.paths.push_back(std::move(paths));
     }
   } else {
     bad(source, "'gpus' must be a count (1-64) or a non-empty list of at most 64 GPUs");
@@ -104,7 +145,7 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
     if (n.replicas < 1 || n.replicas > 64) bad(source, "'timeslice.replicas' must be between 1 and 64");
   }
 
-  const int count = static_cast<int>(n.gpus.size());
+  const int count = static_cast<int>(n.gpu_count());
   if (j.contains("nvlink_pairs")) {
     const json& pj = j.at("nvlink_pairs");
     if (!pj.is_array()) bad(source, "'nvlink_pairs' must be a list of [a, b] GPU index pairs");
@@ -114,10 +155,10 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
       const int a = p[0].get<int>(), b = p[1].get<int>();
       if (a < 0 || b < 0 || a >= count || b >= count || a == b)
         bad(source, fmt::format("nvlink pair [{}, {}] names a GPU that does not exist", a, b));
-      n.nvlink_pairs.emplace_back(a, b);
+      wire(n, a, b);
     }
   } else {
-    for (int i = 0; i + 1 < count; i += 2) n.nvlink_pairs.emplace_back(i, i + 1);
+    for (int i = 0; i + 1 < count; i += 2) wire(n, i, i + 1);
   }
 
   n.mig.layout = std::vector<std::string>(7, "1g.10gb");
@@ -148,6 +189,10 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
       }
     }
   }
+  // What the plugin-specific checks above do not cover (a '/' in a UUID, a
+  // negative NUMA node) the shared model catches, naming its field.
+  if (const auto problems = inv::validate(n.inventory); !problems.empty())
+    bad(source, problems.front());
   return n;
 }
 

@@ -70,7 +70,7 @@ DemoReport walkthrough() {
   DemoReport rep;
   rep.json = {{"modes", Json::array()}};
   const NodeConfig node = default_node();
-  const int gpus = static_cast<int>(node.gpus.size());
+  const int gpus = static_cast<int>(node.gpu_count());
   struct Step {
     Mode mode;
     std::vector<std::string> ids;

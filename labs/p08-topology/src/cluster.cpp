@@ -5,7 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "gpulab/inventory/inventory_json.hpp"
 #include "gpulab/json.hpp"
+#include "topology/inventory.hpp"
 #include "topology/yaml.hpp"
 
 namespace topo {
@@ -38,6 +40,22 @@ Link read_link(const Json& links, const std::string& key, const std::string& nam
   return {name, positive(l, "bandwidth_GBps", where) * 1e9, positive(l, "latency_us", where) * 1e-6};
 }
 
+// {"name", "gpudirect_rdma", "inventory": [node inventories]}: the platform's
+// own description of its nodes, links and islands.
+gpulab::Expected<Cluster> cluster_from_inventory_json(const gpulab::Json& doc) {
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "name" && key != "inventory" && key != "gpudirect_rdma")
+      return gpulab::Error{
+          fmt::format("topology: unknown field \"{}\" next to \"inventory\"", key)};
+  }
+  if (doc.contains("gpudirect_rdma") && !doc["gpudirect_rdma"].is_boolean())
+    return gpulab::Error{"topology.gpudirect_rdma: expected true or false"};
+  auto nodes = gpulab::inventory::cluster_from_json(doc["inventory"]);
+  if (!nodes) return gpulab::Error{"topology.inventory: " + nodes.error().message};
+  return cluster_from_inventory(nodes.value(), doc.value("name", std::string("unnamed cluster")),
+                                doc.value("gpudirect_rdma", true));
+}
+
 }  // namespace
 
 const Link& Cluster::link_between(int gpu_a, int gpu_b) const {
@@ -64,6 +82,7 @@ gpulab::Expected<Cluster> parse_cluster_yaml(const std::string& text) {
 
 gpulab::Expected<Cluster> cluster_from_json(const gpulab::Json& doc) {
   if (!doc.is_object()) return gpulab::Error{"expected a JSON object at the top level"};
+  if (doc.contains("inventory")) return cluster_from_inventory_json(doc);
   try {
     for (const auto& [key, value] : doc.items()) {
       static const char* known[] = {"name", "nodes", "gpus_per_node", "nodes_per_island", "links",

@@ -12,14 +12,16 @@ namespace prom = gpulab::prom;
 namespace {
 
 prom::Labels gpu_labels(const GpuSample& g) {
-  return {{"gpu", fmt::format("{}", g.index)}, {"uuid", g.uuid}, {"model_name", g.model_name}};
+  return {{"gpu", fmt::format("{}", g.device.index)},
+          {"uuid", g.device.id},
+          {"model_name", g.device.model}};
 }
 
 prom::Labels dcgm_labels(const GpuSample& g) {
-  return {{"gpu", fmt::format("{}", g.index)},
-          {"UUID", g.uuid},
-          {"device", fmt::format("nvidia{}", g.index)},
-          {"modelName", g.model_name}};
+  return {{"gpu", fmt::format("{}", g.device.index)},
+          {"UUID", g.device.id},
+          {"device", fmt::format("nvidia{}", g.device.index)},
+          {"modelName", g.device.model}};
 }
 
 // One family from one optional field: created only if some GPU has the field.
@@ -36,6 +38,26 @@ void emit(const std::vector<GpuSample>& gpus, prom::Exposition& out, const std::
 }
 
 }  // namespace
+
+gpulab::inventory::Health health_after_xids(const std::map<unsigned, double>& xid_counts,
+                                            std::optional<unsigned> last_xid) {
+  namespace inv = gpulab::inventory;
+  if (last_xid && inv::xid_marks_unhealthy(*last_xid))
+    return inv::Health::unhealthy(inv::xid_reason(*last_xid));
+  for (const auto& [code, count] : xid_counts) {
+    if (count > 0 && inv::xid_marks_unhealthy(code))
+      return inv::Health::unhealthy(inv::xid_reason(code));
+  }
+  return inv::Health::ok();
+}
+
+gpulab::inventory::NodeInventory node_inventory(std::string node,
+                                                const std::vector<GpuSample>& gpus) {
+  gpulab::inventory::NodeInventory out;
+  out.node = std::move(node);
+  for (const GpuSample& g : gpus) out.accelerators.push_back(g.device);
+  return out;
+}
 
 void add_gpu_metrics(const std::vector<GpuSample>& gpus, bool dcgm_compat, prom::Exposition& out) {
   using T = prom::MetricType;

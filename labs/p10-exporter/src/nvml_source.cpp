@@ -181,17 +181,20 @@ Availability NvmlSource::collect(gpulab::prom::Exposition& out) {
     nvmlDevice_t dev = nullptr;
     if (api_->handle_by_index(i, &dev) != kSuccess) continue;
     GpuSample g;
-    g.index = i;
+    g.device.index = static_cast<int>(i);
+    g.device.vendor = "nvidia";
+    g.device.backend = "cuda";
     char buf[96] = {};
-    if (api_->uuid(dev, buf, sizeof buf) == kSuccess) g.uuid = buf;
+    if (api_->uuid(dev, buf, sizeof buf) == kSuccess) g.device.id = buf;
     char model[96] = {};
-    if (api_->name(dev, model, sizeof model) == kSuccess) g.model_name = model;
+    if (api_->name(dev, model, sizeof model) == kSuccess) g.device.model = model;
     if (nvmlUtilization_t u{}; api_->utilization && api_->utilization(dev, &u) == kSuccess) {
       g.utilization_ratio = u.gpu / 100.0;
     }
     if (nvmlMemory_t m{}; api_->memory && api_->memory(dev, &m) == kSuccess) {
       g.memory_used_bytes = static_cast<double>(m.used);
       g.memory_free_bytes = static_cast<double>(m.free);
+      g.device.memory_bytes = m.total;
     }
     if (unsigned t = 0;
         api_->temperature && api_->temperature(dev, kTemperatureGpu, &t) == kSuccess) {
@@ -230,6 +233,7 @@ Availability NvmlSource::collect(gpulab::prom::Exposition& out) {
       if (auto it = xids_.find(i); it != xids_.end()) g.xid_counts = it->second;
       if (auto it = last_xid_.find(i); it != last_xid_.end()) g.last_xid = it->second;
     }
+    g.device.health = health_after_xids(g.xid_counts, g.last_xid);
     gpus.push_back(std::move(g));
   }
   add_gpu_metrics(gpus, dcgm_compat_, out);

@@ -144,12 +144,15 @@ SimulatedGpus::SimulatedGpus(unsigned count, std::uint64_t seed, std::vector<Inj
     g.base_mem = std::floor((0.35 + 0.35 * setup.uniform01()) * kMemoryTotalBytes / kMiB) * kMiB;
     g.rng = gpulab::Rng(setup.next_u64());
     GpuSample s;
-    s.index = i;
+    s.device.index = static_cast<int>(i);
     const std::uint64_t a = setup.next_u64();
     const std::uint64_t b = setup.next_u64();
-    s.uuid = fmt::format("GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
-                         a & 0xffff, b >> 48, b & 0xffffffffffffULL);
-    s.model_name = "Simulated H100 80GB HBM3";
+    s.device.id = fmt::format("GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32,
+                              (a >> 16) & 0xffff, a & 0xffff, b >> 48, b & 0xffffffffffffULL);
+    s.device.vendor = "gpulab";
+    s.device.backend = "simulated";
+    s.device.model = "Simulated H100 80GB HBM3";
+    s.device.memory_bytes = static_cast<std::uint64_t>(kMemoryTotalBytes);
     s.energy_joules = 0;
     s.ecc_single_bit = 0;
     s.ecc_double_bit = 0;
@@ -177,6 +180,7 @@ void SimulatedGpus::step(std::int64_t k) {
       s.last_xid = inj.xid;
       if (inj.xid == 48) *s.ecc_double_bit += 1;
       if (inj.xid == 79) gpus_[inj.gpu].lost = true;
+      s.device.health = health_after_xids(s.xid_counts, s.last_xid);
       fired_[i] = true;
     } else if (inj.kind == Injection::Kind::kEcc) {
       *state_[inj.gpu].ecc_single_bit += 1;

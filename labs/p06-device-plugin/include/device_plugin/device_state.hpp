@@ -17,6 +17,7 @@
 
 #include "device_plugin/mig.hpp"
 #include "device_plugin/node_config.hpp"
+#include "gpulab/inventory/node_inventory.hpp"
 
 namespace device_plugin {
 
@@ -79,9 +80,16 @@ class DeviceState {
   // Forget an allocation (the pod is gone). False if `id` was not allocated.
   bool release(const std::string& id);
 
-  // Health (an Xid on a physical GPU marks every device on it Unhealthy).
+  // Health (an Xid on a physical GPU marks every device on it Unhealthy). The
+  // control channel injects faults on purpose, so every code counts, even the
+  // application Xids gpulab::inventory::xid_marks_unhealthy() lets pass.
   bool mark_unhealthy(int gpu, int xid);
   bool mark_healthy(int gpu);
+
+  // The node as the shared inventory: each GPU with its health now and the
+  // partitions that exist in this mode (time-slice replicas, MIG instances;
+  // with dynamic MIG, those created so far). What a node agent reports upstream.
+  [[nodiscard]] gpulab::inventory::NodeInventory inventory() const;
 
   // Changes bump the generation; ListAndWatch streams wait on it.
   [[nodiscard]] std::uint64_t generation() const;
@@ -111,7 +119,7 @@ class DeviceState {
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::uint64_t generation_ = 0;
-  std::map<int, int> unhealthy_;         // gpu -> Xid
+  std::vector<gpulab::inventory::Health> health_;  // per GPU
   std::set<std::string> allocated_;
   std::vector<MigGpu> mig_;              // dynamic MIG: instances created so far
 };

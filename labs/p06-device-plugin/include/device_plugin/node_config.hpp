@@ -1,19 +1,19 @@
-// The fake node a plugin serves: its GPUs, how they are shared, and which
-// pairs are NVLink-connected. Read from NODE.json; every mistake is a
-// gpulab::UsageError naming the field.
+// The fake node a plugin serves: its GPUs (as the shared inventory describes
+// them), how they are shared, and where a container reaches each one. Read
+// from NODE.json; every mistake is a gpulab::UsageError naming the field.
 #pragma once
 
+#include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "gpulab/inventory/node_inventory.hpp"
 
 namespace device_plugin {
 
-struct GpuInfo {
-  int index = 0;
-  std::string uuid;         // "GPU-<index>" unless the config names one
+// Where a container reaches one GPU: the plugin's business, not the inventory's.
+struct GpuPaths {
   std::string device_node;  // host path injected into the container, "/dev/nvidia<index>"
-  int numa_node = 0;
   // Where the container sees it; the host path unless the config says otherwise
   // (a device served from a FUSE mount, e.g. P04's fakegpud, lives outside /dev).
   std::string container_path;
@@ -29,13 +29,26 @@ struct MigConfig {
 };
 
 struct NodeConfig {
-  std::string product = "NVIDIA-H100-80GB-HBM3";
-  int memory_gb = 80;
-  std::vector<GpuInfo> gpus;
-  int replicas = 4;                                  // time-slicing replicas per GPU
-  std::vector<std::pair<int, int>> nvlink_pairs;     // GPU indices wired by NVLink
+  // The GPUs in index order: id = UUID ("GPU-<index>" unless the config names
+  // one), model = the product label, memory, NUMA node, and an NVLink link
+  // each way between paired GPUs. Partitions and health are DeviceState's.
+  gpulab::inventory::NodeInventory inventory;
+  std::vector<GpuPaths> paths;  // per GPU, same order
+  int replicas = 4;             // time-slicing replicas per GPU
   MigConfig mig;
+
+  [[nodiscard]] std::size_t gpu_count() const { return inventory.accelerators.size(); }
+  [[nodiscard]] const gpulab::inventory::Accelerator& gpu(int index) const {
+    return inventory.accelerators.at(static_cast<std::size_t>(index));
+  }
+  // A node has one product and memory size, as gpu-feature-discovery labels it.
+  [[nodiscard]] const std::string& product() const { return gpu(0).model; }
+  [[nodiscard]] std::uint64_t memory_bytes() const { return gpu(0).memory_bytes; }
+  [[nodiscard]] bool nvlinked(int a, int b) const;
 };
+
+// What "nvlink_pairs" wires: NVLink 4 of an H100 SXM, 900 GB/s.
+inline constexpr double kNvlinkGbps = 900;
 
 // 4 GPUs, 4 replicas, 7 x 1g.10gb each, NVLink pairs {0,1} and {2,3}: the curriculum's node.
 NodeConfig default_node();

@@ -34,7 +34,9 @@ struct Cluster {
 Cluster curriculum_cluster();
 
 // Parses the description (see labs/p08-topology/topologies/); errors name the
-// field and what was wrong. YAML goes through the same checks as JSON.
+// field and what was wrong. YAML goes through the same checks as JSON. A
+// document with "inventory" (a list of gpulab::inventory node inventories,
+// plus optional "name" and "gpudirect_rdma") is read by cluster_from_inventory().
 gpulab::Expected<Cluster> parse_cluster_json(const std::string& text);
 gpulab::Expected<Cluster> parse_cluster_yaml(const std::string& text);
 gpulab::Expected<Cluster> cluster_from_json(const gpulab::Json& doc);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpulab/inventory/node_inventory.hpp"
 #include "gpulab/prom_text.hpp"
 
 namespace exporter {
@@ -40,9 +41,10 @@ class Source {
 // One GPU as the GPU-shaped sources (NVML, simulated) see it. A field NVML
 // reports as not supported on a board stays empty and its series is left out.
 struct GpuSample {
-  unsigned index = 0;
-  std::string uuid;
-  std::string model_name;
+  // Who it is, as the shared inventory describes it: index, id = the UUID,
+  // model = NVML's name (the gpu, uuid and model_name labels), memory, and
+  // health, which follows the Xids below (health_after_xids).
+  gpulab::inventory::Accelerator device;
   std::optional<double> utilization_ratio;  // 0..1
   std::optional<double> memory_used_bytes;
   std::optional<double> memory_free_bytes;
@@ -59,6 +61,15 @@ struct GpuSample {
   std::optional<bool> throttled_thermal;
   std::optional<bool> throttled_power;
 };
+
+// Healthy until an Xid that is not an application's own fault; the reason is
+// the latest such Xid when it is the last one seen, else the lowest code.
+gpulab::inventory::Health health_after_xids(const std::map<unsigned, double>& xid_counts,
+                                            std::optional<unsigned> last_xid);
+
+// The GPUs a source sampled, as the node inventory a platform agent sends.
+gpulab::inventory::NodeInventory node_inventory(std::string node,
+                                                const std::vector<GpuSample>& gpus);
 
 // The contract names (gpu_utilization_ratio, gpu_memory_used_bytes, ...) with
 // labels gpu, uuid, model_name; with `dcgm_compat` also dcgm-exporter's
