@@ -153,7 +153,7 @@ TEST_F(PlatformTest, GpulabctlGivesOneLineErrorsAndExitCodes) {
 
 TEST_F(PlatformTest, AGangLargerThanTheClusterStaysPendingWithItsReason) {
   start(2);
-  const auto spec = write("big.yaml", "name: big\nkind: train\ngpus: 3\nbackend: cpu_ref\n");
+  const auto spec = write("big.yaml", "name: big\nkind: train\ngpus: 3\nbackend: cpu_ref\nparams: {batch: 63}\n");
   auto r = run_program("gpulabctl", ctl("--json submit " + spec.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto id = Json::parse(r.out).at("id").get<std::string>();
