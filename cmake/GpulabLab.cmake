@@ -54,11 +54,20 @@ function(gpulab_add_lab name)
     _gpulab_add_lab_bench(${name} ${folder})
   endif()
 
+  set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_FOLDERS ${folder})
+  set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_PROGRAMS ${program_names})
+  set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_NEEDS ${LAB_NEEDS})
+  set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_SUMMARY "${LAB_SUMMARY}")
   string(REPLACE ";" "," programs_csv "${program_names}")
-  string(REPLACE ";" "," needs_csv "${LAB_NEEDS}")
-  set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_INDEX
-    "${folder}\t${programs_csv}\t${needs_csv}\t${LAB_SUMMARY}")
   gpulab_feature("lab ${folder}" ON "${programs_csv}")
+endfunction()
+
+# gpulab_lab_programs(prog...): programs a lab builds outside gpulab_add_lab() (an optional
+# daemon, say) that `tools/lab list` must show too. Call it from the lab's CMakeLists.txt
+# after gpulab_add_lab().
+function(gpulab_lab_programs)
+  get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
+  set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_${folder}_PROGRAMS ${ARGN})
 endfunction()
 
 function(_gpulab_add_lab_tests name folder programs test_env)
@@ -133,11 +142,18 @@ function(_gpulab_add_lab_bench name folder)
 endfunction()
 
 # build/<preset>/gpulab-labs.tsv: what `tools/lab list` prints.
+# One line per lab, four tab-separated fields (any may be empty except the first):
+#   folder  programs (comma-separated)  needs (comma-separated)  summary
 function(gpulab_write_lab_index)
-  get_property(entries GLOBAL PROPERTY GPULAB_LAB_INDEX)
+  get_property(folders GLOBAL PROPERTY GPULAB_LAB_FOLDERS)
   set(text "")
-  foreach(entry IN LISTS entries)
-    string(APPEND text "${entry}\n")
+  foreach(folder IN LISTS folders)
+    get_property(programs GLOBAL PROPERTY GPULAB_LAB_${folder}_PROGRAMS)
+    get_property(needs GLOBAL PROPERTY GPULAB_LAB_${folder}_NEEDS)
+    get_property(summary GLOBAL PROPERTY GPULAB_LAB_${folder}_SUMMARY)
+    string(REPLACE ";" "," programs "${programs}")
+    string(REPLACE ";" "," needs "${needs}")
+    string(APPEND text "${folder}\t${programs}\t${needs}\t${summary}\n")
   endforeach()
   file(WRITE ${PROJECT_BINARY_DIR}/gpulab-labs.tsv "${text}")
 endfunction()
