@@ -135,10 +135,7 @@ function(_gpulab_add_lab_bench name folder)
   add_executable(bench-${name} ${bench_srcs})
   target_link_libraries(bench-${name} PRIVATE gpulab::${name} benchmark::benchmark_main)
   gpulab_set_warnings(bench-${name})
-  # Keeps the benchmark from rotting; the numbers come from running it by hand.
-  add_test(NAME ${name}.bench-smoke
-    COMMAND bench-${name} --benchmark_min_time=0.001)
-  set_tests_properties(${name}.bench-smoke PROPERTIES LABELS bench)
+  gpulab_add_bench_smoke(${name}.bench-smoke bench-${name})
 endfunction()
 
 # build/<preset>/gpulab-labs.tsv: what `tools/lab list` prints.
@@ -156,4 +153,16 @@ function(gpulab_write_lab_index)
     string(APPEND text "${folder}\t${programs}\t${needs}\t${summary}\n")
   endforeach()
   file(WRITE ${PROJECT_BINARY_DIR}/gpulab-labs.tsv "${text}")
+endfunction()
+
+# gpulab_add_bench_smoke(test-name bench-target [ARGS "..."]): keeps a benchmark from rotting
+# (the numbers come from running it by hand) and fails when any benchmark reports an error
+# (SkipWithError), which Google Benchmark's exit status does not (GpulabBenchSmoke.cmake).
+function(gpulab_add_bench_smoke test target)
+  cmake_parse_arguments(PARSE_ARGV 2 SMOKE "" "ARGS" "")
+  add_test(NAME ${test}
+    COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:${target}> "-DARGS=${SMOKE_ARGS}"
+            -P ${PROJECT_SOURCE_DIR}/cmake/GpulabBenchSmoke.cmake)
+  set_tests_properties(${test} PROPERTIES LABELS bench
+    SKIP_REGULAR_EXPRESSION "gpulab-bench-smoke: SKIPPED")
 endfunction()
