@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -183,6 +184,28 @@ Tolerance parse_tol(const std::string& value, const std::string& where) {
   return t;
 }
 
+// "1-2,4" -> {1, 2, 4}
+std::vector<std::size_t> parse_lines(const std::string& value, const std::string& where) {
+  std::vector<std::size_t> out;
+  std::string item;
+  std::istringstream in(value);
+  while (std::getline(in, item, ',')) {
+    const auto dash = item.find('-');
+    try {
+      std::size_t used = 0;
+      const auto a = std::stoul(item.substr(0, dash), &used);
+      const auto b = dash == std::string::npos ? a : std::stoul(item.substr(dash + 1));
+      if (a == 0 || b < a || (dash == std::string::npos && used != item.size())) throw 0;
+      for (auto l = a; l <= b; ++l) out.push_back(l);
+    } catch (...) {
+      throw std::runtime_error(where + "free-lines= takes line numbers and ranges (1-2,4), not '" +
+                               value + "'");
+    }
+  }
+  if (out.empty()) throw std::runtime_error(where + "free-lines= needs at least one line");
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> split_lines(const std::string& text) {
@@ -230,14 +253,17 @@ std::vector<Block> find_blocks(const std::vector<std::string>& lines) {
         while (std::getline(in, item, ','))
           if (!item.empty()) b.vary.push_back(item);
         if (b.vary.empty()) throw std::runtime_error(where + "vary= needs at least one context");
+      } else if (w.rfind("free-lines=", 0) == 0) {
+        b.free_lines = parse_lines(w.substr(11), where);
       } else {
-        throw std::runtime_error(where + "unknown marker word '" + w +
-                                 "' (use exact|shape, tol=P%|any, vary=CTX,..., exit=N)");
+        throw std::runtime_error(
+            where + "unknown marker word '" + w +
+            "' (use exact|shape, tol=P%|any, vary=CTX,..., free-lines=L,A-B, exit=N)");
       }
     }
     if (!have_mode) throw std::runtime_error(where + "marker needs a mode: exact or shape");
-    if (b.mode == Mode::kExact && (have_tol || !b.vary.empty()))
-      throw std::runtime_error(where + "tol= and vary= apply to shape blocks only");
+    if (b.mode == Mode::kExact && (have_tol || !b.vary.empty() || !b.free_lines.empty()))
+      throw std::runtime_error(where + "tol=, vary= and free-lines= apply to shape blocks only");
     if (i + 2 >= lines.size() || lines[i + 1].rfind("```", 0) != 0)
       throw std::runtime_error(where + "marker must be followed by a ``` fence");
     if (lines[i + 2].rfind("$ ", 0) != 0)
@@ -280,7 +306,8 @@ std::string compare(const Block& block, const std::vector<std::string>& actual_r
     std::string why;
     if (block.mode == Mode::kExact) {
       if (expected[i] != actual[i]) why = "not the same text (exact block)";
-    } else {
+    } else if (std::find(block.free_lines.begin(), block.free_lines.end(), i + 1) ==
+               block.free_lines.end()) {
       why = compare_shape_line(block, expected[i], actual[i]);
     }
     if (!why.empty())

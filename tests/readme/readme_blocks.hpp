@@ -17,6 +17,8 @@
 //                - a number whose line text before it (blanks removed, earlier numbers as '#')
 //                  ends with one of the vary=CTX contexts is measured: any value, integer or not
 //                  (PIDs, racy counts, per-second figures).
+// free-lines=L,A-B  (shape) those lines of the output (1-based) must be there but their text is
+//              not compared: lines that describe the machine the check runs on (CPU, caches).
 // exit=N       the program must exit N; when N != 0 the block shows stdout followed by stderr
 //              (the error line), and both are compared.
 #pragma once
@@ -37,7 +39,8 @@ struct Tolerance {
 struct Block {
   Mode mode = Mode::kExact;
   Tolerance tol;
-  std::vector<std::string> vary;  // contexts of measured numbers (shape only)
+  std::vector<std::string> vary;        // contexts of measured numbers (shape only)
+  std::vector<std::size_t> free_lines;  // 1-based output lines whose text is free (shape only)
   int expected_exit = 0;
   std::string command;                // without the "$ "
   std::vector<std::string> expected;  // the lines after the command

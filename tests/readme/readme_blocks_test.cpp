@@ -51,6 +51,9 @@ TEST(ReadmeBlocks, MalformedMarkersAreErrorsWithLineNumbers) {
   EXPECT_THROW(readme::find_blocks(bad("exact tol=10%")), std::runtime_error);  // exact is exact
   EXPECT_THROW(readme::find_blocks(bad("exact vary=pid")), std::runtime_error);
   EXPECT_THROW(readme::find_blocks(bad("shape exit=one")), std::runtime_error);
+  EXPECT_THROW(readme::find_blocks(bad("shape free-lines=0")), std::runtime_error);
+  EXPECT_THROW(readme::find_blocks(bad("shape free-lines=3-1")), std::runtime_error);
+  EXPECT_THROW(readme::find_blocks(bad("exact free-lines=1")), std::runtime_error);
   EXPECT_THROW(readme::find_blocks(doc("<!-- gpulab-check: exact -->\n```\nno command\n```\n")),
                std::runtime_error);
   try {
@@ -153,4 +156,15 @@ TEST(ReadmeBlocks, NonZeroExitBlocksShowStderrAfterStdout) {
             (std::vector<std::string>{"out", "prog: error: bad"}));
   b.expected_exit = 0;
   EXPECT_EQ(readme::shown_output(b, "out\n", "noise\n"), (std::vector<std::string>{"out"}));
+}
+
+TEST(ReadmeBlocks, FreeLinesMustBeThereButTheirTextIsNotCompared) {
+  const Block b = shape("shape free-lines=1,3-4",
+                        {"cpu: avx512f 2.60 GHz", "kernel 16 bytes", "L1 32 KiB", "L2 1 MiB"});
+  EXPECT_EQ(b.free_lines, (std::vector<std::size_t>{1, 3, 4}));
+  EXPECT_EQ(readme::compare(b, {"cpu: avx2+fma, 2.45 GHz", "kernel 16 bytes", "L1 48 KiB", "x"}),
+            "");
+  EXPECT_NE(readme::compare(b, {"cpu: avx2+fma, 2.45 GHz", "kernel 8 bytes", "L1 48 KiB", "x"}),
+            "");
+  EXPECT_NE(readme::compare(b, {"cpu: avx2+fma, 2.45 GHz", "kernel 16 bytes", "L1 48 KiB"}), "");
 }
