@@ -54,11 +54,20 @@ function(gpulab_add_lab name)
     _gpulab_add_lab_bench(${name} ${folder})
   endif()
 
+  set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_FOLDERS ${folder})
+  set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_PROGRAMS ${program_names})
+  set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_NEEDS ${LAB_NEEDS})
+  set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_SUMMARY "${LAB_SUMMARY}")
   string(REPLACE ";" "," programs_csv "${program_names}")
-  string(REPLACE ";" "," needs_csv "${LAB_NEEDS}")
-  set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_INDEX
-    "${folder}\t${programs_csv}\t${needs_csv}\t${LAB_SUMMARY}")
   gpulab_feature("lab ${folder}" ON "${programs_csv}")
+endfunction()
+
+# gpulab_lab_programs(prog...): programs a lab builds outside gpulab_add_lab() (an optional
+# daemon, say) that `tools/lab list` must show too. Call it from the lab's CMakeLists.txt
+# after gpulab_add_lab().
+function(gpulab_lab_programs)
+  get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
+  set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_${folder}_PROGRAMS ${ARGN})
 endfunction()
 
 function(_gpulab_add_lab_tests name folder programs test_env)
@@ -103,10 +112,16 @@ function(_gpulab_add_lab_tests name folder programs test_env)
   endforeach()
 
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/README.md)
+    # --bench-built: a README block running a bench-* program that is missing fails here,
+    # and skips only in presets that do not build benchmarks (asan, tsan).
+    set(bench_flag "")
+    if(GPULAB_BUILD_BENCH)
+      set(bench_flag --bench-built)
+    endif()
     add_test(NAME ${name}.readme
       COMMAND gpulab-readme-check ${CMAKE_CURRENT_SOURCE_DIR}/README.md
               --bin ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}
-              --cwd ${CMAKE_CURRENT_SOURCE_DIR})
+              --cwd ${CMAKE_CURRENT_SOURCE_DIR} ${bench_flag})
     set_tests_properties(${name}.readme PROPERTIES
       LABELS readme SKIP_RETURN_CODE 77 ENVIRONMENT "${test_env}")
   endif()
@@ -120,18 +135,34 @@ function(_gpulab_add_lab_bench name folder)
   add_executable(bench-${name} ${bench_srcs})
   target_link_libraries(bench-${name} PRIVATE gpulab::${name} benchmark::benchmark_main)
   gpulab_set_warnings(bench-${name})
-  # Keeps the benchmark from rotting; the numbers come from running it by hand.
-  add_test(NAME ${name}.bench-smoke
-    COMMAND bench-${name} --benchmark_min_time=0.001)
-  set_tests_properties(${name}.bench-smoke PROPERTIES LABELS bench)
+  gpulab_add_bench_smoke(${name}.bench-smoke bench-${name})
 endfunction()
 
 # build/<preset>/gpulab-labs.tsv: what `tools/lab list` prints.
+# One line per lab, four tab-separated fields (any may be empty except the first):
+#   folder  programs (comma-separated)  needs (comma-separated)  summary
 function(gpulab_write_lab_index)
-  get_property(entries GLOBAL PROPERTY GPULAB_LAB_INDEX)
+  get_property(folders GLOBAL PROPERTY GPULAB_LAB_FOLDERS)
   set(text "")
-  foreach(entry IN LISTS entries)
-    string(APPEND text "${entry}\n")
+  foreach(folder IN LISTS folders)
+    get_property(programs GLOBAL PROPERTY GPULAB_LAB_${folder}_PROGRAMS)
+    get_property(needs GLOBAL PROPERTY GPULAB_LAB_${folder}_NEEDS)
+    get_property(summary GLOBAL PROPERTY GPULAB_LAB_${folder}_SUMMARY)
+    string(REPLACE ";" "," programs "${programs}")
+    string(REPLACE ";" "," needs "${needs}")
+    string(APPEND text "${folder}\t${programs}\t${needs}\t${summary}\n")
   endforeach()
   file(WRITE ${PROJECT_BINARY_DIR}/gpulab-labs.tsv "${text}")
+endfunction()
+
+# gpulab_add_bench_smoke(test-name bench-target [ARGS "..."]): keeps a benchmark from rotting
+# (the numbers come from running it by hand) and fails when any benchmark reports an error
+# (SkipWithError), which Google Benchmark's exit status does not (GpulabBenchSmoke.cmake).
+function(gpulab_add_bench_smoke test target)
+  cmake_parse_arguments(PARSE_ARGV 2 SMOKE "" "ARGS" "")
+  add_test(NAME ${test}
+    COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:${target}> "-DARGS=${SMOKE_ARGS}"
+            -P ${PROJECT_SOURCE_DIR}/cmake/GpulabBenchSmoke.cmake)
+  set_tests_properties(${test} PROPERTIES LABELS bench
+    SKIP_REGULAR_EXPRESSION "gpulab-bench-smoke: SKIPPED")
 endfunction()

@@ -40,10 +40,10 @@ class Daemon {
  private:
   Daemon() {
 #ifndef FAKEGPUD_PATH
-    why_not_ = "built without fakegpud (libfuse3 missing)";
+    why_not_ = "SKIPPED: built without fakegpud (libfuse3 missing)";
 #else
     if (access("/dev/fuse", R_OK | W_OK) != 0) {
-      why_not_ = "/dev/fuse is not available";
+      why_not_ = "SKIPPED: /dev/fuse is not available";
       return;
     }
     char tmpl[] = "/tmp/fakegpu-bench-XXXXXX";
@@ -69,7 +69,7 @@ class Daemon {
       }
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
         pid_ = -1;
-        why_not_ = "fakegpud could not mount (not root?)";
+        why_not_ = "SKIPPED: fakegpud could not mount (not root?)";
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -109,7 +109,7 @@ HostAllocator open_allocator(const char* lib, const char* alloc_sym, const char*
 
 void host_pair(benchmark::State& state, const HostAllocator& a, const char* label) {
   if (a.alloc == nullptr || a.release == nullptr) {
-    state.SkipWithError(("cannot load the library: " + a.error).c_str());
+    state.SkipWithError(("SKIPPED: cannot load the library: " + a.error).c_str());
     return;
   }
   const auto bytes = static_cast<std::size_t>(state.range(0));

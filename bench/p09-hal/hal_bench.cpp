@@ -74,7 +74,7 @@ void BM_DispatchRouted(benchmark::State& state, const hal::Backend* be) {
   // Route to this backend: pin when it is not the router's own choice.
   const bool routed_here = reg.route(req) && reg.route(req).value() == be;
   if (!routed_here) {
-    state.SkipWithError("the router picks another backend for 1x1x1 F32");
+    state.SkipWithError("SKIPPED: the router picks another backend for 1x1x1 F32");
     return;
   }
   for (auto _ : state) {
@@ -91,7 +91,7 @@ void BM_DispatchSelected(benchmark::State& state, const hal::Backend* be) {
   const hal::Registry& reg = registry();
   const hal::Request req{hal::Op::kMatmul, hal::DType::kF32, 1, 1, 1};
   if (reg.select(req) != be) {
-    state.SkipWithError("the router picks another backend for 1x1x1 F32");
+    state.SkipWithError("SKIPPED: the router picks another backend for 1x1x1 F32");
     return;
   }
   for (auto _ : state) {

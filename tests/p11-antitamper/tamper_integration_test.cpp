@@ -19,6 +19,29 @@ namespace {
 
 const std::string kBin = std::string(GPULAB_BIN_DIR) + "/tamperlab";
 
+// This process's own scratch directory (mkdtemp), removed at exit: fixed names under /tmp were
+// shared by every checkout (and every ctest job) running these tests at the same time.
+class Scratch {
+ public:
+  Scratch() {
+    std::string tmpl = ::testing::TempDir() + "tamperlab-test-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr) std::abort();
+    dir_ = tmpl + "/";
+  }
+  ~Scratch() { std::filesystem::remove_all(dir_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  std::string file(const std::string& name) const { return dir_ + name; }
+
+ private:
+  std::string dir_;
+};
+
+const Scratch& scratch() {
+  static const Scratch s;
+  return s;
+}
+
 std::string valid_key() {
   char buf[32];
   at_make_key("GPULAB-", "1234", "ABCD", buf, sizeof buf);
@@ -38,7 +61,7 @@ struct Outcome {
 };
 
 Outcome run(const std::string& cmd) {
-  const std::string out = ::testing::TempDir() + "tamper-out.txt";
+  const std::string out = scratch().file("tamper-out.txt");
   const int st = std::system((cmd + " >" + out + " 2>&1 </dev/null").c_str());
   return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(out)};
 }
@@ -75,7 +98,7 @@ TEST(Tamperlab, OnePatchedByteIsDetected) {
   const std::size_t at = file_offset_of(img, "at_key_check_flat");
   ASSERT_GT(at, 0u) << "symbol table missing (stripped binary?)";
   img[at + 8] = static_cast<char>(img[at + 8] ^ 0x01);
-  const std::string copy = ::testing::TempDir() + "tamperlab-patched";
+  const std::string copy = scratch().file("tamperlab-patched");
   std::ofstream(copy, std::ios::binary) << img;
   std::filesystem::permissions(copy, std::filesystem::perms::owner_all);
   const Outcome r = run(copy + " --key " + valid_key());
@@ -86,7 +109,7 @@ TEST(Tamperlab, OnePatchedByteIsDetected) {
 }
 
 TEST(Tamperlab, RunningUnderATracerIsDetected) {
-  const std::string out = ::testing::TempDir() + "tamper-traced.txt";
+  const std::string out = scratch().file("tamper-traced.txt");
   const std::string key = valid_key();
   const pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -94,9 +117,11 @@ TEST(Tamperlab, RunningUnderATracerIsDetected) {
     std::FILE* f = std::fopen(out.c_str(), "w");
     if (!f) _exit(126);
     dup2(fileno(f), 1);
-    // LeakSanitizer (asan preset) stops the world with ptrace at exit, which a traced process cannot do.
+    // LeakSanitizer (asan preset) stops the world with ptrace at exit, which a traced process
+    // cannot do.
     const char* asan = std::getenv("ASAN_OPTIONS");
-    const std::string opts = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "detect_leaks=0";
+    const std::string opts =
+        std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "detect_leaks=0";
     setenv("ASAN_OPTIONS", opts.c_str(), 1);
     ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
     execl(kBin.c_str(), "tamperlab", "--key", key.c_str(), static_cast<char*>(nullptr));
@@ -120,10 +145,11 @@ TEST(Tamperlab, PreloadedStrcmpHookIsDetected) {
   ASSERT_TRUE(std::filesystem::exists(hook));
   // verify_asan_link_order=0: under the asan preset the hook would otherwise precede libasan.
   const Outcome r = run("ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=" + hook + " " + kBin +
-                    " --key GPULAB-0000-0000-0000");
+                        " --key GPULAB-0000-0000-0000");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("strcmp from " + hook), std::string::npos) << r.out;
-  // The hook would make a strcmp-based check accept anything; the flattened one does not use strcmp.
+  // The hook would make a strcmp-based check accept anything; the flattened one does not use
+  // strcmp.
   EXPECT_NE(r.out.find("licence key rejected"), std::string::npos) << r.out;
 }
 

@@ -13,7 +13,7 @@ namespace {
 
 std::vector<std::string> corpus() {
   std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(GPULAB_LAB_DIR) + "/fuzz/corpus")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::string(GPULAB_LAB_DIR) + "/../../tests/p11-licensing/fuzz-corpus")) {
     out.push_back(testing_support::read(e.path()));
   }
   return out;
