@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <string>
 
+#include "gpulab/cli.hpp"
 #include "gpulab/output_file.hpp"
+#include "gpulab/plot.hpp"
 #include "gpulab/prom_text.hpp"
 #include "gpulab_test/hostile_fs.hpp"
 
@@ -46,6 +48,23 @@ TEST(OutputFileRoot, APrivateDevNullIsWrittenAndStaysADevice) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(gpulab_test::is_char_device(null, 1, 3));
   EXPECT_TRUE(gpulab::check_output_path(null).ok());
+}
+
+TEST(OutputFileRoot, APlotToAFullDeviceFails) {
+  // gnuplot itself exits 0 after writing its SVG to /dev/full.
+  ScratchDir dir;
+  const fs::path full = dir / "full";
+  ASSERT_EQ(gpulab_test::make_char_device(full, 1, 7), "");
+  gpulab::PlotSpec spec;
+  spec.series = {{"s", {1, 2}, {3, 4}, false}};
+  try {
+    gpulab::write_svg_plot(spec, full.string());
+    ADD_FAILURE() << "a plot written to a full device succeeded";
+  } catch (const gpulab::RunError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot write '" + full.string() + "': No space left on device");
+  }
+  EXPECT_TRUE(gpulab_test::is_char_device(full, 1, 7));
 }
 
 TEST(OutputFileRoot, AFullFileSystemKeepsTheOldFile) {
