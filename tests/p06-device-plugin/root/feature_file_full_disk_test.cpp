@@ -19,13 +19,15 @@ TEST(FeatureFileRoot, AFullDiskKeepsTheOldLabels) {
   const auto path = (tmpfs / "gpu-features").string();
   dp::write_feature_file(path, {{"nvidia.com/gpu.product", "H100"}});
   ASSERT_TRUE(tmpfs.fill());
-  const std::map<std::string, std::string> many{{"nvidia.com/gpu.memory", std::string(70000, '8')}};
-  try {
-    dp::write_feature_file(path, many);
-    ADD_FAILURE() << "a write to a full disk succeeded";
-  } catch (const gpulab::RunError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "--feature-file: cannot write '" + path + "': No space left on device");
+  // Small labels fail only when the file is flushed at close, large ones while writing.
+  for (const std::size_t size : {std::size_t{5}, std::size_t{70000}}) {
+    try {
+      dp::write_feature_file(path, {{"nvidia.com/gpu.memory", std::string(size, '8')}});
+      ADD_FAILURE() << "a write to a full disk succeeded (" << size << " bytes)";
+    } catch (const gpulab::RunError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--feature-file: cannot write '" + path + "': No space left on device");
+    }
   }
   EXPECT_EQ(gpulab_test::slurp(path), "nvidia.com/gpu.product=H100\n");
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(tmpfs.path()), {}), 2);
