@@ -33,7 +33,8 @@ TEST(Cli, ClosedStdoutIsAFailedRunNotASilentSuccess) {
   // `>&-`: every write to stdout fails (EBADF). A big trace fails while printing, a small one
   // only at the final flush, which exit() would do without telling anyone.
   for (const char* jobs : {"1000", "2"}) {
-    const auto r = gpulab_test::run_program("cluster-sim", std::string("generate --jobs ") + jobs + " >&-");
+    const auto r =
+        gpulab_test::run_program("cluster-sim", std::string("generate --jobs ") + jobs + " >&-");
     EXPECT_EQ(r.exit_code, 1) << jobs;
     EXPECT_EQ(r.err, "cluster-sim: error: cannot write standard output: Bad file descriptor\n")
         << jobs;

@@ -13,9 +13,9 @@ TEST(PtxcRoot, OutputToAFullDeviceFails) {
   gpulab_test::ScratchDir dir;
   const auto full = dir / "full";
   ASSERT_EQ(gpulab_test::make_char_device(full, 1, 7), "");
-  const auto r = gpulab_test::run_program(
-      "ptxc", "compile " + std::string(GPULAB_LAB_DIR) + "/kernels/elementwise.ptxc -o " +
-                  full.string());
+  const auto r =
+      gpulab_test::run_program("ptxc", "compile " + std::string(GPULAB_LAB_DIR) +
+                                           "/kernels/elementwise.ptxc -o " + full.string());
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.err, "ptxc: error: cannot write '" + full.string() + "': No space left on device\n");
   EXPECT_TRUE(gpulab_test::is_char_device(full, 1, 7));

@@ -2,7 +2,6 @@
 // Private device nodes (mknod), never /dev/full itself; root only.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 
 #include "gpulab_test/hostile_fs.hpp"

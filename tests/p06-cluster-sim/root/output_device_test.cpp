@@ -2,7 +2,6 @@
 // device, and --out at one. Private device nodes (mknod); root only.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 
 #include "gpulab_test/hostile_fs.hpp"
@@ -28,8 +27,8 @@ TEST(ClusterSimRoot, OutOnAFullDeviceFailsAndStaysADevice) {
   ASSERT_EQ(gpulab_test::make_char_device(full, 1, 7), "");
   const auto r = run_program("cluster-sim", "generate --jobs 10 --out " + full.string());
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_EQ(r.err, "cluster-sim: error: cannot write '" + full.string() +
-                       "': No space left on device\n");
+  EXPECT_EQ(r.err,
+            "cluster-sim: error: cannot write '" + full.string() + "': No space left on device\n");
   EXPECT_TRUE(gpulab_test::is_char_device(full, 1, 7));
 }
 

@@ -2,7 +2,6 @@
 // stays whole (it was truncated before). A 64 KiB tmpfs, filled up; root only.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 
 #include "gpulab_test/hostile_fs.hpp"
