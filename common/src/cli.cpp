@@ -1,8 +1,12 @@
 #include "gpulab/cli.hpp"
 
 #include <fmt/core.h>
+#include <stdio_ext.h>
 
 #include <cstdio>
+#include <system_error>
+
+#include "gpulab/stdout_check.hpp"
 
 namespace gpulab {
 
@@ -27,8 +31,10 @@ void print_skipped(std::string_view program, std::string_view reason) {
   fmt::print(stderr, "{}: SKIPPED: {}\n", program, reason);
 }
 
-int run_program(std::string_view program, CLI::App& app, int argc, char** argv,
-                const std::function<int()>& body) {
+namespace {
+
+int run_body(std::string_view program, CLI::App& app, int argc, char** argv,
+             const std::function<int()>& body) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -49,10 +55,29 @@ int run_program(std::string_view program, CLI::App& app, int argc, char** argv,
   } catch (const Unsupported& e) {
     print_skipped(program, e.what());
     return kExitSkipped;
+  } catch (const std::system_error& e) {
+    // fmt::print throws this when stdio could not write a full buffer.
+    if (std::ferror(stdout) != 0) {
+      print_error(program, fmt::format("cannot write standard output: {}", e.code().message()));
+      // Reported: drop what is still buffered so finish_stdout does not report it again.
+      __fpurge(stdout);
+      std::clearerr(stdout);
+    } else {
+      print_error(program, e.what());
+    }
+    return kExitCheckFailed;
   } catch (const std::exception& e) {
     print_error(program, e.what());
     return kExitCheckFailed;
   }
+}
+
+}  // namespace
+
+int run_program(std::string_view program, CLI::App& app, int argc, char** argv,
+                const std::function<int()>& body) {
+  // Help text and results alike: output that never arrived is a failed run.
+  return finish_stdout(program, run_body(program, app, argc, argv, body));
 }
 
 }  // namespace gpulab

@@ -7,9 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <system_error>
+#include <utility>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/file.hpp"
+#include "gpulab/output_file.hpp"
 
 namespace gpulab {
 namespace {
@@ -48,29 +51,46 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& data_path,
 
 void write_svg_plot(const PlotSpec& spec, const std::string& svg_path) {
   if (!gnuplot_available()) throw Unsupported("--plot needs gnuplot (apt-get install gnuplot-nox)");
+  if (auto ok = check_output_path(svg_path); !ok) throw RunError(ok.error().message);
   namespace fs = std::filesystem;
   char dir_template[] = "/tmp/gpulab-plot-XXXXXX";
   if (!mkdtemp(dir_template)) throw RunError("cannot create a temporary directory for the plot");
-  const fs::path dir = dir_template;
-  const auto data = (dir / "data.txt").string();
-  const auto script = (dir / "plot.gp").string();
-  {
-    std::ofstream out(data);
-    for (const auto& series : spec.series) {  // gnuplot datasets are separated by two blank lines
-      for (std::size_t i = 0; i < series.x.size() && i < series.y.size(); ++i)
-        out << fmt::format("{:.17g} {:.17g}\n", series.x[i], series.y[i]);
-      out << "\n\n";
+  struct RemoveDir {
+    fs::path dir;
+    ~RemoveDir() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
     }
-    std::ofstream(script) << gnuplot_script(spec, data, svg_path);
+  } scratch{dir_template};
+  const auto data = (scratch.dir / "data.txt").string();
+  const auto script = (scratch.dir / "plot.gp").string();
+  // gnuplot draws into the scratch directory and the picture reaches svg_path through
+  // write_file: gnuplot itself exits 0 after writing to a full disk or /dev/full.
+  const auto drawn = (scratch.dir / "plot.svg").string();
+  std::string points;
+  for (const auto& series : spec.series) {  // gnuplot datasets are separated by two blank lines
+    for (std::size_t i = 0; i < series.x.size() && i < series.y.size(); ++i)
+      points += fmt::format("{:.17g} {:.17g}\n", series.x[i], series.y[i]);
+    points += "\n\n";
   }
-  const int rc = std::system(fmt::format("gnuplot {} 2>{}", quoted(script), quoted((dir / "err.txt").string())).c_str());
-  std::string err;
-  if (rc != 0) {
-    std::ifstream in(dir / "err.txt");
-    std::getline(in, err);
+  for (const auto& [path, text] :
+       {std::pair{data, points}, std::pair{script, gnuplot_script(spec, data, drawn)}}) {
+    if (auto ok = write_file(path, text); !ok) throw RunError(ok.error().message);
   }
-  fs::remove_all(dir);
-  if (rc != 0) throw RunError(fmt::format("gnuplot failed to write {}: {}", svg_path, err));
+  const auto err_path = (scratch.dir / "err.txt").string();
+  const int rc =
+      std::system(fmt::format("gnuplot {} 2>{}", quoted(script), quoted(err_path)).c_str());
+  if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
+    std::string err = read_text_file(err_path, 64 * 1024).value_or("");
+    err = err.substr(0, err.find('\n'));
+    throw RunError(fmt::format("gnuplot failed to draw {}: {}", svg_path, err));
+  }
+  auto svg = read_text_file(drawn, std::size_t{256} << 20);
+  // A picture gnuplot could not finish (scratch space full) lacks its closing tag.
+  if (!svg || svg.value().find("</svg>") == std::string::npos) {
+    throw RunError(fmt::format("gnuplot did not finish drawing {}", svg_path));
+  }
+  if (auto ok = write_file(svg_path, svg.value()); !ok) throw RunError(ok.error().message);
 }
 
 }  // namespace gpulab

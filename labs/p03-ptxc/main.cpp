@@ -2,10 +2,10 @@
 // right by running it in a PTX interpreter against a reference evaluation.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <gpulab/cli.hpp>
 #include <gpulab/file.hpp>
 #include <gpulab/json.hpp>
+#include <gpulab/output_file.hpp>
 #include <gpulab/table.hpp>
 
 #include "ptxc/ast.hpp"
@@ -110,9 +110,8 @@ int cmd_compile(const std::string& file, const std::string& out_path, const std:
   }
   if (out_path.empty() || out_path == "-") {
     fmt::print("{}", text);
-  } else {
-    std::ofstream out(out_path, std::ios::binary);
-    if (!(out << text)) throw gpulab::UsageError(fmt::format("cannot write '{}'", out_path));
+  } else if (auto written = gpulab::write_file(out_path, text); !written) {
+    throw gpulab::UsageError(written.error().message);
   }
   return gpulab::kExitOk;
 }

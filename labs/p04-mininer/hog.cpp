@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gpulab/stdout_check.hpp"
+
 int main(int argc, char** argv) {
   const auto usage = [] {
     std::fprintf(stderr,
@@ -41,5 +43,5 @@ int main(int argc, char** argv) {
     if (mb % 10 == 0 || mb == n) std::printf("hog: %llu MB\n", mb);
   }
   std::printf("hog: allocated and touched %llu MB\n", n);
-  return 0;
+  return gpulab::finish_stdout("hog", 0);
 }

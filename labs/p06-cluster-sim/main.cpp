@@ -4,8 +4,7 @@
 #include <fmt/format.h>
 
 #include <ctime>
-#include <fstream>
-#include <iostream>
+#include <sstream>
 
 #include "cluster_sim/inventory.hpp"
 #include "cluster_sim/scenarios.hpp"
@@ -15,6 +14,7 @@
 #include "gpulab/file.hpp"
 #include "gpulab/inventory/inventory_json.hpp"
 #include "gpulab/json.hpp"
+#include "gpulab/output_file.hpp"
 #include "gpulab/progress.hpp"
 #include "gpulab/table.hpp"
 #include "gpulab/timing.hpp"
@@ -237,12 +237,12 @@ int main(int argc, char** argv) {
     if (*gen) {
       gcfg.seed = common.seed;
       const auto jobs = cs::generate_trace(gcfg);
+      std::ostringstream trace;
+      cs::write_trace(trace, jobs);
       if (out_path.empty()) {
-        cs::write_trace(std::cout, jobs);
-      } else {
-        std::ofstream out(out_path);
-        if (!out) throw gpulab::UsageError(fmt::format("cannot write '{}'", out_path));
-        cs::write_trace(out, jobs);
+        fmt::print("{}", trace.str());  // a failed write throws; run_program reports it
+      } else if (auto written = gpulab::write_file(out_path, trace.str()); !written) {
+        throw gpulab::UsageError(written.error().message);
       }
       return gpulab::kExitOk;
     }

@@ -3,22 +3,23 @@
 #include <fmt/core.h>
 
 #include <cstdio>
-#include <fstream>
 
 #include "conformance/report.hpp"
 #include "conformance/session.hpp"
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
+#include "gpulab/output_file.hpp"
 
 namespace {
 
 constexpr std::string_view kProgram = "hal-conformance";
 
-// Opened before the run, so a bad path fails in a moment, not after the matrix.
-std::ofstream open_for_writing(const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw gpulab::UsageError(fmt::format("--junit {}: cannot open for writing", path));
-  return out;
+// Checked before the run, so a bad path fails in a moment, not after the matrix; the
+// report itself replaces the old one only once it is complete (a full disk keeps the old one).
+void check_junit_path(const std::string& path) {
+  if (auto ok = gpulab::check_output_path(path); !ok) {
+    throw gpulab::UsageError(fmt::format("--junit: {}", ok.error().message));
+  }
 }
 
 }  // namespace
@@ -96,13 +97,12 @@ int main(int argc, char** argv) {
     opts.perf = !no_perf;
     opts.threshold = threshold_pct / 100.0;
 
-    std::ofstream junit_out;
-    if (!junit.empty()) junit_out = open_for_writing(junit);
+    if (!junit.empty()) check_junit_path(junit);
     const conformance::Report report = conformance::run_session(opts);
     if (!junit.empty()) {
-      junit_out << conformance::to_junit_xml(report);
-      junit_out.flush();
-      if (!junit_out) throw gpulab::RunError(fmt::format("--junit {}: write failed", junit));
+      if (auto written = gpulab::write_file(junit, conformance::to_junit_xml(report)); !written) {
+        throw gpulab::RunError(fmt::format("--junit: {}", written.error().message));
+      }
     }
     if (json) {
       gpulab::print_json(conformance::to_json(report));

@@ -29,6 +29,18 @@ TEST(Cli, DefaultRunPrintsBothCurriculumTables) {
   EXPECT_NE(r.out.find("naive_no_gang : 0/3 jobs completed"), std::string::npos);
 }
 
+TEST(Cli, ClosedStdoutIsAFailedRunNotASilentSuccess) {
+  // `>&-`: every write to stdout fails (EBADF). A big trace fails while printing, a small one
+  // only at the final flush, which exit() would do without telling anyone.
+  for (const char* jobs : {"1000", "2"}) {
+    const auto r =
+        gpulab_test::run_program("cluster-sim", std::string("generate --jobs ") + jobs + " >&-");
+    EXPECT_EQ(r.exit_code, 1) << jobs;
+    EXPECT_EQ(r.err, "cluster-sim: error: cannot write standard output: Bad file descriptor\n")
+        << jobs;
+  }
+}
+
 TEST(Cli, MalformedTraceRowIsOneLineAndExit2) {
   const std::string path = temp_trace("A,0,2,10\nB,0,two,10\n");
   const gpulab_test::ProgramRun r = run("run --trace " + path);

@@ -11,10 +11,13 @@
 #include "fakegpu/client_checks.hpp"
 #include "fakegpu/evil.hpp"
 #include "fakegpu/wait_bench.hpp"
+#include "gpulab/stdout_check.hpp"
 
 namespace fakegpu {
 
-int tool_main(Tool tool, int argc, char** argv) {
+namespace {
+
+int run_tool(Tool tool, int argc, char** argv) {
   const bool evil = tool == Tool::kEvil;
   const bool bench = tool == Tool::kBench;
   const char* prog = bench ? "fakegpu-bench" : evil ? "fakegpu-evil" : "fakegpu-client";
@@ -143,6 +146,17 @@ int tool_main(Tool tool, int argc, char** argv) {
                 report.passed() + report.failed());
   }
   return report.all_passed() ? 0 : 1;
+}
+
+}  // namespace
+
+int tool_main(Tool tool, int argc, char** argv) {
+  const char* prog = tool == Tool::kBench  ? "fakegpu-bench"
+                     : tool == Tool::kEvil ? "fakegpu-evil"
+                                           : "fakegpu-client";
+  // These tools print with printf and parse their own flags (no gpulab::run_program in the
+  // static builds), so they check their output the same way run_program does.
+  return gpulab::finish_stdout(prog, run_tool(tool, argc, argv));
 }
 
 }  // namespace fakegpu

@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/output_file.hpp"
 
 namespace device_plugin {
 
@@ -37,14 +36,12 @@ void apply_control(DeviceState& state, const std::string& text, std::size_t& off
 }
 
 void write_feature_file(const std::string& path, const std::map<std::string, std::string>& labels) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    for (const auto& [k, v] : labels) out << k << '=' << v << '\n';
-    if (!out) throw gpulab::RunError(fmt::format("cannot write feature file {}", tmp));
+  std::string text;
+  for (const auto& [k, v] : labels) text += k + '=' + v + '\n';
+  // Atomic: a full disk leaves the previous labels, not an empty file, for the node agent.
+  if (auto written = gpulab::write_file(path, text); !written) {
+    throw gpulab::RunError(fmt::format("--feature-file: {}", written.error().message));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw gpulab::RunError(fmt::format("cannot move {} to {}", tmp, path));
 }
 
 }  // namespace device_plugin

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "gpulab/cli.hpp"
-#include "licensing/digest.hpp"
+#include "gpulab/output_file.hpp"
 
 namespace licensing {
 
@@ -55,42 +55,14 @@ std::string read_file_limited(const std::filesystem::path& path, std::size_t max
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents, unsigned mode,
                        Overwrite overwrite) {
-  if (overwrite == Overwrite::kNo && std::filesystem::exists(path)) {
+  namespace fs = std::filesystem;
+  // symlink_status: a dangling link counts as existing too (it is never followed).
+  if (overwrite == Overwrite::kNo && fs::exists(fs::symlink_status(path))) {
     throw gpulab::UsageError(path.string() + ": already exists (refusing to overwrite; use --force)");
   }
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  const std::filesystem::path tmp =
-      dir / ("." + path.filename().string() + ".tmp-" + to_hex(random_bytes(6)));
-  Fd f;
-  // O_EXCL + the final mode at creation: no window with wider permissions.
-  f.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
-  if (f.fd < 0) throw gpulab::UsageError(path.string() + ": cannot create: " + errno_text());
-  // The umask may have removed bits; set exactly the requested mode.
-  bool ok = ::fchmod(f.fd, static_cast<mode_t>(mode)) == 0;
-  std::size_t done = 0;
-  while (ok && done < contents.size()) {
-    const ssize_t n = ::write(f.fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ok = false;
-    else done += static_cast<std::size_t>(n);
-  }
-  ok = ok && ::fsync(f.fd) == 0;
-  const std::string why = ok ? "" : errno_text();
-  ::close(f.fd);
-  f.fd = -1;
-  if (ok && overwrite == Overwrite::kNo) {
-    // link() fails if the target appeared meanwhile; rename() would silently replace it.
-    ok = ::link(tmp.c_str(), path.c_str()) == 0;
-    const std::string link_why = ok ? "" : errno_text();
-    ::unlink(tmp.c_str());
-    if (!ok) throw gpulab::UsageError(path.string() + ": cannot create: " + link_why);
-    return;
-  }
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string w = why.empty() ? errno_text() : why;
-    ::unlink(tmp.c_str());
-    throw gpulab::UsageError(path.string() + ": cannot write: " + w);
-  }
+  const auto written = overwrite == Overwrite::kNo ? gpulab::write_new_file(path, contents, mode)
+                                                   : gpulab::write_file(path, contents, mode);
+  if (!written) throw gpulab::UsageError(written.error().message);
 }
 
 }  // namespace licensing

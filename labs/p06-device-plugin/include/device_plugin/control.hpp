@@ -19,8 +19,10 @@ namespace device_plugin {
 void apply_control(DeviceState& state, const std::string& text, std::size_t& offset,
                    const std::function<void(const std::string&)>& log);
 
-// Writes "key=value" lines atomically (temp file + rename), the format of
-// node-feature-discovery's features.d directory. Throws gpulab::RunError.
+// Writes "key=value" lines atomically (gpulab::write_file: a dot temp file,
+// which features.d readers skip, fsync, rename), the format of
+// node-feature-discovery's features.d directory. Throws gpulab::RunError and
+// leaves the previous file intact when the write fails.
 void write_feature_file(const std::string& path, const std::map<std::string, std::string>& labels);
 
 }  // namespace device_plugin

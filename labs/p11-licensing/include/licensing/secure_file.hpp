@@ -1,7 +1,7 @@
 // Reading untrusted files with a size limit, and writing files atomically
-// (temporary file in the same directory, fsync, rename) with the permissions
-// decided before the first byte lands — a private key is never, even for a
-// moment, world-readable.
+// through gpulab::write_file (temporary file in the same directory, fsync,
+// rename; a device stays a device) with the permissions decided before the
+// first byte lands — a private key is never, even for a moment, world-readable.
 #pragma once
 
 #include <filesystem>
@@ -16,7 +16,9 @@ std::string read_file_limited(const std::filesystem::path& path, std::size_t max
 enum class Overwrite { kNo, kYes };
 
 // Atomic replace with `mode` (e.g. 0600 for secrets). With Overwrite::kNo an
-// existing file is an error (keygen must never clobber a vendor key).
+// existing file is an error (keygen must never clobber a vendor key), also when
+// it appears meanwhile (gpulab::write_new_file). UsageError on any failure,
+// with the old file left as it was.
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents, unsigned mode,
                        Overwrite overwrite = Overwrite::kYes);
 
