@@ -1,9 +1,6 @@
 #include "gpulab/prom_text.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +13,8 @@
 #include <set>
 #include <stdexcept>
 #include <system_error>
+
+#include "gpulab/output_file.hpp"
 
 namespace gpulab::prom {
 
@@ -663,44 +662,8 @@ Expected<Exposition> parse(std::string_view text) {
 // ---------------------------------------------------------------- write_file_atomic
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
-  const auto fail = [&](std::string_view what) {
-    throw std::runtime_error(fmt::format("{}: {}: {}", path.string(), what, std::strerror(errno)));
-  };
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) fail("cannot create a temporary file next to it");
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmpl.c_str());
-      errno = err;
-      fail("write failed");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmpl.c_str());
-    errno = err;
-    fail("cannot finish the temporary file");
-  }
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmpl.c_str());
-    errno = err;
-    fail("close failed");
-  }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmpl.c_str());
-    errno = err;
-    fail("rename failed");
+  if (auto written = write_file(path, content, 0644); !written) {
+    throw std::runtime_error(written.error().message);
   }
 }
 

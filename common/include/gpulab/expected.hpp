@@ -3,6 +3,7 @@
 // (std::expected arrives in C++23.)
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -42,6 +43,25 @@ class Expected {
 
  private:
   std::variant<T, Error> v_;
+};
+
+// Success with nothing to return, or an Error (writing a file, for example).
+template <>
+class Expected<void> {
+ public:
+  Expected() = default;
+  Expected(Error error) : error_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool ok() const { return !error_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  // Throws std::runtime_error with the message when this is an error.
+  void value() const {
+    if (!ok()) throw std::runtime_error(error_->message);
+  }
+  [[nodiscard]] const Error& error() const { return *error_; }
+
+ private:
+  std::optional<Error> error_;
 };
 
 }  // namespace gpulab

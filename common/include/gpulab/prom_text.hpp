@@ -137,10 +137,9 @@ class Exposition {
 // The error says "line N: what".
 [[nodiscard]] Expected<Exposition> parse(std::string_view text);
 
-// Writes `content` to `path` so that a reader sees the old file or the new one,
-// never half of one: a temp file ".<name>.XXXXXX" in the same directory (so it
-// never matches *.prom), fsync, mode 0644, rename. Throws std::runtime_error
-// with the path and errno text on failure.
+// Writes `content` to `path` with mode 0644 through gpulab::write_file (output_file.hpp): a
+// reader sees the old file or the new one, never half of one, and a device stays a device.
+// Throws std::runtime_error with the one-line message on failure.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
 }  // namespace gpulab::prom
