@@ -3,6 +3,9 @@
 #   one executable per PROGRAMS entry ("prog" uses main.cpp, "prog:path.cpp" another file)
 #   test-<name>          GoogleTest suite from tests/<folder>/*.cpp   (ctest label: unit)
 #   test-<name>-integration  from tests/<folder>/*integration*.cpp    (label: integration)
+#   test-<name>-root     from tests/<folder>/root/*.cpp, needs root; exits 77 (skipped) without
+#                        (labels: root, integration). A root/ with its own main.cpp is wired
+#                        by the lab itself (p04-mininer).
 #   <name>.readme        the README expected-output check             (label: readme)
 #   bench-<name>         Google Benchmark suite from bench/<folder>/*.cpp, smoke-run (label: bench)
 #
@@ -110,6 +113,24 @@ function(_gpulab_add_lab_tests name folder programs test_env)
       DISCOVERY_MODE PRE_TEST
       PROPERTIES LABELS ${kind} ENVIRONMENT "${test_env}")
   endforeach()
+
+  file(GLOB root_tests CONFIGURE_DEPENDS ${test_dir}/root/*.cpp)
+  if(root_tests AND NOT EXISTS ${test_dir}/root/main.cpp)
+    set(exe test-${name}-root)
+    add_executable(${exe} ${root_tests} ${PROJECT_SOURCE_DIR}/tests/support/gpulab_test/root_main.cpp)
+    target_link_libraries(${exe} PRIVATE gpulab::${name} GTest::gtest GTest::gmock)
+    target_compile_definitions(${exe} PRIVATE ${defs})
+    target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
+    gpulab_set_warnings(${exe})
+    if(programs)
+      add_dependencies(${exe} ${programs})
+    endif()
+    gtest_discover_tests(${exe}
+      TEST_PREFIX "${name}.root."
+      WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+      DISCOVERY_MODE PRE_TEST
+      PROPERTIES LABELS "root;integration" SKIP_RETURN_CODE 77 ENVIRONMENT "${test_env}")
+  endif()
 
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/README.md)
     # --bench-built: a README block running a bench-* program that is missing fails here,
