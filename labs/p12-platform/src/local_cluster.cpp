@@ -47,7 +47,7 @@ LocalCluster::~LocalCluster() {
   }
 }
 
-const Daemon& LocalCluster::spawn(const std::string& who, std::vector<std::string> args) {
+const Daemon& LocalCluster::spawn(const std::string& who, std::vector<std::string> args, const DaemonHost& where) {
   Daemon d;
   d.log = dir_ / (who + ".log");
   const auto ready = dir_ / (who + ".ready");
@@ -55,7 +55,8 @@ const Daemon& LocalCluster::spawn(const std::string& who, std::vector<std::strin
   args.emplace_back("--ready-file");
   args.push_back(ready.string());
   const auto program = bin_ / "gpulabd";
-  std::vector<std::string> all{program.string()};
+  std::vector<std::string> all = where.prefix;
+  all.push_back(program.string());
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : all) argv.push_back(a.data());
@@ -69,7 +70,7 @@ const Daemon& LocalCluster::spawn(const std::string& who, std::vector<std::strin
     if (::getppid() != parent) ::_exit(127);
     ::dup2(log_fd, STDERR_FILENO);
     ::dup2(log_fd, STDOUT_FILENO);
-    ::execv(argv[0], argv.data());
+    ::execvp(argv[0], argv.data());  // a prefix ("ip") is found on PATH
     ::_exit(127);
   }
   ::close(log_fd);
@@ -101,21 +102,21 @@ const Daemon& LocalCluster::spawn(const std::string& who, std::vector<std::strin
   return daemons_[who];
 }
 
-const Daemon& LocalCluster::start_control(const std::vector<std::string>& extra) {
-  const std::string listen = fmt::format("127.0.0.1:{}", control_port_);
+const Daemon& LocalCluster::start_control(const std::vector<std::string>& extra, const DaemonHost& where) {
+  const std::string listen = fmt::format("{}:{}", where.host, control_port_);
   std::vector<std::string> args{"control", "--state", state_.string(), "--listen", listen};
   args.insert(args.end(), extra.begin(), extra.end());
-  const auto& d = spawn("control", args);
+  const auto& d = spawn("control", args, where);
   if (control_port_ == 0) control_port_ = std::stoi(d.url.substr(d.url.rfind(':') + 1));
   return d;
 }
 
 const Daemon& LocalCluster::start_agent(const std::string& name, const std::string& devices,
-                                        const std::vector<std::string>& extra) {
-  std::vector<std::string> args{"agent", "--name", name, "--devices", devices, "--control", control_url(),
-                                "--work", (dir_ / ("agent-" + name)).string()};
+                                        const std::vector<std::string>& extra, const DaemonHost& where) {
+  std::vector<std::string> args{"agent",  "--name", name, "--devices", devices, "--control", control_url(),
+                                "--work", (dir_ / ("agent-" + name)).string(), "--listen", where.host + ":0"};
   args.insert(args.end(), extra.begin(), extra.end());
-  return spawn(name, args);
+  return spawn(name, args, where);
 }
 
 void LocalCluster::kill9(const std::string& who) {
