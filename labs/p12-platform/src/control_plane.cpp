@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <sstream>
 
 #include "gpulab/file.hpp"
+#include "gpulab/output_file.hpp"
 #include "gpulab/prom_text.hpp"
 #include "platform/scheduler.hpp"
 
@@ -329,7 +329,8 @@ void ControlPlane::apply_report_locked(const std::string& node, const TaskReport
   if (!r.log.empty()) {
     const std::string_view log = r.log.size() > kMaxLogBytes ? std::string_view(r.log).substr(r.log.size() - kMaxLogBytes)
                                                              : std::string_view(r.log);
-    std::ofstream(log_path(t.id), std::ios::binary) << log;
+    // A log that cannot be kept (full disk) costs the log, not the report.
+    if (auto w = gpulab::write_file(log_path(t.id), log); !w) t.message += " (log not kept: " + w.error().message + ")";
   }
   Job& job = jobs_.at(t.job);
   store_.transaction([&] {

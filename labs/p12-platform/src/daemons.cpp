@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "gpulab/cli.hpp"
-#include "gpulab/prom_text.hpp"
+#include "gpulab/output_file.hpp"
 #include "platform/control_server.hpp"
 
 namespace platform {
@@ -52,7 +52,7 @@ std::string host_part(const std::string& listen) {
 }  // namespace
 
 void write_ready_file(const std::filesystem::path& path, const std::string& text) {
-  gpulab::prom::write_file_atomic(path, text + "\n");
+  if (auto w = gpulab::write_file(path, text + "\n"); !w) throw gpulab::UsageError("--ready-file: " + w.error().message);
 }
 
 int run_control_daemon(ControlDaemonOptions options) {
