@@ -89,6 +89,8 @@ void BM_SubmitToAssigned(benchmark::State& state) {
   httplib::Client agent("127.0.0.1", s.port);
   httplib::Client user("127.0.0.1", s.port);
   agent.set_read_timeout(10, 0);
+  agent.set_tcp_nodelay(true);
+  user.set_tcp_nodelay(true);
   const Json reg{{"name", "idle"}, {"address", "http://127.0.0.1:9"}, {"protocol", kProtocolVersion},
                  {"devices", Json::array({Json{{"backend", "cpu_ref"}, {"index", 0}, {"dtypes", {"f32"}}}})}};
   agent.Post("/v1/nodes/register", reg.dump(), "application/json");
@@ -133,6 +135,7 @@ void BM_SubmitThroughput(benchmark::State& state) {
       threads.emplace_back([&] {
         httplib::Client client("127.0.0.1", s.port);
         client.set_keep_alive(true);
+        client.set_tcp_nodelay(true);
         while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1)) {
           const auto r = client.Post("/v1/jobs", kMatmul, "application/json");
           if (r && r->status == 201) ++n;

@@ -36,6 +36,7 @@ std::string host_of(const std::string& listen) {
 
 std::unique_ptr<httplib::Client> client_for(const std::string& url, std::chrono::milliseconds read_timeout) {
   auto c = std::make_unique<httplib::Client>(url);
+  c->set_tcp_nodelay(true);
   c->set_connection_timeout(2, 0);
   c->set_read_timeout(static_cast<time_t>(read_timeout.count() / 1000), static_cast<time_t>(read_timeout.count() % 1000 * 1000));
   c->set_write_timeout(5, 0);

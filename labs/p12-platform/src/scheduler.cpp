@@ -21,6 +21,7 @@ struct BackendCluster {
   std::vector<int> members;                      // cluster node -> index into nodes
   std::vector<std::vector<std::string>> device;  // cluster node -> bit -> device id
   std::optional<cluster_sim::Cluster> cluster;
+  int capacity = 0;  // schedulable devices, allocated or not (for "larger than the cluster")
 };
 
 BackendCluster build(const std::vector<Node>& nodes, std::string_view backend,
@@ -39,6 +40,7 @@ BackendCluster build(const std::vector<Node>& nodes, std::string_view backend,
     bc.device.push_back(std::move(ids));
   }
   if (bc.members.empty()) return bc;
+  bc.capacity = schedulable_devices(nodes, backend);
   bc.cluster.emplace(static_cast<int>(bc.members.size()), std::min(g, 64));
   for (std::size_t c = 0; c < bc.members.size(); ++c) {
     const Node& n = nodes[static_cast<std::size_t>(bc.members[c])];
@@ -100,7 +102,7 @@ std::vector<Decision> schedule(const SchedulerInput& in, const std::vector<const
     for (auto backend : backends) {
       auto& bc = cluster_for(backend);
       if (!bc.cluster) continue;
-      const int capacity = schedulable_devices(nodes, backend);
+      const int capacity = bc.capacity;
       if (capacity > best_capacity) {
         best_capacity = capacity;
         best_backend = backend;

@@ -65,6 +65,7 @@ std::vector<ring::Endpoint> HttpRendezvous::exchange(int rank, int world,
   const std::string path = fmt::format("{}/v1/jobs/{}/rendezvous", base_.path_prefix, job_);
   const std::string where = fmt::format("rendezvous {}{}", base_.scheme_host_port, path);
   httplib::Client client(base_.scheme_host_port);
+  client.set_tcp_nodelay(true);  // a poll every 20 ms must not wait 40 ms for an ACK
 
   const gpulab::Json body = {{"attempt", attempt_},
                              {"rank", rank},
