@@ -12,7 +12,7 @@
 
 namespace gpulab {
 
-// Exit codes (CONVENTIONS.md): ctest treats 77 as "skipped".
+// Exit codes (docs/conventions.md): ctest treats 77 as "skipped".
 inline constexpr int kExitOk = 0;           // ran, every built-in check passed
 inline constexpr int kExitCheckFailed = 1;  // a built-in check or a run failed (a FAIL line says which)
 inline constexpr int kExitUsage = 2;        // bad usage or bad input
