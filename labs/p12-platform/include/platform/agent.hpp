@@ -86,7 +86,7 @@ class Agent {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::atomic<bool> stopping_{false};
   bool registered_ = false;
-  std::uint64_t heartbeat_failures_ = 0;
+  std::atomic<std::uint64_t> heartbeat_failures_{0};  // the run thread counts, /metrics reads
   std::uint64_t tasks_started_ = 0;
   std::uint64_t tasks_stopped_unhealthy_ = 0;
 };
