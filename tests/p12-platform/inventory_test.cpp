@@ -50,7 +50,9 @@ TEST(Certify, TheReferenceBackendIsCertifiedAndOnlyCertifiedDevicesAreOffered) {
     } else {
       // Certified only where a GPU ran the cases; without one the reason is given.
       EXPECT_EQ(c.certified, !devices[1].dtypes.empty());
-      if (!c.certified) EXPECT_FALSE(c.detail.empty());
+      if (!c.certified) {
+        EXPECT_FALSE(c.detail.empty());
+      }
     }
   }
   EXPECT_EQ(devices[0].dtypes, std::vector<std::string>{"f32"});
