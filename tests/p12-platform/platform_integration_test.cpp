@@ -44,22 +44,9 @@ class PlatformTest : public ::testing::Test {
   }
 
   Json wait_state(const std::string& id, std::initializer_list<std::string_view> states, std::chrono::seconds t = 60s) {
-    Json job;
-    wait_until(
-        [&] {
-          job = api_->get("/v1/jobs/" + id);
-          return std::find(states.begin(), states.end(), job.at("state").get<std::string>()) != states.end();
-        },
-        t);
-    return job;
+    return wait_for_job(*api_, id, states, t);
   }
-
-  std::string node_state(const std::string& name) {
-    for (const auto& n : api_->get("/v1/nodes")) {
-      if (n.at("name") == name) return n.at("state").get<std::string>();
-    }
-    return "?";
-  }
+  std::string node_state(const std::string& name) const { return platform::node_state(*api_, name); }
 
   std::string ctl(const std::string& args) const { return "--control " + cluster_->control_url() + " " + args; }
 

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "gpulab/cli.hpp"
+#include "platform/local_cluster.hpp"
 
 namespace platform {
 namespace {
@@ -70,6 +72,25 @@ Json ApiClient::post(const std::string& path, const std::string& body, const std
   if (!res || res->status >= 400) fail(url_, res);
   if (status != nullptr) *status = res->status;
   return parse_body(url_, res->body);
+}
+
+Json wait_for_job(const ApiClient& api, const std::string& id, std::initializer_list<std::string_view> states,
+                  std::chrono::milliseconds timeout) {
+  Json job;
+  wait_until(
+      [&] {
+        job = api.get("/v1/jobs/" + id);
+        return std::find(states.begin(), states.end(), job.at("state").get<std::string>()) != states.end();
+      },
+      timeout);
+  return job;
+}
+
+std::string node_state(const ApiClient& api, const std::string& name) {
+  for (const auto& n : api.get("/v1/nodes")) {
+    if (n.at("name") == name) return n.at("state").get<std::string>();
+  }
+  return "?";
 }
 
 }  // namespace platform

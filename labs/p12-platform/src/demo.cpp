@@ -46,20 +46,6 @@ std::string submit(const ApiClient& api, const Json& spec, const std::string& ke
   return api.post("/v1/jobs", spec.dump(), key).at("id").get<std::string>();
 }
 
-// Waits until the job reaches one of `states`; returns it (or its last state).
-Json wait_job(const ApiClient& api, const std::string& id, std::initializer_list<std::string_view> states,
-              std::chrono::milliseconds timeout) {
-  Json job;
-  wait_until(
-      [&] {
-        job = api.get("/v1/jobs/" + id);
-        const auto st = job.at("state").get<std::string>();
-        return std::find(states.begin(), states.end(), st) != states.end();
-      },
-      timeout);
-  return job;
-}
-
 Json train_spec(const std::string& name, const std::string& backend, int gpus, int steps) {
   return Json{{"name", name},     {"kind", "train"}, {"gpus", gpus},
               {"backend", backend}, {"tenant", "team-a"},
@@ -144,14 +130,14 @@ int run_demo(const DemoOptions& options) {
     {
       const auto id = submit(api, Json{{"name", "matmul-fast"}, {"kind", "matmul"}, {"backend", "fast"},
                                        {"params", Json{{"n", 256}, {"chain", 4}}}});
-      const auto job = wait_job(api, id, {"succeeded", "failed"}, 60s);
+      const auto job = wait_for_job(api, id, {"succeeded", "failed"}, 60s);
       checks.check(job.at("state") == "succeeded",
                    fmt::format("matmul on fast: {} on {}, checksum matched cpu_ref", job.at("state").get<std::string>(),
                                node_of_rank(job, 0)));
     }
     {
       const auto id = submit(api, train_spec("mlp-cpu-ref", "cpu_ref", 2, steps));
-      const auto job = wait_job(api, id, {"succeeded", "failed"}, 120s);
+      const auto job = wait_for_job(api, id, {"succeeded", "failed"}, 120s);
       const double first = result_number(job, "first_loss");
       const double last = result_number(job, "final_loss");
       checks.check(job.at("state") == "succeeded" && last < first,
@@ -163,7 +149,7 @@ int run_demo(const DemoOptions& options) {
       const auto a = submit(api, spec, "demo-key-1");
       const auto b = submit(api, spec, "demo-key-1");
       checks.check(a == b, fmt::format("the same idempotency key twice returns one job ({} and {})", a, b));
-      wait_job(api, a, {"succeeded", "failed"}, 60s);
+      wait_for_job(api, a, {"succeeded", "failed"}, 60s);
     }
     {
       const auto why = refusal(api, Json{{"name", "bad"}, {"kind", "train"}, {"gpus", 0}});
@@ -186,7 +172,7 @@ int run_demo(const DemoOptions& options) {
     {
       // A device falls off the bus while rank 0 trains on it.
       const auto id = submit(api, train_spec("mlp-xid", "cpu_ref", 1, 400));
-      auto job = wait_job(api, id, {"running"}, 30s);
+      auto job = wait_for_job(api, id, {"running"}, 30s);
       const auto ckpt = cluster.state_dir() / "checkpoints" / id;
       wait_until([&] { return std::filesystem::exists(ckpt / "latest"); }, 60s);
       const auto slot = job.at("placement").at(0);
@@ -202,7 +188,7 @@ int run_demo(const DemoOptions& options) {
       }
       httplib::Client agent(cluster.daemon(node).url);
       agent.Post("/v1/faults", fmt::format("xid:79:{}", ordinal), "text/plain");
-      job = wait_job(api, id, {"succeeded", "failed"}, 180s);
+      job = wait_for_job(api, id, {"succeeded", "failed"}, 180s);
       const double resumed = result_number(job, "resumed_from");
       bool unhealthy = false;
       for (const auto& n : api.get("/v1/nodes")) {
@@ -218,23 +204,16 @@ int run_demo(const DemoOptions& options) {
     {
       // The only blas device is on node-b: kill its agent mid-run, bring it back.
       const auto id = submit(api, train_spec("mlp-blas", "blas", 1, 400));
-      wait_job(api, id, {"running"}, 30s);
+      wait_for_job(api, id, {"running"}, 30s);
       const auto ckpt = cluster.state_dir() / "checkpoints" / id;
       wait_until([&] { return std::filesystem::exists(ckpt / "latest"); }, 60s);
       cluster.kill9("node-b");
       const auto killed = std::chrono::steady_clock::now();
-      const bool lost = wait_until(
-          [&] {
-            for (const auto& n : api.get("/v1/nodes")) {
-              if (n.at("name") == "node-b") return n.at("state") == "lost";
-            }
-            return false;
-          },
-          10s);
+      const bool lost = wait_until([&] { return node_state(api, "node-b") == "lost"; }, 10s);
       const double lost_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
       const auto pending = api.get("/v1/jobs/" + id);
       cluster.start_agent("node-b", "cpu_ref:1,fast:1,blas:1,opencl:1", {"--heartbeat-ms", "250"});
-      const auto job = wait_job(api, id, {"succeeded", "failed"}, 180s);
+      const auto job = wait_for_job(api, id, {"succeeded", "failed"}, 180s);
       checks.check(lost && lost_after < 5.0, "agent node-b killed -9: node lost within the heartbeat timeout");
       checks.check(pending.at("state") == "pending" && job.at("state") == "succeeded" && result_number(job, "resumed_from") > 0,
                    "its blas job waited, then resumed from its checkpoint when node-b came back");
@@ -245,7 +224,7 @@ int run_demo(const DemoOptions& options) {
       cluster.kill9("control");
       cluster.start_control({"--node-timeout-ms", "2000"});
       const auto after = api.get("/v1/jobs");
-      const auto job = wait_job(api, id, {"succeeded", "failed"}, 120s);
+      const auto job = wait_for_job(api, id, {"succeeded", "failed"}, 120s);
       checks.check(after.size() == before + 1 && job.at("state") == "succeeded",
                    fmt::format("control plane killed -9 and restarted: {} jobs recovered from SQLite, the queued job ran",
                                after.size()));
@@ -260,7 +239,7 @@ int run_demo(const DemoOptions& options) {
     for (const char* backend : {"cpu_ref", "fast", "blas", "opencl"}) {
       const auto id = submit(api, train_spec(std::string("same-") + (std::string(backend) == "cpu_ref" ? "cpu-ref" : backend),
                                              backend, 1, steps));
-      const auto job = wait_job(api, id, {"succeeded", "failed"}, 120s);
+      const auto job = wait_for_job(api, id, {"succeeded", "failed"}, 120s);
       if (job.at("state") != "succeeded") {
         curves.row({backend, "-", "-", job.at("reason").get<std::string>()});
         all_ok = false;

@@ -65,22 +65,9 @@ class NetnsPlatformTest : public ::testing::Test {
   DaemonHost on(const std::string& host) const { return {hosts_->exec_prefix(host), hosts_->ip(host)}; }
 
   Json wait_state(const std::string& id, std::initializer_list<std::string_view> states, std::chrono::seconds t) {
-    Json job;
-    wait_until(
-        [&] {
-          job = api_->get("/v1/jobs/" + id);
-          return std::find(states.begin(), states.end(), job.at("state").get<std::string>()) != states.end();
-        },
-        t);
-    return job;
+    return wait_for_job(*api_, id, states, t);
   }
-
-  std::string node_state(const std::string& name) {
-    for (const auto& n : api_->get("/v1/nodes")) {
-      if (n.at("name") == name) return n.at("state").get<std::string>();
-    }
-    return "?";
-  }
+  std::string node_state(const std::string& name) const { return platform::node_state(*api_, name); }
 
   std::string submit(int gpus, int steps) {
     const Json spec{{"name", "t"},     {"kind", "train"}, {"gpus", gpus}, {"backend", "cpu_ref"},

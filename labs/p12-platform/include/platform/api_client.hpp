@@ -6,8 +6,11 @@
 
 #include <httplib.h>
 
+#include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "gpulab/json.hpp"
 
@@ -32,5 +35,12 @@ class ApiClient {
 
 // GPULAB_CONTROL, else http://127.0.0.1:7070.
 std::string default_control_url();
+
+// Polls the job until its state is one of `states` or `timeout` passes;
+// returns the job as last seen (the demo and the tests check its state).
+gpulab::Json wait_for_job(const ApiClient& api, const std::string& id,
+                          std::initializer_list<std::string_view> states, std::chrono::milliseconds timeout);
+// The node's state ("ready", "draining", "lost"), or "?" for an unknown node.
+std::string node_state(const ApiClient& api, const std::string& name);
 
 }  // namespace platform
