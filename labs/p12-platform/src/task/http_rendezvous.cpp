@@ -87,6 +87,9 @@ std::vector<ring::Endpoint> HttpRendezvous::exchange(int rank, int world,
 
   const std::string query = fmt::format("{}?attempt={}", path, attempt_);
   std::vector<RankEndpoint> records;
+  // What the last good answer said stays the headline: a poll cut short by the deadline itself
+  // must not replace "missing rank 2" with a bare transport error.
+  std::string membership;
   std::string last_problem = "no answer yet";
   for (;;) {
     bound(client, deadline);
@@ -120,15 +123,20 @@ std::vector<ring::Endpoint> HttpRendezvous::exchange(int rank, int world,
         throw RunError(fmt::format("{}: malformed endpoint: {}", where, ex.what()));
       }
       if (static_cast<int>(records.size()) >= world) return order_by_rank(records, world, where);
-      last_problem = fmt::format("{} of {} ranks published, missing rank {}", records.size(), world,
-                                 missing_ranks(records, world));
+      membership = fmt::format("{} of {} ranks published, missing rank {}", records.size(), world,
+                               missing_ranks(records, world));
+      last_problem.clear();
     } else if (!retryable(res)) {
       throw RunError(fmt::format("{}: {}", where, describe(res)));
     } else {
       last_problem = describe(res);
     }
-    if (ring::Clock::now() >= deadline)
-      throw RunError(fmt::format("{}: timed out: {}", where, last_problem));
+    if (ring::Clock::now() >= deadline) {
+      std::string why = membership.empty() ? last_problem : membership;
+      if (!membership.empty() && !last_problem.empty())
+        why += fmt::format(" (last poll: {})", last_problem);
+      throw RunError(fmt::format("{}: timed out: {}", where, why));
+    }
     std::this_thread::sleep_for(kPollInterval);
   }
 }
