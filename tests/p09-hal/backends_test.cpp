@@ -77,7 +77,12 @@ TEST(OpenclBackend, RunsRealKernelsAndAgreesWithCpuRef) {
   if (!hal_test::built("opencl")) GTEST_SKIP() << "opencl backend not built (no OpenCL headers/ICD loader)";
   hal::Registry reg;
   ASSERT_TRUE(reg.load(backend("cpu_ref")));
-  if (!reg.load(backend("opencl"))) GTEST_SKIP() << "opencl backend did not load: " << reg.rejected().back().message;
+  // A skip only when there is no OpenCL device; any other load failure is a failure.
+  if (!reg.load(backend("opencl"))) {
+    const hal::Rejection& why = reg.rejected().back();
+    if (why.reason == hal::RejectReason::kNoDevice) GTEST_SKIP() << "no OpenCL device: " << why.message;
+    FAIL() << "opencl backend did not load (" << hal::reject_reason_name(why.reason) << "): " << why.message;
+  }
   const hal::Backend& cl = *reg.find("opencl");
   const hal::Backend& ref = *reg.find("cpu_ref");
   EXPECT_NE(cl.device().find("OpenCL: "), std::string::npos) << cl.device();
@@ -116,7 +121,11 @@ TEST(CudaBackend, LoadsOrReportsNoDeviceCleanly) {
 TEST(CudaBackend, MatmulMatchesTheReferenceOnTheGpu) {
   if (!hal_test::built("cuda")) GTEST_SKIP() << "cuda backend not built (no CUDA toolkit with cuBLAS)";
   hal::Registry reg;
-  if (!reg.load(backend("cuda"))) GTEST_SKIP() << "no GPU here: " << reg.rejected().front().message;
+  if (!reg.load(backend("cuda"))) {
+    const hal::Rejection& why = reg.rejected().front();
+    if (why.reason == hal::RejectReason::kNoDevice) GTEST_SKIP() << "no GPU here: " << why.message;
+    FAIL() << "cuda backend did not load (" << hal::reject_reason_name(why.reason) << "): " << why.message;
+  }
   const hal::Backend& b = *reg.find("cuda");
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16})
     for (const Shape& s : kShapes) {
