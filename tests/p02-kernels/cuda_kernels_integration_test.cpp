@@ -1,6 +1,8 @@
 // Runs the cuda-kernels program the way a user would.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "gpulab_test/program_run.hpp"
 #include <sys/wait.h>
 
@@ -19,9 +21,32 @@ Result run(const std::string& args) {
 
 }  // namespace
 
+// With a GPU the same run must measure and verify every kernel; exit 0 alone proves nothing.
+void expect_every_kernel_verified_on_the_gpu() {
+  const gpulab_test::ProgramRun j = gpulab_test::run_program(
+      "cuda-kernels", "--n 128 --vec-n 1000 --reps 1 --json", gpulab_test::Stderr::kSeparate);
+  ASSERT_EQ(j.exit_code, 0) << j.out << j.err;
+  const auto doc = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << j.out;
+  EXPECT_EQ(doc.value("all_checks_pass", false), true) << j.out;
+  EXPECT_FALSE(doc["device"].value("name", "").empty()) << j.out;
+  std::size_t rows = 0;
+  for (const char* table : {"memory", "matmul"})
+    for (const auto& row : doc[table]) {
+      ++rows;
+      EXPECT_TRUE(row.value("ok", false)) << row.dump();
+      EXPECT_GT(row.value("event_median_ms", 0.0), 0.0) << row.dump();
+    }
+  EXPECT_GE(rows, 2u) << "a GPU run must report vec_add and at least one matmul: " << j.out;
+}
+
 TEST(CudaKernelsProgram, WithoutAGpuSkipsWithTheReason) {
   const Result r = run("--n 128 --vec-n 1000 --reps 1");
-  if (r.exit_code == 0) GTEST_SKIP() << "a GPU is present: the skip path is not reachable here";
+  if (r.exit_code == 0) {
+    expect_every_kernel_verified_on_the_gpu();
+    if (HasFailure()) return;
+    GTEST_SKIP() << "a GPU is present (its run was verified above): the no-GPU path is not reachable here";
+  }
   EXPECT_EQ(r.exit_code, 77) << r.out;
   EXPECT_NE(r.out.find("cuda-kernels: SKIPPED: no CUDA device ("), std::string::npos) << r.out;
   // Which back end answered: the CUDA one asks the runtime; the build without nvcc says so.
