@@ -1,5 +1,6 @@
 // Runs coalescing-bench the way a user would.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "gpulab_test/program_run.hpp"
 #include <sys/wait.h>
@@ -21,7 +22,26 @@ Result run(const std::string& args) {
 
 TEST(CoalescingBenchProgram, WithoutAGpuSkipsWithTheReason) {
   const Result r = run("--buffer-mb 8 --transpose-n 256 --reps 1");
-  if (r.exit_code == 0) GTEST_SKIP() << "a GPU is present: the skip path is not reachable here";
+  if (r.exit_code == 0) {
+    // With a GPU, exit 0 alone proves nothing: every measured row must be verified.
+    const gpulab_test::ProgramRun j = gpulab_test::run_program(
+        "coalescing-bench", "--buffer-mb 8 --transpose-n 256 --reps 1 --json",
+        gpulab_test::Stderr::kSeparate);
+    ASSERT_EQ(j.exit_code, 0) << j.out << j.err;
+    const auto doc = nlohmann::json::parse(j.out, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << j.out;
+    EXPECT_EQ(doc.value("all_checks_pass", false), true) << j.out;
+    std::size_t rows = 0;
+    for (const char* table : {"stride", "aos_soa", "vector_copy", "transpose"})
+      for (const auto& row : doc[table]) {
+        if (row.value("skipped", false)) continue;  // a row this GPU cannot run names its reason
+        ++rows;
+        EXPECT_TRUE(row.value("ok", false)) << row.dump();
+      }
+    EXPECT_GE(rows, 4u) << j.out;
+    if (HasFailure()) return;
+    GTEST_SKIP() << "a GPU is present (its run was verified above): the no-GPU path is not reachable here";
+  }
   EXPECT_EQ(r.exit_code, 77) << r.out;
   EXPECT_NE(r.out.find("coalescing-bench: SKIPPED: no CUDA device ("), std::string::npos) << r.out;
   // Which back end answered: the CUDA one asks the runtime; the build without nvcc says so.
