@@ -185,6 +185,15 @@ EXPECTED_TABLE = """\
 | pool pair | 120 ns | 118 ns | |
 | blas 256 | 42.5 | | 0.354 |
 | mimalloc | skipped | | |
+| pool pair in µs | 0.12 us | | |
+"""
+
+EXPECTED_SECOND = """\
+| worst pool run |
+|---|
+| 122 ns |
+
+Same run as the speed table (`bench/p99-demo/baseline.json`).
 """
 
 
@@ -199,9 +208,13 @@ class Readme(unittest.TestCase):
             self.assertIn(EXPECTED_TABLE, after)
             self.assertIn("Median of 5 repetitions (`--benchmark_min_time=0.05`) on Test CPU, 2 cores,",
                           after)
+            self.assertIn(EXPECTED_SECOND, after)
             self.assertNotIn("stale text", after)
             head, tail = before.split("stale text that --update-readme replaces\n")
-            self.assertTrue(after.startswith(head) and after.endswith(tail))
+            self.assertTrue(after.startswith(head))
+            self.assertTrue(after.endswith(tail.split("<!-- bench-table:begin again -->")[1]
+                                           .split("<!-- bench-table:end again -->")[1]))
+            self.assertIn("\nText between.\n", after)
             rc, out, _ = t.run("--check-readme")
             self.assertEqual(rc, 0)
             self.assertIn("match", out)
@@ -222,7 +235,8 @@ class Readme(unittest.TestCase):
         with Tree() as t:
             text = t.text(t.readme)
             for broken, why in [
-                    (text.replace("<!-- bench-table:end speed -->\n", ""), "never closed"),
+                    (text.replace("<!-- bench-table:end again -->\n", ""), "never closed"),
+                    (text.replace("<!-- bench-table:end speed -->\n", ""), "begin again inside speed"),
                     (text.replace("begin speed", "begin other").replace("end speed", "end other"),
                      "no <!-- bench-table:begin speed --> region"),
                     (text + "<!-- bench-table:end speed -->\n", "without its begin")]:
@@ -232,6 +246,17 @@ class Readme(unittest.TestCase):
                 self.assertEqual(rc, 2, why)
                 self.assertIn(why, err)
                 self.assertTrue(err.startswith("bench-compare: error: "), err)
+
+
+    def test_as_converts_only_between_time_units(self):
+        with Tree() as t:
+            doc = json.loads(t.text(t.baseline))
+            doc["tables"]["speed"]["rows"][1][1]["as"] = "us"  # GFLOP/s is not a time
+            with open(t.baseline, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            rc, _, err = t.run("--update-readme")
+            self.assertEqual(rc, 2)
+            self.assertIn("tables.speed.rows[1]: \"as\" converts between", err)
 
 
 class Compare(unittest.TestCase):
