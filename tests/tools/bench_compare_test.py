@@ -181,7 +181,7 @@ class Tree:
 
 EXPECTED_TABLE = """\
 | what | 512 B | per run 1 | GFLOP/s per ns |
-|---|---|---|---|
+|---|---:|---|---|
 | pool pair | 120 ns | 118 ns | |
 | blas 256 | 42.5 | | 0.354 |
 | mimalloc | skipped | | |
