@@ -192,6 +192,7 @@ EXPECTED_SECOND = """\
 | worst pool run |
 |---|
 | 122 ns |
+| 15.0 ns per op |
 
 Same run as the speed table (`bench/p99-demo/baseline.json`).
 """
