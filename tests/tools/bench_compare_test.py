@@ -193,6 +193,8 @@ EXPECTED_SECOND = """\
 |---|
 | 122 ns |
 | 15.0 ns per op |
+| min 118 |
+| max 122 |
 
 Same run as the speed table (`bench/p99-demo/baseline.json`).
 """
