@@ -311,6 +311,9 @@ class Compare(unittest.TestCase):
             rc, _, err = t.run("--results", bad)
             self.assertEqual(rc, 1)
             self.assertIn("BM_Mimalloc/512: wrong sum", err)
+            before = t.text(t.baseline)
+            self.assertEqual(t.run("--results", bad, "--update-baseline")[0], 1)
+            self.assertEqual(t.text(t.baseline), before)  # a failed run never replaces it
             rc, _, err = t.run("--results", bad, "--update-baseline", "--filter", "x")
             self.assertEqual((rc, err.strip()),
                              (2, "bench-compare: error: --update-baseline records the whole suite; drop --filter"))
@@ -323,6 +326,39 @@ class Compare(unittest.TestCase):
         rc, _, err = Tree.run(type("T", (), {"root": ROOT})(), "--check-readme")  # no such lab
         self.assertEqual(rc, 2)
         self.assertIn("no lab 'p99-demo'", err)
+
+
+class RunsTheProgram(unittest.TestCase):
+    def fake_bench(self, root, body):
+        path = os.path.join(root, "bench-fake")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\n" + body + "\n")
+        os.chmod(path, 0o755)
+        return path
+
+    def test_the_baselines_run_settings_and_the_filter_reach_the_program(self):
+        with Tree() as t:
+            args_file = os.path.join(t.root, "args")
+            prog = self.fake_bench(t.root, f'printf "%s\\n" "$@" > {args_file}; '
+                                           f'cat {os.path.join(FIXTURES, "results.json")}')
+            rc, out, err = t.run("--bench", prog, "--filter", "Pool")
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(t.text(args_file).split(), [
+                "--benchmark_format=json", "--benchmark_repetitions=5",
+                "--benchmark_min_time=0.05", "--benchmark_filter=Pool"])
+            self.assertIn("BM_Pool/512", out)
+
+    def test_a_failing_or_killed_program_is_exit_1(self):
+        with Tree() as t:
+            rc, _, err = t.run("--bench", self.fake_bench(t.root, "exit 3"))
+            self.assertEqual(rc, 1)
+            self.assertIn("exited with status 3", err)
+            rc, _, err = t.run("--bench", self.fake_bench(t.root, "kill -SEGV $$"))
+            self.assertEqual(rc, 1)
+            self.assertIn("was killed by signal 11", err)
+            rc, _, err = t.run("--bench", self.fake_bench(t.root, "echo not json"))
+            self.assertEqual(rc, 2)
+            self.assertIn("bench-fake: not Google Benchmark JSON", err)
 
 
 class LabCommand(unittest.TestCase):
