@@ -362,19 +362,50 @@ class RunsTheProgram(unittest.TestCase):
 
 
 class LabCommand(unittest.TestCase):
-    def lab(self, *args):
-        return subprocess.run([os.path.join(ROOT, "tools", "lab"), "bench", *args],
+    """tools/lab bench, copied into a throwaway tree so its labs are fixtures: the refusals come
+    before any package check, configure or build."""
+
+    def lab(self, tree, *args):
+        return subprocess.run([os.path.join(tree.root, "tools", "lab"), "bench", *args],
                               capture_output=True, text=True, check=False)
 
-    def test_usage_and_unknown_lab_exit_2_with_one_line(self):
-        r = self.lab()
+    def setUp(self):
+        self.tree = Tree().__enter__()
+        root = self.tree.root
+        os.makedirs(os.path.join(root, "tools"))
+        for tool in ("lab", "bench-compare"):
+            shutil.copy(os.path.join(ROOT, "tools", tool), os.path.join(root, "tools", tool))
+        for lab, cmake in (("p99-demo", "gpulab_add_lab(demo)\n"), ("p98-nobench", "gpulab_add_lab(nobench)\n"),
+                           ("p97-nobaseline", "gpulab_add_lab(nobaseline)\n")):
+            os.makedirs(os.path.join(root, "labs", lab), exist_ok=True)
+            with open(os.path.join(root, "labs", lab, "CMakeLists.txt"), "w", encoding="utf-8") as f:
+                f.write(cmake)
+        os.makedirs(os.path.join(root, "bench", "p97-nobaseline"))
+        open(os.path.join(root, "bench", "p97-nobaseline", "x_bench.cpp"), "w", encoding="utf-8").close()
+
+    def tearDown(self):
+        self.tree.__exit__(None, None, None)
+
+    def test_usage_and_refusals_exit_2_with_one_line(self):
+        t = self.tree
+        r = self.lab(t)
         self.assertEqual(r.returncode, 2)
         self.assertIn("usage: tools/lab bench LAB", r.stderr)
-        r = self.lab("p99-no-such-lab")
-        self.assertEqual(r.returncode, 2)
-        self.assertEqual(r.stderr.strip(), "lab: error: no lab 'p99-no-such-lab' (tools/lab list shows the labs)")
-        r = self.lab("../tools")
-        self.assertEqual(r.returncode, 2)
+        for args, line in [
+                (["p99-no-such-lab"], "no lab 'p99-no-such-lab' (tools/lab list shows the labs)"),
+                (["../tools"], "no lab '../tools' (tools/lab list shows the labs)"),
+                (["p98-nobench"], "lab 'p98-nobench' has no benchmark suite (bench/p98-nobench/)"),
+                (["p97-nobaseline"],
+                 "no baseline bench/p97-nobaseline/baseline.json (docs/testing.md: how to add one)")]:
+            r = self.lab(t, *args)
+            self.assertEqual((r.returncode, r.stderr.strip()), (2, "lab: error: " + line), args)
+
+    def test_update_readme_alone_builds_nothing(self):
+        t = self.tree
+        r = self.lab(t, "p99-demo", "--update-readme")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(EXPECTED_TABLE, t.text(t.readme))
+        self.assertFalse(os.path.exists(os.path.join(t.root, "build")))
 
 
 if __name__ == "__main__":
