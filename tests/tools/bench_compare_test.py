@@ -262,6 +262,22 @@ class Readme(unittest.TestCase):
             self.assertIn("tables.speed.rows[1]: \"as\" converts between", err)
 
 
+    def test_a_cell_naming_no_benchmark_is_an_error_unless_optional(self):
+        with Tree() as t:
+            doc = json.loads(t.text(t.baseline))
+            doc["tables"]["speed"]["rows"][0][3] = {"bench": "BM_Pol/512"}  # a typo
+            with open(t.baseline, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            rc, _, err = t.run("--update-readme")
+            self.assertEqual(rc, 2)
+            self.assertIn("tables.speed.rows[0]: no benchmark 'BM_Pol/512' in the baseline", err)
+            doc["tables"]["speed"]["rows"][0][3]["optional"] = True
+            with open(t.baseline, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            self.assertEqual(t.run("--update-readme")[0], 0)
+            self.assertIn("| pool pair | 120 ns | 118 ns | — |", t.text(t.readme))
+
+
 class Compare(unittest.TestCase):
     def test_side_by_side_with_verdicts(self):
         with Tree() as t:
@@ -319,6 +335,18 @@ class Compare(unittest.TestCase):
                              (2, "bench-compare: error: --update-baseline records the whole suite; drop --filter"))
             self.assertEqual(t.run("--results", os.path.join(t.root, "none.json"))[0], 2)
             self.assertEqual(t.run("--results", bad, "--filter", "(")[0], 2)
+            doc = json.loads(t.text(t.baseline))
+            del doc["benchmarks"]["BM_Pool/512"]["cpu_time"]["median"]
+            with open(t.baseline, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            rc, _, err = t.run("--check-readme")
+            self.assertEqual(rc, 2)
+            self.assertIn("benchmarks.BM_Pool/512.cpu_time needs a number 'median'", err)
+            with open(t.baseline, "w", encoding="utf-8") as f:
+                f.write("{not json")
+            rc, _, err = t.run("--check-readme")
+            self.assertEqual(rc, 2)
+            self.assertIn("baseline.json: not JSON", err)
             os.unlink(t.baseline)
             rc, _, err = t.run("--check-readme")
             self.assertEqual(rc, 2)
