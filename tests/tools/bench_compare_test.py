@@ -290,6 +290,23 @@ class Compare(unittest.TestCase):
             self.assertEqual(blas.split()[-4:], ["42", "0.99", "0.674", "same"])
             self.assertRegex(out, r"1 same, 1 faster, 1 skipped: medians compared")
 
+    def test_every_metric_of_a_benchmark_is_named_when_it_has_several(self):
+        with Tree() as t:
+            doc = json.loads(t.text(t.baseline))
+            doc["metrics"] = [{"match": "Pool", "metric": "real_time"},
+                              {"match": "Pool", "metric": "cpu_time"}]
+            doc["benchmarks"]["BM_Pool/512"]["real_time"] = dict(
+                doc["benchmarks"]["BM_Pool/512"]["cpu_time"])
+            with open(t.baseline, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            rc, out, err = t.run("--results", os.path.join(FIXTURES, "results.json"))
+            self.assertEqual(rc, 0, err)
+            labels = [l.split()[:2] for l in out.splitlines() if l.startswith("BM_Pool")]
+            self.assertEqual(labels, [["BM_Pool/512", "[cpu_time]"], ["BM_Pool/512", "[real_time]"]])
+            self.assertEqual(bc.fmt_value(51870000.0), "51.87M")
+            self.assertEqual(bc.fmt_value(3667.4), "3667")
+            self.assertEqual(bc.fmt_value(0.0012), "1.200e-03")
+
     def test_filter_narrows_the_rows(self):
         with Tree() as t:
             rc, out, _ = t.run("--results", os.path.join(FIXTURES, "results.json"), "--filter", "Matmul")
