@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -579,6 +580,101 @@ TEST(SloDrill, StaleHalBackendIsRejected) {
   EXPECT_NE(r.out.substr(at, r.out.find('\n', at) - at).find("(abi v1 != core v2)"),
             std::string::npos)
       << r.out;
+}
+
+// docs/runbooks/gpu-clock-throttle.md: the simulator's thermal fault holds GPU 1 at 93 °C and
+// 1.2 GHz; a ticket after 5 minutes, for that GPU only.
+TEST(SloDrill, ThermalThrottleTicketsAfterFiveMinutes) {
+  REQUIRE_DRILL_TOOLS("gpu-exporter");
+  const fs::path dir = scratch_dir();
+  const FleetRun f = simulate_fault(dir, "thermal:1@30s");
+  const auto* throttled = f.after.find("gpu_throttled");
+  ASSERT_NE(throttled, nullptr);
+  double thermal_gpu1 = 0, thermal_others = 0;
+  for (const auto& [labels, series] : throttled->series())
+    if (label_is("reason", "thermal")(labels))
+      (label_is("gpu", "1")(labels) ? thermal_gpu1 : thermal_others) += series.value;
+  EXPECT_EQ(thermal_gpu1, 1.0);
+  EXPECT_EQ(thermal_others, 0.0);
+
+  EXPECT_TRUE(promtool_passes(
+      dir, {{"thermal throttling on GPU 1 tickets after 5 minutes, power cap stays silent",
+             before_after(f.before, f.after, 20, 20, kDrillTarget),
+             {{"19m", "GpuThermalThrottling", ""},
+              {"23m", "GpuThermalThrottling", ""},
+              {"26m", "GpuThermalThrottling",
+               expect_alert("severity: ticket, instance: drill, gpu: \"1\"",
+                            "GPU 1 on drill: clocks thermally throttled for 5 minutes",
+                            "gpu-clock-throttle.md")},
+              {"38m", "GpuPowerCapped", ""}}}}));
+}
+
+// The same runbook's power-cap fault: silent at 14 minutes, a ticket at 16.
+TEST(SloDrill, PowerCapTicketsAfterFifteenMinutes) {
+  REQUIRE_DRILL_TOOLS("gpu-exporter");
+  const fs::path dir = scratch_dir();
+  const FleetRun f = simulate_fault(dir, "power:4@30s");
+  EXPECT_TRUE(promtool_passes(
+      dir, {{"a power cap on GPU 4 tickets after 15 minutes",
+             before_after(f.before, f.after, 20, 20, kDrillTarget),
+             {{"34m", "GpuPowerCapped", ""},
+              {"36m", "GpuPowerCapped",
+               expect_alert("severity: ticket, instance: drill, gpu: \"4\"",
+                            "GPU 4 on drill: clocks held at the power cap for 15 minutes",
+                            "gpu-clock-throttle.md")},
+              {"36m", "GpuThermalThrottling", ""}}}}));
+}
+
+// docs/runbooks/gpu-memory-leak.md: the simulator's leak on GPU 0, measured as bytes per
+// simulated second between two runs, replayed at one simulated second per minute (a leak that
+// fills the GPU in about an hour). A ramp tickets; a step of the same final size — a model
+// loading — never does.
+TEST(SloDrill, MemoryLeakTicketsOnARampNotOnAStep) {
+  REQUIRE_DRILL_TOOLS("gpu-exporter");
+  const fs::path dir = scratch_dir();
+  const FleetRun f = simulate_fault(dir, "leak:0@30s");
+  ASSERT_NE(f.before.find("gpu_memory_free_bytes"), nullptr);
+  const Labels gpu0 = [&] {
+    for (const auto& [labels, series] : f.before.find("gpu_memory_free_bytes")->series())
+      if (label_is("gpu", "0")(labels)) return labels;
+    return Labels{};
+  }();
+  ASSERT_FALSE(gpu0.empty());
+  const double free_before = *value_of(f.before, "gpu_memory_free_bytes", gpu0);
+  const double free_after = *value_of(f.after, "gpu_memory_free_bytes", gpu0);
+  const double per_second = (free_before - free_after) / 30.0;  // the leak runs 30 s to 60 s
+  EXPECT_NEAR(per_second, 512.0 * 1024 * 1024, 1024.0 * 1024 * 1024) << free_before << " " << free_after;
+  // At one simulated second per minute the GPU is full after `full` minutes of leak. The
+  // regression predicts "full within the hour" once fewer than 60 minutes are left, and the
+  // alert fires 30 minutes after that; the leak starts at minute 9 of the drill.
+  const double full = free_before / per_second;
+  ASSERT_GT(full, 62) << "the leak would fill the GPU before the alert could fire";
+  const int fires_at = 9 + static_cast<int>(std::ceil(full - 60)) + 30;
+  const int length = fires_at + 10;  // minutes of leak, still short of full
+
+  Labels labels = gpu0;
+  labels.insert(labels.end(), kDrillTarget.begin(), kDrillTarget.end());
+  const std::string sel = selector("gpu_memory_free_bytes", labels);
+  const std::string start = fmt_value(free_before);
+  const std::string n = std::to_string(length);
+  const std::vector<InputSeries> ramp{{sel, start + "x9 " + start + "-" + fmt_value(per_second) + "x" + n}};
+  const std::vector<InputSeries> step{
+      {sel, start + "x9 " + fmt_value(free_before - 40 * per_second) + "x" + n}};
+  const auto at = [](int minute) { return std::to_string(minute) + "m"; };
+  EXPECT_TRUE(promtool_passes(
+      dir, {{"a steady leak on GPU 0 tickets 30 minutes after it would fill the GPU within the hour",
+             ramp,
+             {{at(fires_at - 4), "GpuMemoryLeak", ""},
+              {at(fires_at + 4), "GpuMemoryLeak",
+               expect_alert("severity: ticket, instance: drill, gpu: \"0\"",
+                            "GPU 0 on drill: memory use has grown for 30 minutes and at this rate "
+                            "fills the GPU within an hour",
+                            "gpu-memory-leak.md")}}},
+            {"the same memory taken in one step (a model load) never tickets",
+             step,
+             {{"20m", "GpuMemoryLeak", ""},
+              {"30m", "GpuMemoryLeak", ""},
+              {at(fires_at + 4), "GpuMemoryLeak", ""}}}}));
 }
 
 }  // namespace
