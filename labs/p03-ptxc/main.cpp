@@ -1,20 +1,15 @@
 // ptxc: compiles an elementwise kernel language to PTX and proves the PTX
 // right by running it in a PTX interpreter against a reference evaluation.
+// What each command computes and prints is in ptxc/reports.hpp.
 #include <fmt/format.h>
 
 #include <gpulab/cli.hpp>
 #include <gpulab/file.hpp>
 #include <gpulab/json.hpp>
 #include <gpulab/output_file.hpp>
-#include <gpulab/table.hpp>
 
-#include "ptxc/ast.hpp"
-#include "ptxc/c_emitter.hpp"
-#include "ptxc/compiler.hpp"
-#include "ptxc/device_run.hpp"
-#include "ptxc/differential.hpp"
-#include "ptxc/ptx_module.hpp"
-#include "ptxc/suite.hpp"
+#include "ptxc/diagnostics.hpp"
+#include "ptxc/reports.hpp"
 
 namespace {
 
@@ -28,10 +23,10 @@ std::string read_file(const std::string& path) {
 }
 
 // Front-end errors: the compiler-style report on stderr, then the one-line summary.
-ptxc::Compilation compile_or_report(const std::string& source, const std::string& file,
-                                    const ptxc::CompileOptions& o) {
+template <class F>
+auto or_report(const std::string& file, F&& front_end) {
   try {
-    return ptxc::compile(source, file, o);
+    return front_end();
   } catch (const ptxc::CompileError& e) {
     fmt::print(stderr, "{}", e.what());
     throw gpulab::UsageError(
@@ -39,75 +34,22 @@ ptxc::Compilation compile_or_report(const std::string& source, const std::string
   }
 }
 
-ptxc::CompileOptions options_for(int level, const std::string& target, bool no_guard) {
-  auto o = ptxc::CompileOptions::at_level(level);
-  try {
-    (void)ptxc::ptx_version_for(target);
-  } catch (const std::invalid_argument& e) {
-    throw gpulab::UsageError(e.what());
-  }
-  o.emit.target = target;
-  o.emit.guard = !no_guard;
-  return o;
-}
-
-const ptxc::ptx::Entry& entry_of(const ptxc::ptx::Module& m, const std::string& name) {
-  const auto* e = m.find(name);
-  if (e == nullptr)
-    throw gpulab::RunError(fmt::format("internal: no entry '{}' in the emitted PTX", name));
-  return *e;
-}
-
-ptxc::ptx::Module parse_own_ptx(const std::string& text) {
-  try {
-    return ptxc::ptx::parse_ptx(text);
-  } catch (const ptxc::ptx::ParseError& e) {
-    throw gpulab::RunError(fmt::format("the interpreter rejected ptxc's own PTX: {}", e.what()));
-  }
-}
-
-std::string verdict(const ptxc::DiffResult& r) {
-  return r.pass ? "PASS" : "FAIL";
-}
-
-struct RunFlags {
-  int n = 1000;
-  int block = 128;
-  int level = 1;
-  std::string target = "sm_75";
-  bool no_guard = false;
-};
-
-void check_sizes(const RunFlags& f) {
-  if (f.n < 1 || f.n > 10'000'000) throw gpulab::UsageError("--n must be between 1 and 10000000");
-  if (f.block < 1 || f.block > 1024)
-    throw gpulab::UsageError("--block must be between 1 and 1024 (the CUDA limit)");
+// The report as text or as one JSON document; exit 1 when a check failed.
+template <class Report>
+int emit(const Report& r, const gpulab::CommonOptions& common) {
+  if (common.json)
+    gpulab::print_json(to_json(r));
+  else
+    fmt::print("{}", render(r));
+  return r.pass() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
 }
 
 // ptxc compile FILE
-int cmd_compile(const std::string& file, const std::string& out_path, const std::string& emit,
-                const RunFlags& f) {
+int cmd_compile(const std::string& file, const std::string& out_path, const std::string& stage,
+                const ptxc::RunFlags& f) {
   const std::string source = read_file(file);
-  std::string text;
-  if (emit == "tokens") {
-    try {
-      for (const auto& t : ptxc::tokenize(source, file))
-        text +=
-            fmt::format("{}:{}\t{}\t{}\n", t.loc.line, t.loc.col, ptxc::token_name(t.kind), t.text);
-    } catch (const ptxc::CompileError& e) {
-      fmt::print(stderr, "{}", e.what());
-      throw gpulab::UsageError(
-          fmt::format("{} error{} in {}", e.error_count, e.error_count == 1 ? "" : "s", file));
-    }
-  } else {
-    const auto c = compile_or_report(source, file, options_for(f.level, f.target, f.no_guard));
-    if (emit == "ast") text = ptxc::dump_ast(c.program);
-    if (emit == "ir")
-      for (const auto& fn : c.functions)
-        text += fmt::format("kernel {}:\n{}", fn.name, ptxc::dump_ir(fn));
-    if (emit == "ptx") text = c.ptx;
-    if (emit == "c") text = ptxc::emit_c(c.functions);
-  }
+  const std::string text =
+      or_report(file, [&] { return ptxc::emit_stage(source, file, stage, f); });
   if (out_path.empty() || out_path == "-") {
     fmt::print("{}", text);
   } else if (auto written = gpulab::write_file(out_path, text); !written) {
@@ -117,171 +59,23 @@ int cmd_compile(const std::string& file, const std::string& out_path, const std:
 }
 
 // ptxc run FILE: compile, execute every (or one) kernel, compare with the reference.
-int cmd_run(const std::string& file, const std::string& kernel, const std::string& against,
-            bool device, const RunFlags& f, const gpulab::CommonOptions& common) {
-  check_sizes(f);
-  const auto c =
-      compile_or_report(read_file(file), file, options_for(f.level, f.target, f.no_guard));
-  const auto module = parse_own_ptx(c.ptx);
+int cmd_run(ptxc::RunRequest q, const gpulab::CommonOptions& common) {
+  ptxc::check_sizes(q.flags);
+  const std::string source = read_file(q.file);
+  const auto c = or_report(q.file, [&] {
+    return ptxc::compile(source, q.file, ptxc::options_for(q.flags.level, q.flags));
+  });
   std::optional<ptxc::ptx::Module> other;
-  if (!against.empty()) {
+  if (!q.against_path.empty()) {
     try {
-      other = ptxc::ptx::parse_ptx(read_file(against));
+      other = ptxc::ptx::parse_ptx(read_file(q.against_path));
     } catch (const ptxc::ptx::ParseError& e) {
-      throw gpulab::UsageError(fmt::format("{}:{}", against, e.what()));
+      throw gpulab::UsageError(fmt::format("{}:{}", q.against_path, e.what()));
     }
+    q.against = &*other;
   }
-  bool found = kernel.empty();
-  bool all_pass = true;
-  gpulab::Table table;
-  table.column("kernel", gpulab::Table::Align::kLeft).column(fmt::format("-O{} insts", f.level));
-  if (other) table.column("against insts").column("against vs ptxc", gpulab::Table::Align::kLeft);
-  if (device) table.column("GPU vs interpreter", gpulab::Table::Align::kLeft);
-  table.column("threads")
-      .column("executed")
-      .column("max |err|")
-      .column("result", gpulab::Table::Align::kLeft);
-  gpulab::Json results = gpulab::Json::array();
-  std::vector<std::string> failures;
-  const ptxc::DiffOptions opts{.n = f.n, .block = f.block, .seed = common.seed, .tol = {}};
-  for (const auto& k : c.program.kernels) {
-    if (!kernel.empty() && k.name != kernel) continue;
-    found = true;
-    const auto& entry = entry_of(module, k.name);
-    const auto r = ptxc::run_differential(k, entry, opts);
-    all_pass = all_pass && r.pass;
-    if (!r.pass) failures.push_back(fmt::format("FAIL {}: {}", k.name, ptxc::describe_failure(r)));
-    std::vector<std::string> row = {k.name, fmt::format("{}", ptxc::ptx::instruction_count(entry))};
-    gpulab::Json j = {{"kernel", k.name}, {"instructions", ptxc::ptx::instruction_count(entry)}};
-    if (other) {
-      const auto* oe = other->find(k.name);
-      std::string cmp = "no such entry";
-      if (oe != nullptr) {
-        // The same inputs through both PTX files; FMA placement may differ, so
-        // agreement is counted in ulps, not asserted bitwise.
-        const auto inputs = ptxc::random_inputs(k.params, f.n, common.seed);
-        try {
-          const auto mine = ptxc::run_ptx(entry, k.params, inputs, f.n, f.block);
-          const auto theirs = ptxc::run_ptx(*oe, k.params, inputs, f.n, f.block);
-          const std::size_t differ = ptxc::count_bit_differences(mine.buffers, theirs.buffers);
-          cmp = differ == 0 ? "bit-identical" : fmt::format("{} elements differ", differ);
-          j["against_differing_elements"] = differ;
-        } catch (const std::exception& e) {
-          cmp = "failed";
-          failures.push_back(fmt::format("FAIL {} ({}): {}", k.name, against, e.what()));
-          all_pass = false;
-        }
-        j["against_instructions"] = ptxc::ptx::instruction_count(*oe);
-        row.push_back(fmt::format("{}", ptxc::ptx::instruction_count(*oe)));
-      } else {
-        row.emplace_back("-");
-      }
-      row.push_back(cmp);
-    }
-    if (device) {
-      // The same PTX text through the driver's JIT on a real GPU. The
-      // interpreter models .rn rounding exactly, so anything but 0 is a bug.
-      const auto inputs = ptxc::random_inputs(k.params, f.n, common.seed);
-      const auto gpu = ptxc::run_on_device(c.ptx, k.name, k.params, inputs, f.n, f.block);
-      std::string cmp = "interpreter faulted";
-      if (r.fault.empty()) {
-        const auto interp = ptxc::run_ptx(entry, k.params, inputs, f.n, f.block);
-        const std::size_t differ = ptxc::count_bit_differences(interp.buffers, gpu.buffers);
-        cmp = differ == 0 ? fmt::format("bit-identical on {}", gpu.device)
-                          : fmt::format("{} elements differ", differ);
-        if (differ != 0) {
-          all_pass = false;
-          failures.push_back(
-              fmt::format("FAIL {}: {} elements differ between {} and the interpreter", k.name,
-                          differ, gpu.device));
-        }
-        j["gpu_differing_elements"] = differ;
-      }
-      j["gpu"] = gpu.device;
-      row.push_back(cmp);
-    }
-    row.push_back(r.fault.empty() ? fmt::format("{}", r.stats.threads) : "-");
-    row.push_back(r.fault.empty() ? fmt::format("{}", r.stats.instructions) : "-");
-    row.push_back(r.fault.empty() ? fmt::format("{:.1e}", r.comparison.max_abs_error) : "-");
-    row.push_back(verdict(r));
-    table.row(row);
-    j["threads"] = r.stats.threads;
-    j["executed"] = r.stats.instructions;
-    j["max_abs_error"] = r.comparison.max_abs_error;
-    j["pass"] = r.pass;
-    if (!r.pass) j["failure"] = ptxc::describe_failure(r);
-    results.push_back(j);
-  }
-  if (!found) throw gpulab::UsageError(fmt::format("no kernel named '{}' in {}", kernel, file));
-  if (common.json) {
-    gpulab::print_json({{"file", file},
-                        {"n", f.n},
-                        {"block", f.block},
-                        {"seed", common.seed},
-                        {"opt_level", f.level},
-                        {"kernels", results},
-                        {"pass", all_pass}});
-  } else {
-    fmt::print("{}", table.render());
-    for (const auto& line : failures) fmt::print("{}\n", line);
-  }
-  return all_pass ? gpulab::kExitOk : gpulab::kExitCheckFailed;
-}
-
-// ptxc: the built-in suite at -O0 and -O1.
-int cmd_suite(bool dump, const RunFlags& f, const gpulab::CommonOptions& common) {
-  check_sizes(f);
-  const auto emit = options_for(1, f.target, f.no_guard).emit;
-  const auto suite =
-      ptxc::run_suite({.n = f.n, .block = f.block, .seed = common.seed, .tol = {}}, emit);
-  if (dump && !common.json) fmt::print("{}\n", suite.ptx_o1);
-  gpulab::Table table;
-  table.column("kernel", gpulab::Table::Align::kLeft)
-      .column("-O0 insts")
-      .column("-O1 insts")
-      .column("saved")
-      .column("max |err| -O1")
-      .column("-O0", gpulab::Table::Align::kLeft)
-      .column("-O1", gpulab::Table::Align::kLeft);
-  gpulab::Json results = gpulab::Json::array();
-  std::vector<std::string> failures;
-  std::size_t passed = 0;
-  for (const auto& row : suite.rows) {
-    if (!row.o0.pass)
-      failures.push_back(
-          fmt::format("FAIL {} -O0: {}", row.kernel, ptxc::describe_failure(row.o0)));
-    if (!row.o1.pass)
-      failures.push_back(
-          fmt::format("FAIL {} -O1: {}", row.kernel, ptxc::describe_failure(row.o1)));
-    passed += row.pass() ? 1 : 0;
-    table.row({row.kernel, fmt::format("{}", row.instructions_o0),
-               fmt::format("{}", row.instructions_o1),
-               fmt::format("{}", static_cast<long long>(row.instructions_o0) -
-                                     static_cast<long long>(row.instructions_o1)),
-               row.o1.fault.empty() ? fmt::format("{:.1e}", row.o1.comparison.max_abs_error) : "-",
-               verdict(row.o0), verdict(row.o1)});
-    results.push_back({{"kernel", row.kernel},
-                       {"instructions_O0", row.instructions_o0},
-                       {"instructions_O1", row.instructions_o1},
-                       {"max_abs_error_O1", row.o1.comparison.max_abs_error},
-                       {"pass_O0", row.o0.pass},
-                       {"pass_O1", row.o1.pass}});
-  }
-  const bool ok = passed == suite.rows.size();
-  if (common.json) {
-    gpulab::print_json({{"n", f.n},
-                        {"block", f.block},
-                        {"seed", common.seed},
-                        {"kernels", results},
-                        {"pass", ok}});
-  } else {
-    fmt::print("{}", table.render());
-    fmt::print(
-        "{}/{} kernels agree with the reference at -O0 and -O1 (n={}, block={}, seed={}): {}\n",
-        passed, suite.rows.size(), f.n, f.block, common.seed, ok ? "PASS" : "FAIL");
-    for (const auto& line : failures) fmt::print("{}\n", line);
-  }
-  return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+  q.seed = common.seed;
+  return emit(ptxc::run_kernels(c, q), common);
 }
 
 }  // namespace
@@ -296,7 +90,7 @@ int main(int argc, char** argv) {
   gpulab::CommonOptions common;
   gpulab::add_json_flag(app, common);
   gpulab::add_seed_flag(app, common);
-  RunFlags flags;
+  ptxc::RunFlags flags;
   bool dump = false;
   app.add_flag("--dump", dump, "Suite: also print every kernel's -O1 PTX");
   app.add_option("--n", flags.n, "Suite: elements per buffer (not a block multiple on purpose)")
@@ -305,12 +99,12 @@ int main(int argc, char** argv) {
 
   std::string file;
   std::string out_path;
-  std::string emit = "ptx";
+  std::string stage = "ptx";
   auto* compile =
       app.add_subcommand("compile", "Compile FILE and print (or write) one stage's output");
   compile->add_option("FILE", file, "Kernel source")->required();
   compile->add_option("-o", out_path, "Output file (default: stdout)");
-  compile->add_option("--emit", emit, "What to print")
+  compile->add_option("--emit", stage, "What to print")
       ->check(CLI::IsMember({"tokens", "ast", "ir", "ptx", "c"}))
       ->capture_default_str();
 
@@ -341,8 +135,8 @@ int main(int argc, char** argv) {
   }
 
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
-    if (*compile) return cmd_compile(file, out_path, emit, flags);
-    if (*run) return cmd_run(file, kernel, against, device, flags, common);
-    return cmd_suite(dump, flags, common);
+    if (*compile) return cmd_compile(file, out_path, stage, flags);
+    if (*run) return cmd_run({file, kernel, against, nullptr, device, flags, common.seed}, common);
+    return emit(ptxc::run_suite_report(flags, common.seed, dump), common);
   });
 }

@@ -64,6 +64,22 @@ TEST(PtxcCli, BinaryGarbageIsRejectedNotCrashedOn) {
   EXPECT_NE(r.out.find("unexpected character '\\x01'"), std::string::npos) << r.out;
 }
 
+// 40,000 terms (about 280 KB) in one expression: a located error and exit 2,
+// not a stack overflow; a directory is refused by name.
+TEST(PtxcCli, HugeExpressionAndDirectoryAreOneErrorEach) {
+  std::string src = "kernel k(a: f32*) {\n  a[i] = a[i]";
+  for (int t = 1; t < 40000; ++t) src += " + a[i]";
+  const auto r = run("compile " + temp_file("flat.k", src + ";\n}\n"));
+  EXPECT_EQ(r.exit_code, 2) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("flat.k:2:"), std::string::npos) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("error: expression too deep: more than 1000 levels"), std::string::npos)
+      << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("ptxc: error: 1 error in "), std::string::npos) << r.out.substr(0, 300);
+  const auto dir = run("run /");
+  EXPECT_EQ(dir.exit_code, 2);
+  EXPECT_EQ(dir.out, "ptxc: error: cannot read '/': Is a directory\n");
+}
+
 TEST(PtxcCli, RemovingTheGuardFailsTheDifferentialTestWithTheFaultingThread) {
   const auto r = run("run " + kLab + "/kernels/elementwise.ptxc --kernel vadd --no-guard");
   EXPECT_EQ(r.exit_code, 1) << r.out;

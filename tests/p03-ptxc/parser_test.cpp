@@ -1,6 +1,12 @@
 #include "ptxc/parser.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <string>
+
+#include "ptxc/compiler.hpp"
+#include "ptxc/diagnostics.hpp"
 
 namespace {
 
@@ -70,4 +76,47 @@ TEST(Parser, DeepNestingIsAnErrorNotAStackOverflow) {
   EXPECT_NE(errors_of(src).find("nested too deeply"), std::string::npos);
   std::string neg = "kernel k(a: f32*) { a[i] = " + std::string(100000, '-') + "1;}";
   EXPECT_NE(errors_of(neg).find("nested too deeply"), std::string::npos);
+}
+
+namespace {
+
+// kernel k(a: f32*) { a[i] = a[i] + a[i] + ... ; } with `terms` terms.
+std::string flat_sum(int terms) {
+  std::string src = "kernel k(a: f32*) { a[i] = a[i]";
+  for (int t = 1; t < terms; ++t) src += " + a[i]";
+  return src + "; }";
+}
+
+}  // namespace
+
+// A flat sum is parsed by a loop but is as deep as it is long; 40,000 terms
+// (about 280 KB) used to overflow the stack in sema. Now the operator that
+// crosses the cap is a located error, and nothing downstream sees the tree.
+TEST(Parser, LongFlatExpressionIsALocatedErrorNotAStackOverflow) {
+  const std::string src = flat_sum(40000);
+  const std::string errors = errors_of(src);
+  // a[i] is 2 levels deep, so the 999th '+' makes level 1001.
+  std::size_t plus = 0;
+  for (int n = 0; n < 999; ++n) plus = src.find('+', plus + 1);
+  EXPECT_EQ(errors.rfind(fmt::format("t.k:1:{}: error: expression too deep: more than 1000 levels "
+                                     "of operations (split it into steps with 'let')\n",
+                                     plus + 1),
+                         0),
+            0U)
+      << errors.substr(0, 300);
+  EXPECT_EQ(errors.find("error:", errors.find("error:") + 1), std::string::npos) << errors;
+  try {
+    (void)ptxc::compile(src, "t.k", ptxc::CompileOptions::at_level(1));
+    ADD_FAILURE() << "a 40,000-term expression compiled";
+  } catch (const ptxc::CompileError& e) {
+    EXPECT_EQ(e.error_count, 1U);
+  }
+}
+
+// Just under the cap, every stage (sema, lowering, the passes, the emitter)
+// handles the depth.
+TEST(Parser, ExpressionJustUnderTheCapCompiles) {
+  const auto c = ptxc::compile(flat_sum(999), "t.k", ptxc::CompileOptions::at_level(1));
+  EXPECT_NE(c.ptx.find(".entry k"), std::string::npos);
+  EXPECT_NE(errors_of(flat_sum(1000)).find("expression too deep"), std::string::npos);
 }

@@ -76,6 +76,9 @@ TEST(BatchingSimCli, TraceReplayAndBadTraceLine) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.csv:3: bad output token count 'x'"), std::string::npos) << r.err;
   EXPECT_EQ(run("--trace /nonexistent.csv").exit_code, 2);
+  const ProgramRun dir = run("--trace /");
+  EXPECT_EQ(dir.exit_code, 2);
+  EXPECT_EQ(dir.err, "batching-sim: error: cannot read '/': Is a directory\n");
 }
 
 TEST(BatchingSimCli, SubcommandsRunAndHelpExitsZero) {

@@ -78,6 +78,22 @@ TEST(Trace, MissingFile) {
   EXPECT_THROW(load_trace("/nonexistent/trace.csv"), gpulab::UsageError);
 }
 
+std::string load_error(const std::string& path) {
+  try {
+    load_trace(path);
+  } catch (const gpulab::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A trace is read under a size cap: a directory or an endless device is one
+// error naming the file, not an empty trace or an exhausted memory.
+TEST(Trace, DirectoryAndEndlessFileAreRefused) {
+  EXPECT_EQ(load_error("/"), "cannot read '/': Is a directory");
+  EXPECT_EQ(load_error("/dev/zero"), "'/dev/zero' is larger than 256 MiB");
+}
+
 TEST(Workload, RejectsImpossibleSpecs) {
   WorkloadSpec w;
   w.rate_per_s = 0;

@@ -87,4 +87,49 @@ TEST(ClusterYaml, ErrorsComeFromTheSameChecksAsJson) {
   EXPECT_NE(c.error().message.find("JSON object"), std::string::npos) << c.error().message;
 }
 
+// Nine levels of nine aliases name 9^9 scalars in a few hundred bytes; the
+// conversion stops at the alias cap and says where.
+TEST(ClusterYaml, AliasBombDepthAndSizeAreCapped) {
+  if (!topo::yaml_supported()) GTEST_SKIP() << "built without libyaml (apt-get install libyaml-dev)";
+  std::string bomb = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 9; ++i) bomb += std::string(i ? ", *" : "*") + static_cast<char>(c - 1);
+    bomb += "]\n";
+  }
+  auto r = topo::yaml_to_json(bomb);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("YAML aliases expand to more than 10000 nodes (an alias bomb?)"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(r.error().message.rfind("line ", 0), 0U) << r.error().message;
+
+  // A few aliases of a small map are fine.
+  const auto ok = topo::yaml_to_json("l: &l {bandwidth_GBps: 50, latency_us: 2}\nib: *l\npcie: *l\n");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok.value()["pcie"]["bandwidth_GBps"], 50);
+
+  r = topo::yaml_to_json(std::string(70, '[') + std::string(70, ']'));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("YAML nested deeper than 64 levels"), std::string::npos)
+      << r.error().message;
+
+  std::string wide = "[";
+  for (int i = 0; i < 1'000'001; ++i) wide += "1,";
+  wide += "1]";
+  r = topo::yaml_to_json(wide);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("YAML document has more than 1000000 nodes"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(Cluster, UnreadableFilesAreRefusedByName) {
+  auto r = topo::load_cluster("/");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "cannot read '/': Is a directory");
+  r = topo::load_cluster("/dev/zero");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "'/dev/zero' is larger than 64 MiB");
+}
+
 }  // namespace

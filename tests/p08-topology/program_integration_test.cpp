@@ -67,12 +67,35 @@ TEST(TopoSimProgram, BadInputExits2WithOneLine) {
   for (const std::string& args : {"--topology " + dir + "/bad.json", "--topology " + dir + "/neg.json",
                                  std::string("--topology /nonexistent.json"), std::string("--layers 0"),
                                  std::string("--tp 3"), std::string("--message-mib -1"), std::string("--bogus"),
-                                 std::string("calibrate --world 1")}) {
+                                 std::string("calibrate --world 1"), std::string("--topology /"),
+                                 std::string("--topology /dev/zero")}) {
     const auto r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("topo-sim: error: ", 0), 0u) << args << "\n" << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
   }
+}
+
+// A directory and an endless device name themselves; a YAML alias bomb fails
+// fast instead of expanding a billion nodes.
+TEST(TopoSimProgram, UnreadableAndHostileTopologies) {
+  EXPECT_EQ(run("--topology /").out, "topo-sim: error: cannot read '/': Is a directory\n");
+  EXPECT_EQ(run("--topology /dev/zero").out, "topo-sim: error: '/dev/zero' is larger than 64 MiB\n");
+  const std::string bomb = ::testing::TempDir() + "/bomb.yaml";
+  {
+    std::ofstream f(bomb);
+    f << "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+    for (char c = 'b'; c <= 'i'; ++c) {
+      const char prev = static_cast<char>(c - 1);
+      f << c << ": &" << c << " [";
+      for (int i = 0; i < 9; ++i) f << (i ? ", *" : "*") << prev;
+      f << "]\n";
+    }
+  }
+  const auto r = run("--topology " + bomb);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("YAML aliases expand to more than 10000 nodes"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -122,7 +123,7 @@ class Parser {
     e->op = '-';
     e->loc = next().loc;
     e->args.push_back(unary());
-    return e;
+    return bounded(std::move(e));
   }
 
   // primary := NUMBER | IDENT | IDENT '[' expr ']' | IDENT '(' [expr (',' expr)*] ')' | '(' expr
@@ -161,16 +162,29 @@ class Parser {
     } else {
       e->kind = ExprKind::kVar;
     }
-    return e;
+    return bounded(std::move(e));
   }
 
-  static ExprPtr binary(const Token& op, ExprPtr lhs, ExprPtr rhs) {
+  ExprPtr binary(const Token& op, ExprPtr lhs, ExprPtr rhs) {
     auto e = std::make_unique<Expr>();
     e->kind = ExprKind::kBinary;
     e->op = op.text[0];
     e->loc = op.loc;
     e->args.push_back(std::move(lhs));
     e->args.push_back(std::move(rhs));
+    return bounded(std::move(e));
+  }
+
+  // Sets e's height from its children. A chain like a + a + ... + a is parsed
+  // by a loop but is as deep as it is long, and sema, lowering and the AST's
+  // own destructor walk it recursively: past kMaxExprHeight it is an error at
+  // the operator that crossed the cap, not a stack overflow.
+  ExprPtr bounded(ExprPtr e) {
+    for (const auto& a : e->args) e->height = std::max(e->height, a->height + 1);
+    if (e->height > kMaxExprHeight)
+      fail(e->loc, fmt::format("expression too deep: more than {} levels of operations (split it "
+                               "into steps with 'let')",
+                               kMaxExprHeight));
     return e;
   }
 
@@ -232,6 +246,7 @@ class Parser {
     Parser& parser;
   };
   static constexpr int kMaxDepth = 256;
+  static constexpr int kMaxExprHeight = 1000;
 
   const std::vector<Token>& toks_;
   Diagnostics& diags_;

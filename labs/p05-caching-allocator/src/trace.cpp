@@ -4,6 +4,7 @@
 
 #include <unordered_map>
 
+#include "caching_alloc/replay.hpp"
 #include "gpulab/text.hpp"
 
 namespace caching_alloc {
@@ -127,36 +128,12 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& events, std::uint64_t d
                           const std::function<void(std::size_t)>& on_step) {
   Device dev(device_bytes);
   CachingAllocator alloc(dev, config);
-  std::unordered_map<std::string, std::uint64_t> addr_of;  // live id -> address
   ReplayResult result;
   result.steps.reserve(events.size());
-  for (const TraceEvent& ev : events) {
-    ReplayStep step;
-    step.event = ev;
-    if (ev.op == TraceOp::kAlloc) {
-      auto a = alloc.allocate(ev.size, ev.stream);
-      if (a) {
-        addr_of[ev.id] = a.value().addr;
-        step.from_cache = a.value().from_cache;
-        step.cross_stream = a.value().reused_from_stream.has_value();
-      } else {
-        step.oom = true;
-      }
-    } else if (const auto it = addr_of.find(ev.id); it != addr_of.end()) {
-      alloc.free(it->second);
-      addr_of.erase(it);
-    } else {
-      step.skipped = true;  // the parser guarantees the id was allocated, so that alloc failed
-    }
-    const AllocatorStats& s = alloc.stats();
-    step.reserved = s.reserved_bytes;
-    step.allocated = s.allocated_bytes;
-    step.cached = s.cached_bytes();
-    step.largest_cached = alloc.largest_cached_block();
-    step.device_largest_hole = dev.largest_hole();
-    result.steps.push_back(std::move(step));
+  replay_events(alloc, events, [&](const ReplayStep& step) {
+    result.steps.push_back(step);
     if (on_step) on_step(result.steps.size());
-  }
+  });
   result.stats = alloc.stats();
   return result;
 }

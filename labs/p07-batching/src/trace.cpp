@@ -4,10 +4,11 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
+#include <sstream>
 #include <string_view>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/file.hpp"
 #include "gpulab/text.hpp"
 
 namespace batching {
@@ -15,11 +16,17 @@ namespace {
 
 using gpulab::trim;
 
-std::vector<std::string_view> split(std::string_view line) { return gpulab::split_fields(line); }
+std::vector<std::string_view> split(std::string_view line) {
+  return gpulab::split_fields(line);
+}
 
-bool parse_u32(std::string_view s, std::uint32_t& v) { return gpulab::parse_number(s, v); }
+bool parse_u32(std::string_view s, std::uint32_t& v) {
+  return gpulab::parse_number(s, v);
+}
 
-bool parse_double(std::string_view s, double& v) { return gpulab::parse_number(s, v) && std::isfinite(v); }
+bool parse_double(std::string_view s, double& v) {
+  return gpulab::parse_number(s, v) && std::isfinite(v);
+}
 
 // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
 long long days_from_civil(long long y, unsigned m, unsigned d) {
@@ -138,8 +145,9 @@ std::vector<Request> parse_trace(std::istream& in, const std::string& name) {
 }
 
 std::vector<Request> load_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw gpulab::UsageError(fmt::format("cannot open trace '{}'", path));
+  auto text = gpulab::read_text_file(path, kMaxTraceBytes);
+  if (!text) throw gpulab::UsageError(text.error().message);
+  std::istringstream in(std::move(text).value());
   return parse_trace(in, path);
 }
 

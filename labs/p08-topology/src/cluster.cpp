@@ -2,9 +2,8 @@
 
 #include <fmt/core.h>
 
-#include <fstream>
-#include <sstream>
 
+#include "gpulab/file.hpp"
 #include "gpulab/inventory/inventory_json.hpp"
 #include "gpulab/json.hpp"
 #include "topology/inventory.hpp"
@@ -116,12 +115,10 @@ gpulab::Expected<Cluster> cluster_from_json(const gpulab::Json& doc) {
 }
 
 gpulab::Expected<Cluster> load_cluster(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return gpulab::Error{fmt::format("{}: cannot open", path)};
-  std::stringstream ss;
-  ss << in.rdbuf();
+  auto text = gpulab::read_text_file(path, kMaxTopologyBytes);
+  if (!text) return gpulab::Error{text.error().message};
   const bool yaml = path.ends_with(".yaml") || path.ends_with(".yml");
-  auto c = yaml ? parse_cluster_yaml(ss.str()) : parse_cluster_json(ss.str());
+  auto c = yaml ? parse_cluster_yaml(text.value()) : parse_cluster_json(text.value());
   if (!c) return gpulab::Error{fmt::format("{}: {}", path, c.error().message)};
   return c;
 }

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
+#include <vector>
 
 #ifdef TOPO_HAVE_YAML
 #include <yaml.h>
@@ -32,29 +34,64 @@ gpulab::Json scalar(const yaml_node_t* n) {
   return text;
 }
 
-gpulab::Json convert(yaml_document_t* doc, const yaml_node_t* n, int depth) {
-  if (n == nullptr || depth > 64) throw std::invalid_argument("YAML nesting too deep or broken");
-  switch (n->type) {
-    case YAML_SCALAR_NODE: return scalar(n);
-    case YAML_SEQUENCE_NODE: {
-      gpulab::Json arr = gpulab::Json::array();
-      for (auto* it = n->data.sequence.items.start; it < n->data.sequence.items.top; ++it)
-        arr.push_back(convert(doc, yaml_document_get_node(doc, *it), depth + 1));
-      return arr;
-    }
-    case YAML_MAPPING_NODE: {
-      gpulab::Json obj = gpulab::Json::object();
-      for (auto* p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; ++p) {
-        const yaml_node_t* key = yaml_document_get_node(doc, p->key);
-        if (key == nullptr || key->type != YAML_SCALAR_NODE) throw std::invalid_argument("YAML mapping keys must be plain text");
-        obj[std::string(reinterpret_cast<const char*>(key->data.scalar.value), key->data.scalar.length)] =
-            convert(doc, yaml_document_get_node(doc, p->value), depth + 1);
+// Aliases let a few hundred bytes name billions of nodes ("billion laughs"):
+// libyaml keeps an alias as a reference, and turning the document into JSON
+// expands it. So the expansion is counted as it happens and stops at caps no
+// real topology reaches (the shipped ones have under 100 nodes and no alias).
+constexpr int kMaxYamlDepth = 64;
+constexpr std::size_t kMaxYamlNodes = 1'000'000;  // nodes produced in all
+constexpr std::size_t kMaxYamlAliasNodes = 10'000;  // nodes produced again through an alias
+
+class Converter {
+ public:
+  explicit Converter(yaml_document_t* doc)
+      : doc_(doc), seen_(static_cast<std::size_t>(doc->nodes.top - doc->nodes.start), false) {}
+
+  gpulab::Json convert(const yaml_node_t* n, int depth) {
+    if (n == nullptr) throw std::invalid_argument("broken YAML node");
+    const std::size_t line = n->start_mark.line + 1;
+    if (depth > kMaxYamlDepth)
+      throw std::invalid_argument(
+          fmt::format("line {}: YAML nested deeper than {} levels", line, kMaxYamlDepth));
+    const auto index = static_cast<std::size_t>(n - doc_->nodes.start);
+    if (seen_[index] && ++alias_nodes_ > kMaxYamlAliasNodes)
+      throw std::invalid_argument(fmt::format(
+          "line {}: YAML aliases expand to more than {} nodes (an alias bomb?)", line,
+          kMaxYamlAliasNodes));
+    seen_[index] = true;
+    if (++nodes_ > kMaxYamlNodes)
+      throw std::invalid_argument(
+          fmt::format("line {}: YAML document has more than {} nodes", line, kMaxYamlNodes));
+    switch (n->type) {
+      case YAML_SCALAR_NODE: return scalar(n);
+      case YAML_SEQUENCE_NODE: {
+        gpulab::Json arr = gpulab::Json::array();
+        for (auto* it = n->data.sequence.items.start; it < n->data.sequence.items.top; ++it)
+          arr.push_back(convert(yaml_document_get_node(doc_, *it), depth + 1));
+        return arr;
       }
-      return obj;
+      case YAML_MAPPING_NODE: {
+        gpulab::Json obj = gpulab::Json::object();
+        for (auto* p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; ++p) {
+          const yaml_node_t* key = yaml_document_get_node(doc_, p->key);
+          if (key == nullptr || key->type != YAML_SCALAR_NODE)
+            throw std::invalid_argument("YAML mapping keys must be plain text");
+          obj[std::string(reinterpret_cast<const char*>(key->data.scalar.value),
+                          key->data.scalar.length)] =
+              convert(yaml_document_get_node(doc_, p->value), depth + 1);
+        }
+        return obj;
+      }
+      default: throw std::invalid_argument("empty YAML node");
     }
-    default: throw std::invalid_argument("empty YAML node");
   }
-}
+
+ private:
+  yaml_document_t* doc_;
+  std::vector<bool> seen_;  // by node index: produced once already
+  std::size_t nodes_ = 0;
+  std::size_t alias_nodes_ = 0;
+};
 
 }  // namespace
 
@@ -73,7 +110,7 @@ gpulab::Expected<gpulab::Json> yaml_to_json(const std::string& text) {
   const yaml_node_t* root = yaml_document_get_root_node(&doc);
   if (root == nullptr) return gpulab::Error{"empty YAML document"};
   try {
-    return convert(&doc, root, 0);
+    return Converter(&doc).convert(root, 0);
   } catch (const std::exception& e) {
     return gpulab::Error{e.what()};
   }

@@ -26,6 +26,9 @@ struct Expr {
   std::string name;                         // kVar, kIndex (the pointer), kCall (the function)
   char op = 0;                              // kUnary '-', kBinary '+' '-' '*' '/'
   std::vector<std::unique_ptr<Expr>> args;  // kIndex: the index; kUnary: 1; kBinary: 2; kCall: n
+  // Levels of the tree from this node down (a leaf is 1). The parser keeps it
+  // under a cap, so the recursive passes over the tree cannot overflow the stack.
+  int height = 1;
 };
 using ExprPtr = std::unique_ptr<Expr>;
 

@@ -16,6 +16,11 @@ namespace batching {
 
 // Throws gpulab::UsageError "NAME:LINE: what is wrong" for any bad line.
 std::vector<Request> parse_trace(std::istream& in, const std::string& name);
+// A trace larger than this is refused (so is /dev/zero or a directory):
+// the public Azure traces are a few MiB to a few tens of MiB.
+inline constexpr std::size_t kMaxTraceBytes = std::size_t{256} << 20;
+// The file at `path`, read whole under kMaxTraceBytes; throws gpulab::UsageError
+// naming the file when it cannot be read or parsed.
 std::vector<Request> load_trace(const std::string& path);
 
 }  // namespace batching

@@ -3,6 +3,7 @@
 // a JSON file (--topology) or the curriculum's built-in default.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "gpulab/expected.hpp"
@@ -40,7 +41,10 @@ Cluster curriculum_cluster();
 gpulab::Expected<Cluster> parse_cluster_json(const std::string& text);
 gpulab::Expected<Cluster> parse_cluster_yaml(const std::string& text);
 gpulab::Expected<Cluster> cluster_from_json(const gpulab::Json& doc);
-// JSON, or YAML when the name ends in .yaml/.yml.
+// A topology file larger than this is refused (so are /dev/zero and a
+// directory): an inventory of thousands of nodes is a few MiB.
+inline constexpr std::size_t kMaxTopologyBytes = std::size_t{64} << 20;
+// JSON, or YAML when the name ends in .yaml/.yml, read under kMaxTopologyBytes.
 gpulab::Expected<Cluster> load_cluster(const std::string& path);
 
 }  // namespace topo
