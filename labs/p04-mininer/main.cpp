@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
     if (*gc) {
       if (::geteuid() != 0) throw gpulab::Unsupported("mininer gc removes cgroups, which needs root: run it with sudo");
       const auto stale = mininer::remove_stale_cgroups();
-      for (const auto& p : stale.removed) fmt::print("removed stale cgroup {}\n", p);
+      for (const auto& p : stale.removed) fmt::print("removed cgroup {} (stale: its mininer was killed)\n", p);
       for (const auto& f : stale.failures) fmt::print(stderr, "mininer: warning: {}\n", f);
       if (stale.removed.empty() && stale.failures.empty()) fmt::print("no stale cgroups\n");
       return stale.failures.empty() ? gpulab::kExitOk : gpulab::kExitCheckFailed;

@@ -564,7 +564,8 @@ RunOutcome run_container(const RunSpec& spec) {
                                          spec.memory_mb.has_value(), spec.device_cgroup);
     // A mininer killed with SIGKILL could not remove its groups: this run does.
     const StaleCgroups stale = remove_stale_cgroups();
-    for (const auto& p : stale.removed) say("removed stale cgroup " + p);
+    // Worded like the usual "removed cgroup" line, which README blocks filter out.
+    for (const auto& p : stale.removed) say("removed cgroup " + p + " (stale: its mininer was killed)");
     for (const auto& f : stale.failures) say("warning: stale cgroup: " + f);
     try {
       cgroups.emplace(plan, cgroup_name_for(::getpid()));

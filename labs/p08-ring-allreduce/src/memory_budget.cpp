@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <iterator>
 #include <limits>
 
 namespace ring {

@@ -36,7 +36,8 @@ struct RankJob {
 
   RankJob() = default;
   template <class F>
-    requires std::is_invocable_r_v<gpulab::Json, F&, Transport&>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, RankJob> &&
+             std::is_invocable_r_v<gpulab::Json, F&, Transport&>)
   RankJob(F f, MemoryNeed need = {})  // NOLINT(google-explicit-constructor)
       : run(std::move(f)), memory(need) {}
   gpulab::Json operator()(Transport& t) const { return run(t); }
