@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <system_error>
 
+#include "gpulab/flag_checks.hpp"
 #include "gpulab/stdout_check.hpp"
 
 namespace gpulab {
@@ -20,7 +21,8 @@ void add_quick_flag(CLI::App& app, CommonOptions& opts, std::string_view what_qu
 
 void add_seed_flag(CLI::App& app, CommonOptions& opts) {
   app.add_option("--seed", opts.seed, "Seed of the random generator (same seed, same output)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_in<std::uint64_t>());  // "-1" and "1e23" are typos, not 2^64-1
 }
 
 void print_error(std::string_view program, std::string_view message) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
 #include "simt/assembler.hpp"
 #include "simt/divergence_report.hpp"
@@ -111,8 +112,12 @@ int main(int argc, char** argv) {
   std::size_t show_words = 32;
   run_cmd->add_option("FILE", file, "Program to run (see kernels/*.simt)")->required();
   run_cmd->add_option("--warps", config.warps, "Resident warps (TID = warp*32 + lane)")->capture_default_str();
-  run_cmd->add_option("--mem-words", config.mem_words, "Words of shared memory")->capture_default_str();
-  run_cmd->add_option("--show-words", show_words, "Memory words printed in the human output")->capture_default_str();
+  run_cmd->add_option("--mem-words", config.mem_words, "Words of shared memory")
+      ->capture_default_str()
+      ->check(gpulab::whole_in<std::size_t>(1, std::size_t{1} << 28));
+  run_cmd->add_option("--show-words", show_words, "Memory words printed in the human output")
+      ->capture_default_str()
+      ->check(gpulab::whole_in<std::size_t>());
   run_cmd->add_flag("--trace", trace, "Print every issue: cycle, warp, PC, active mask, instruction");
 
   return gpulab::run_program(kProgram, app, argc, argv, [&] {

@@ -3,11 +3,10 @@
 #include <fmt/core.h>
 
 #include <charconv>
-#include <fstream>
 #include <gpulab/cli.hpp>
+#include <gpulab/file.hpp>
 #include <gpulab/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "kernels/report.hpp"
 #include "kernels/roofline_plot.hpp"
@@ -15,6 +14,8 @@
 namespace {
 
 constexpr const char* kProgram = "cuda-kernels";
+// A saved --json run or a ptxas -v log is kilobytes; the cap refuses /dev/zero.
+constexpr std::size_t kMaxReportBytes = std::size_t{16} << 20;
 
 // "1920x1080" -> {1920, 1080}; "1048579" -> {1048579, 1}.
 std::pair<std::uint64_t, std::uint64_t> parse_extent(const std::string& text, const char* flag) {
@@ -28,8 +29,12 @@ std::pair<std::uint64_t, std::uint64_t> parse_extent(const std::string& text, co
     return v;
   };
   if (x == std::string::npos) return {number(text), 1};
-  return {number(std::string_view(text).substr(0, x)),
-          number(std::string_view(text).substr(x + 1))};
+  const std::uint64_t w = number(std::string_view(text).substr(0, x));
+  const std::uint64_t h = number(std::string_view(text).substr(x + 1));
+  // W x H is the element count everything after this multiplies by.
+  if (std::uint64_t n = 0; __builtin_mul_overflow(w, h, &n))
+    throw gpulab::UsageError(fmt::format("{} '{}': W x H does not fit in 64 bits", flag, text));
+  return {w, h};
 }
 
 }  // namespace
@@ -121,10 +126,9 @@ int main(int argc, char** argv) {
       if (!plot_path.empty()) {
         std::optional<gpulab::Json> measured;
         if (!measured_path.empty()) {
-          std::ifstream in(measured_path);
-          if (!in)
-            throw gpulab::UsageError(fmt::format("--measured: cannot read '{}'", measured_path));
-          measured = gpulab::Json::parse(in, nullptr, /*allow_exceptions=*/false);
+          auto text = gpulab::read_text_file(measured_path, kMaxReportBytes);
+          if (!text) throw gpulab::UsageError(fmt::format("--measured: {}", text.error().message));
+          measured = gpulab::Json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
           if (measured->is_discarded())
             throw gpulab::UsageError(fmt::format("--measured: '{}' is not JSON", measured_path));
         }
@@ -153,11 +157,9 @@ int main(int argc, char** argv) {
       if (report_path.empty())
         throw gpulab::Unsupported(
             "this build has no CUDA compiler, so ptxas never ran (no register report)");
-      std::ifstream in(report_path);
-      if (!in) throw gpulab::UsageError(fmt::format("cannot read ptxas report '{}'", report_path));
-      std::stringstream text;
-      text << in.rdbuf();
-      const auto entries = kernels::parse_ptxas_report(text.str());
+      auto text = gpulab::read_text_file(report_path, kMaxReportBytes);
+      if (!text) throw gpulab::UsageError(fmt::format("--report: {}", text.error().message));
+      const auto entries = kernels::parse_ptxas_report(text.value());
       if (entries.empty())
         throw gpulab::UsageError(fmt::format("'{}' holds no ptxas -v kernel entries", report_path));
       if (common.json)

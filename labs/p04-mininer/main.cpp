@@ -3,8 +3,11 @@
 // memory and devices — plus GPU passthrough of a device node the way the
 // NVIDIA container toolkit does it.
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/flag_checks.hpp"
+#include "mininer/cgroup.hpp"
 #include "mininer/container.hpp"
 #include "mininer/rootfs.hpp"
 
@@ -80,7 +83,9 @@ int main(int argc, char** argv) {
   auto* limited =
       app.add_subcommand("run-limited", "Run CMD... with a memory limit of MB MiB (swap off)");
   std::uint64_t limit_mb = 0;
-  limited->add_option("MB", limit_mb, "Memory limit in MiB")->required();
+  limited->add_option("MB", limit_mb, "Memory limit in MiB")
+      ->required()
+      ->check(gpulab::whole_in<std::uint64_t>(1, std::uint64_t{1} << 30));
   add_run_flags(*limited, limited_spec, limited_flags);
 
   auto* mkrootfs =
@@ -88,7 +93,18 @@ int main(int argc, char** argv) {
   std::string rootfs_dir;
   mkrootfs->add_option("DIR", rootfs_dir, "Directory to create or refresh")->required();
 
+  auto* gc = app.add_subcommand(
+      "gc", "Remove the cgroups of mininers that were killed with SIGKILL (each run also does)");
+
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
+    if (*gc) {
+      if (::geteuid() != 0) throw gpulab::Unsupported("mininer gc removes cgroups, which needs root: run it with sudo");
+      const auto stale = mininer::remove_stale_cgroups();
+      for (const auto& p : stale.removed) fmt::print("removed cgroup {} (stale: its mininer was killed)\n", p);
+      for (const auto& f : stale.failures) fmt::print(stderr, "mininer: warning: {}\n", f);
+      if (stale.removed.empty() && stale.failures.empty()) fmt::print("no stale cgroups\n");
+      return stale.failures.empty() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+    }
     if (*mkrootfs) {
       const auto r = mininer::make_rootfs(rootfs_dir);
       std::string extras;

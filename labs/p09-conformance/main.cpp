@@ -7,6 +7,7 @@
 #include "conformance/report.hpp"
 #include "conformance/session.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/output_file.hpp"
 
@@ -72,9 +73,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   app.add_option("--tier-threshold", threshold_pct,
-                 "Percent of the reference a backend needs for 'certified'")
+                 "Percent of the reference a backend needs for 'certified', 0..1000")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(gpulab::finite_in(0, 1000));
   app.add_option("--reference", opts.reference,
                  "Backend whose F32 matmul is 100% (falls back to the FMA roof)")
       ->capture_default_str();

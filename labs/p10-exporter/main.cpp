@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
 
     collector.start(to_ms(interval_s));
     exporter::ServerOptions options;
-    options.request_timeout = to_ms(timeout_s);
+    options.gate.request_timeout = to_ms(timeout_s);
     options.threads = threads;
     exporter::MetricsServer server(collector, options);
     const int port = server.bind(address);

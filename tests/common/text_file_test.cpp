@@ -1,9 +1,13 @@
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <string>
+#include <thread>
 
+#include "gpulab/cli.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/text.hpp"
 
@@ -61,16 +65,65 @@ TEST_F(ReadTextFile, RefusesAFileOverTheLimit) {
   EXPECT_TRUE(gpulab::read_text_file(path_, 2048));  // exactly at the limit is fine
 }
 
-TEST_F(ReadTextFile, RefusesEndlessDevicesMissingFilesAndDirectories) {
-  const auto endless = gpulab::read_text_file("/dev/zero", std::size_t{1} << 20);
-  ASSERT_FALSE(endless);
-  EXPECT_EQ(endless.error().message, "'/dev/zero' is larger than 1 MiB");
+TEST_F(ReadTextFile, RefusesDevicesMissingFilesAndDirectories) {
+  // Before: /dev/zero grew to the cap, /dev/full read as an empty file.
+  for (const char* dev : {"/dev/zero", "/dev/full"}) {
+    const auto text = gpulab::read_text_file(dev, std::size_t{1} << 20);
+    ASSERT_FALSE(text) << dev;
+    EXPECT_EQ(text.error().message, std::string("'") + dev + "' is a device, not a file");
+  }
   const auto missing = gpulab::read_text_file("/nonexistent/x.csv", 10);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message, "cannot open '/nonexistent/x.csv': No such file or directory");
   const auto dir = gpulab::read_text_file("/tmp", 10);
   ASSERT_FALSE(dir);
-  EXPECT_EQ(dir.error().message, "cannot read '/tmp': Is a directory");
+  EXPECT_EQ(dir.error().message, "'/tmp' is a directory, not a file");
+}
+
+TEST_F(ReadTextFile, ADeviceThatIsStandardInputIsRead) {
+  // `prog /dev/stdin` on a terminal, or under ctest with stdin from /dev/null.
+  const int saved = ::dup(STDIN_FILENO);
+  const int null = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(null, 0);
+  ::dup2(null, STDIN_FILENO);
+  const auto text = gpulab::read_text_file("/dev/null", 10);
+  const auto other = gpulab::read_text_file("/dev/zero", 10);
+  ::dup2(saved, STDIN_FILENO);
+  ::close(saved);
+  ::close(null);
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_EQ(text.value(), "");
+  EXPECT_FALSE(other);
+}
+
+TEST_F(ReadTextFile, AnEndlessPipeStopsAtTheLimit) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::thread writer([fd = fds[1]] {
+    const std::string chunk(4096, 'x');
+    // Stops when the reader closes its end (EPIPE; SIGPIPE is ignored below).
+    while (::write(fd, chunk.data(), chunk.size()) > 0) {
+    }
+    ::close(fd);
+  });
+  ::signal(SIGPIPE, SIG_IGN);
+  const std::string path = "/proc/self/fd/" + std::to_string(fds[0]);
+  const auto text = gpulab::read_text_file(path, std::size_t{1} << 20);
+  ::close(fds[0]);
+  writer.join();
+  ASSERT_FALSE(text);
+  EXPECT_EQ(text.error().message, "'" + path + "' is larger than 1 MiB");
+}
+
+TEST_F(ReadTextFile, ReadInputFileThrowsAUsageError) {
+  try {
+    (void)gpulab::read_input_file("/tmp", 10);
+    FAIL() << "no exception";
+  } catch (const gpulab::UsageError& e) {
+    EXPECT_STREQ(e.what(), "'/tmp' is a directory, not a file");
+  }
+  std::ofstream(path_) << "ok";
+  EXPECT_EQ(gpulab::read_input_file(path_, 10), "ok");
 }
 
 }  // namespace

@@ -93,3 +93,25 @@ TEST(SimtSim, UnfinishedDivergentRegionFailsTheRun) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("FAIL: the program ended inside a divergent region"), std::string::npos) << r.out;
 }
+
+TEST(SimtSim, ADirectoryOrDeviceIsNotAProgram) {
+  // Before: a directory read as an empty program, /dev/zero grew without bound.
+  auto r = sim("run /tmp");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "simt-sim: error: '/tmp' is a directory, not a file\n");
+  r = sim("run /dev/zero");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "simt-sim: error: '/dev/zero' is a device, not a file\n");
+  const auto big = write_temp("big.simt", std::string((1 << 20) + 1, ';'));
+  r = sim("run " + big);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "simt-sim: error: '" + big + "' is larger than 1 MiB\n");
+}
+
+TEST(SimtSim, NegativeSizesAreRefusedNotWrapped) {
+  const auto r = sim("run " + write_temp("ok2.simt", "TID r0\n") + " --mem-words -1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out,
+            "simt-sim: error: --mem-words: must be a whole number in [1, 268435456], got '-1' (see "
+            "--help)\n");
+}

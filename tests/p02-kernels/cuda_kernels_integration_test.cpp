@@ -68,6 +68,29 @@ TEST(CudaKernelsProgram, BadInputIsAOneLineUsageError) {
   }
 }
 
+TEST(CudaKernelsProgram, AnOverflowingSizeIsRefused) {
+  // Before: 99999999999 x 99999999999 wrapped around 2^64 and printed a bogus grid.
+  const Result r = run("launch --size 99999999999x99999999999");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out,
+            "cuda-kernels: error: --size '99999999999x99999999999': W x H does not fit in 64 "
+            "bits\n");
+}
+
+TEST(CudaKernelsProgram, SavedReportsMustBeFiles) {
+  // Read before gnuplot is needed, so this runs without it.
+  const std::string svg = testing::TempDir() + "kernels-roofline-dir.svg";
+  Result r = run("model --plot " + svg + " --measured /tmp");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "cuda-kernels: error: --measured: '/tmp' is a directory, not a file\n");
+  r = run("model --plot " + svg + " --measured /dev/zero");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "cuda-kernels: error: --measured: '/dev/zero' is a device, not a file\n");
+  r = run("ptxas --report /dev/zero");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "cuda-kernels: error: --report: '/dev/zero' is a device, not a file\n");
+}
+
 TEST(CudaKernelsProgram, ModelAndLaunchRunWithoutAGpu) {
   const Result m = run("model --n 1024 --gpu t4");
   EXPECT_EQ(m.exit_code, 0) << m.out;

@@ -264,6 +264,39 @@ TEST(Process, MalformedConfigExits2WithTheReason) {
   EXPECT_EQ(out, "gpu-device-plugin: error: " + cfg + ": 'timeslice.replicas' must be between 1 and 64\n");
 }
 
+// Runs `cmd 2>&1` and returns {exit status, output}.
+std::pair<int, std::string> shell(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+TEST(Process, ADirectoryOrDeviceIsNotAConfig) {
+  // Before: a directory read as "cannot open", /dev/zero grew without bound.
+  dp::TempDir dir;
+  for (const auto& [cfg, why] : {std::pair<std::string, std::string>{dir.path(), "is a directory, not a file"},
+                                 {"/dev/zero", "is a device, not a file"}}) {
+    const auto [code, out] = shell(kPlugin + " --mode whole --socket-dir " + dir.path() + " --config " + cfg);
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_EQ(out, "gpu-device-plugin: error: node config: '" + cfg + "' " + why + "\n");
+  }
+}
+
+TEST(Process, MockKubeletTimeoutMustBeFinite) {
+  // Before: NaN passed CLI::Range and became an undefined cast to milliseconds.
+  dp::TempDir dir;
+  for (const char* v : {"nan", "inf", "0", "-1"}) {
+    const auto [code, out] = shell(std::string(GPULAB_BIN_DIR) + "/mock-kubelet --socket-dir " + dir.path() +
+                                   " --timeout " + v);
+    EXPECT_EQ(code, 2) << v << ": " << out;
+    EXPECT_EQ(out, std::string("mock-kubelet: error: --timeout: must be a finite number in [0.1, 3600], got '") + v +
+                       "' (see --help)\n");
+  }
+}
+
 TEST(Walkthrough, PrintsTheCurriculumBlock) {
   const dp::DemoReport r = dp::walkthrough();
   EXPECT_TRUE(r.passed);

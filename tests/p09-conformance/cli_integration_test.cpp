@@ -144,4 +144,15 @@ TEST(HalConformanceCli, BadFlagsExitTwoWithOneLine) {
   }
 }
 
+TEST(HalConformanceCli, TierThresholdMustBeFinite) {
+  // Before: CLI::Range let NaN through (it compares false both ways) and the run went on.
+  for (const char* v : {"nan", "inf", "-inf", "1e309"}) {
+    const ProgramRun r = run(std::string("--tier-threshold ") + v);
+    EXPECT_EQ(r.exit_code, 2) << v << "\n" << r.out << r.err;
+    EXPECT_EQ(r.err, std::string("hal-conformance: error: --tier-threshold: must be a finite number "
+                                 "in [0, 1000], got '") +
+                         v + "' (see --help)\n");
+  }
+}
+
 }  // namespace

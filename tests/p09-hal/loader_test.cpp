@@ -183,6 +183,28 @@ TEST(Discovery, EnvironmentThenManifestsThenBuildDir) {
   EXPECT_EQ(stale, 1u);
 }
 
+TEST(Discovery, AManifestThatIsADeviceOrADirectoryIsRejected) {
+  // Before: a manifest linked to /dev/zero was read as one endless line.
+  TempDir dir;
+  const fs::path manifests = dir.path / "hal.d";
+  fs::create_directory(manifests);
+  fs::create_symlink("/dev/zero", manifests / "10-zero.hal");
+  fs::create_directory(manifests / "20-dir.hal");
+  write_file(manifests / "30-huge.hal", std::string(100 << 10, 'x'));
+  hal::DiscoveryOptions o;
+  o.manifest_dir = manifests;
+  hal::Registry reg(o);
+  EXPECT_TRUE(reg.backends().empty());
+  for (const auto& [file, why] : {std::pair<std::string, std::string>{"10-zero.hal", "is a device, not a file"},
+                                  {"20-dir.hal", "is a directory, not a file"},
+                                  {"30-huge.hal", "is larger than 65536 bytes"}}) {
+    const auto* r = rejection_for(reg, manifests / file);
+    ASSERT_NE(r, nullptr) << file;
+    EXPECT_EQ(r->reason, hal::RejectReason::kBadManifest) << file;
+    EXPECT_EQ(r->message, "'" + (manifests / file).string() + "' " + why);
+  }
+}
+
 TEST(Discovery, FromEnvironmentReadsTheVariables) {
   TempDir dir;
   write_file(dir.path / "a.hal", test_backend("old_minor").string() + "\n");

@@ -125,3 +125,80 @@ TEST(Http, AbandonedConnectionsDoNotAccumulate) {
   }
   expect_serving(e);
 }
+
+TEST(Http, HundredsOfIdleAndSlowConnectionsDoNotDelayAScrape) {
+  // Before: each idle or trickling connection held one of the 4 workers for up
+  // to the keep-alive or request timeout, so the scrape queued behind 200 of
+  // them for minutes. Now they wait in the connection gate and the scrape is
+  // answered at once; 5 s is a bound no loaded machine should reach.
+  Exporter e({"--simulate", "1", "--threads", "4", "--request-timeout", "30s"});
+  ASSERT_NE(e.port(), 0) << e.log();
+  constexpr int kIdle = 120;
+  constexpr int kSlow = 60;
+  std::vector<int> idle;
+  std::vector<int> slow;
+  for (int i = 0; i < kIdle + kSlow; ++i) {
+    const int fd = p10test::connect_to(e.port());
+    ASSERT_GE(fd, 0) << "connection " << i;
+    (i < kIdle ? idle : slow).push_back(fd);
+  }
+  for (int fd : slow) p10test::send_all(fd, "GET /metrics HTTP/1.1\r\n");
+  std::atomic<bool> stop{false};
+  std::thread trickler([&] {
+    while (!stop) {
+      for (int fd : slow) p10test::send_all(fd, "X");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  const int fd = p10test::connect_to(e.port());
+  ASSERT_GE(fd, 0);
+  p10test::send_all(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const auto reply = p10test::parse_reply(p10test::read_until_close(fd, 5000));
+  ::close(fd);
+  stop = true;
+  trickler.join();
+  EXPECT_EQ(reply.status, 200) << "no answer within 5 s with " << kIdle << " idle and " << kSlow
+                               << " slow connections open\n"
+                               << e.log();
+  for (int c : idle) ::close(c);
+  for (int c : slow) ::close(c);
+  expect_serving(e);
+}
+
+TEST(Http, ConnectionsPerClientAreBoundedOldestFirst) {
+  // 200 idle connections from one address, over the 128 a client may hold:
+  // the oldest are closed by the server to make room, the newest stay.
+  Exporter e({"--simulate", "1", "--request-timeout", "60s"});
+  ASSERT_NE(e.port(), 0) << e.log();
+  std::vector<int> fds;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = p10test::connect_to(e.port());
+    ASSERT_GE(fd, 0) << "connection " << i;
+    fds.push_back(fd);
+  }
+  // The 72 oldest make room for the 72 past the bound (before: nothing was
+  // closed until a worker reached it, 16 every 5 s).
+  bool closed = false;
+  p10test::read_until_close(fds[71], 10000, &closed);
+  EXPECT_TRUE(closed) << "the 72nd oldest idle connection is still open";
+  p10test::read_until_close(fds[72], 500, &closed);
+  EXPECT_FALSE(closed) << "a connection within the bound was closed";
+  expect_serving(e);  // one more connection: it evicts another idle one
+  for (int fd : fds) ::close(fd);
+}
+
+TEST(Http, ASecondExporterOnATakenPortFailsToStart) {
+  // Before: httplib's SO_REUSEPORT let both bind, and the kernel split the scrapes.
+  Exporter first({"--simulate", "1"});
+  ASSERT_NE(first.port(), 0) << first.log();
+  const std::string port = std::to_string(first.port());
+  p10test::Process second(std::string(GPULAB_BIN_DIR) + "/gpu-exporter",
+                          {"--simulate", "1", "--listen", "127.0.0.1:" + port});
+  for (int i = 0; i < 400 && second.alive(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_FALSE(second.alive()) << "a second exporter is serving port " << port << "\n" << second.log();
+  EXPECT_EQ(second.stop(), 1);
+  EXPECT_EQ(second.log().rfind("gpu-exporter: error: cannot listen on 127.0.0.1:" + port, 0), 0U)
+      << second.log();
+  expect_serving(first);
+}

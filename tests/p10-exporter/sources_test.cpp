@@ -94,6 +94,16 @@ TEST(Textfile, MissingDirectoryIsUnavailable) {
   EXPECT_FALSE(src.collect(e).up);
 }
 
+TEST(Textfile, FilesOverTheCapAreSkippedThroughTheSharedReader) {
+  TempDir d;
+  d.write("big.prom", std::string(exporter::TextfileSource::kMaxFileBytes + 1, '#'));
+  exporter::TextfileSource src(d.path);
+  prom::Exposition e;
+  const auto a = src.collect(e);
+  ASSERT_EQ(a.warnings.size(), 1U);
+  EXPECT_EQ(a.warnings[0], "skipping big.prom: '" + (d.path / "big.prom").string() + "' is larger than 4 MiB");
+}
+
 TEST(Textfile, ReexposesGoodFilesAndSkipsBadOnesWithAReason) {
   TempDir d;
   prom::Exposition lab;

@@ -4,11 +4,11 @@
 
 #include <cctype>
 #include <charconv>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/file.hpp"
 #include "gpulab/text.hpp"
 #include "opcode_table.hpp"
 
@@ -189,11 +189,7 @@ Program assemble(std::string_view source, std::string file_name) {
 }
 
 Program assemble_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw gpulab::UsageError(fmt::format("cannot read '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return assemble(ss.str(), path);
+  return assemble(gpulab::read_input_file(path, kMaxSourceBytes), path);
 }
 
 }  // namespace simt

@@ -1,16 +1,19 @@
 #include "mininer/cgroup.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/text.hpp"
 #include "mininer/device_filter.hpp"
 #include "mininer/sys.hpp"
 
@@ -194,24 +197,75 @@ std::string CgroupDir::remove() {
   return "cannot remove " + path_ + ": " + errno_text(error);
 }
 
+namespace {
+
+// Where mininer creates its groups: under the caller's own group, so limits
+// and delegation above it still apply ("cat /proc/self/cgroup first, always").
+struct ParentGroups {
+  CgroupMounts mounts = parse_mountinfo(read_file("/proc/self/mountinfo").value_or(""));
+  CgroupMembership self = parse_proc_cgroup(read_file("/proc/self/cgroup").value_or(""));
+  [[nodiscard]] std::string v1(const std::string& controller) const {
+    const auto it = self.v1.find(controller);
+    return join_path(mounts.v1.at(controller), it == self.v1.end() ? "/" : it->second);
+  }
+  [[nodiscard]] std::string unified() const { return join_path(mounts.unified, self.unified); }
+};
+
+constexpr std::string_view kGroupPrefix = "mininer-";
+
+// A mininer process (not a zombie, not a reused pid) still owns mininer-<pid>.
+bool mininer_alive(pid_t pid) {
+  const auto stat = read_file(fmt::format("/proc/{}/stat", pid));
+  if (!stat) return false;
+  // "pid (comm) S ...": the state follows the last ')'.
+  const auto close = stat->rfind(')');
+  if (close == std::string::npos || close + 2 >= stat->size() || (*stat)[close + 2] == 'Z') return false;
+  const auto open = stat->find('(');
+  return open != std::string::npos && stat->substr(open + 1, close - open - 1) == "mininer";
+}
+
+}  // namespace
+
+std::string cgroup_name_for(pid_t runtime) { return fmt::format("{}{}", kGroupPrefix, runtime); }
+
+StaleCgroups remove_stale_cgroups() {
+  StaleCgroups out;
+  const ParentGroups parents;
+  std::vector<std::string> dirs;
+  for (const char* controller : {"memory", "devices"})
+    if (parents.mounts.v1.count(controller) != 0) dirs.push_back(parents.v1(controller));
+  if (!parents.mounts.unified.empty()) dirs.push_back(parents.unified());
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      pid_t pid = 0;
+      if (!name.starts_with(kGroupPrefix) || !it->is_directory() ||
+          !gpulab::parse_number(std::string_view(name).substr(kGroupPrefix.size()), pid) ||
+          mininer_alive(pid))
+        continue;
+      // Kills what is left inside (a container from before PR_SET_PDEATHSIG), then rmdirs.
+      CgroupDir group(it->path().string(), true);
+      if (std::string why = group.remove(); why.empty())
+        out.removed.push_back(it->path().string());
+      else
+        out.failures.push_back(std::move(why));
+    }
+  }
+  return out;
+}
+
 ContainerCgroups::ContainerCgroups(const CgroupPlan& plan, const std::string& name) : plan_(plan) {
-  const CgroupMounts mounts = parse_mountinfo(read_file("/proc/self/mountinfo").value_or(""));
-  const CgroupMembership self = parse_proc_cgroup(read_file("/proc/self/cgroup").value_or(""));
-  // Under the caller's own group, so limits and delegation above it still
-  // apply ("cat /proc/self/cgroup first, always").
+  const ParentGroups parents;
   const auto create = [&](const std::string& parent) {
     const std::string path = parent + "/" + name;
     if (::mkdir(path.c_str(), 0755) != 0) throw_errno("cannot create cgroup " + path);
     return CgroupDir(path, true);
   };
-  const auto v1_parent = [&](const std::string& controller) {
-    const auto it = self.v1.find(controller);
-    return join_path(mounts.v1.at(controller), it == self.v1.end() ? "/" : it->second);
-  };
-  if (plan.memory == CgroupVersion::kV1) v1_memory_.emplace(create(v1_parent("memory")));
-  if (plan.devices == CgroupVersion::kV1) v1_devices_.emplace(create(v1_parent("devices")));
+  if (plan.memory == CgroupVersion::kV1) v1_memory_.emplace(create(parents.v1("memory")));
+  if (plan.devices == CgroupVersion::kV1) v1_devices_.emplace(create(parents.v1("devices")));
   if (plan.memory == CgroupVersion::kV2 || plan.devices == CgroupVersion::kV2) {
-    const std::string parent = join_path(mounts.unified, self.unified);
+    const std::string parent = parents.unified();
     if (plan.memory == CgroupVersion::kV2) {
       const auto enabled = read_file(parent + "/cgroup.subtree_control").value_or("");
       if (!word_in(enabled, "memory")) {

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -260,6 +261,10 @@ void set_up_filesystem(const ChildConfig& c) {
   const ChildConfig& c = *arg;
   ::close(c.parent_ends[0]);
   ::close(c.parent_ends[1]);
+  // Die with the runtime: a `kill -9` of mininer must not leave the container
+  // running (as PID 1 its death takes the whole PID namespace along). A parent
+  // that died before this line is caught by wait_for_parent's EOF.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   ::umask(0);
   wait_for_parent(c);  // uid/gid maps and the veth are in place
   try {
@@ -277,6 +282,9 @@ void set_up_filesystem(const ChildConfig& c) {
     child_fail(c, 'E', e.what());
   }
   ::umask(022);
+  // setresuid/setresgid above cleared the death signal; arm it again before
+  // the last handshake, whose EOF covers a parent that died in between.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Ready: the parent now joins this process to the cgroups, then says go.
   if (::write(c.to_parent, "R", 1) != 1) ::_exit(1);
   wait_for_parent(c);
@@ -554,8 +562,13 @@ RunOutcome run_container(const RunSpec& spec) {
                                : read_file(mounts.unified + "/cgroup.controllers").value_or("");
     const CgroupPlan plan = plan_cgroups(mounts, unified_ctl, spec.cgroup,
                                          spec.memory_mb.has_value(), spec.device_cgroup);
+    // A mininer killed with SIGKILL could not remove its groups: this run does.
+    const StaleCgroups stale = remove_stale_cgroups();
+    // Worded like the usual "removed cgroup" line, which README blocks filter out.
+    for (const auto& p : stale.removed) say("removed cgroup " + p + " (stale: its mininer was killed)");
+    for (const auto& f : stale.failures) say("warning: stale cgroup: " + f);
     try {
-      cgroups.emplace(plan, fmt::format("mininer-{}", ::getpid()));
+      cgroups.emplace(plan, cgroup_name_for(::getpid()));
       for (const auto& line : cgroups->describe()) say("cgroup " + line);
       if (spec.memory_mb) {
         cgroups->set_memory_limit(*spec.memory_mb * 1024 * 1024);

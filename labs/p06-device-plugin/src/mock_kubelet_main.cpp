@@ -9,6 +9,7 @@
 
 #include "device_plugin/mock_kubelet.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/table.hpp"
 
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
   app.add_option("--resource", resource, "Resource to wait for and allocate from")->capture_default_str();
   app.add_option("--allocate", allocate, "Allocate this many units for one pod, print the response, exit")
       ->check(CLI::Range(0, 1024));
-  app.add_option("--timeout", timeout, "Seconds to wait for the plugin")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--timeout", timeout, "Seconds to wait for the plugin, 0.1..3600")->capture_default_str()->check(gpulab::finite_in(0.1, 3600));
 
   return gpulab::run_program("mock-kubelet", app, argc, argv, [&]() -> int {
     if (!std::filesystem::is_directory(dir))

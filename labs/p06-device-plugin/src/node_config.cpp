@@ -2,12 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "device_plugin/mig.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/file.hpp"
 
 namespace device_plugin {
 namespace {
@@ -197,11 +196,9 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
 }
 
 NodeConfig load_node_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw gpulab::UsageError(fmt::format("cannot open node config '{}'", path));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_node_config(buf.str(), path);
+  auto text = gpulab::read_text_file(path, kMaxNodeConfigBytes);
+  if (!text) throw gpulab::UsageError(fmt::format("node config: {}", text.error().message));
+  return parse_node_config(text.value(), path);
 }
 
 }  // namespace device_plugin

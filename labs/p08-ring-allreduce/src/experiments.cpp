@@ -90,9 +90,13 @@ const gpulab::Json& report_of(const RankOutcome& o) {
 }  // namespace
 
 RankJob headline_job(const HeadlineSpec& spec) {
-  return [spec](Transport& t) {
-    return spec.dtype == DType::kF64 ? headline_rank<double>(t, spec) : headline_rank<float>(t, spec);
-  };
+  // The vector and the ring's inbox (one chunk, at most the vector), plus the
+  // naive all-reduce's gather of every rank's vector.
+  const std::uint64_t v = std::uint64_t{spec.count} * dtype_size(spec.dtype);
+  return {[spec](Transport& t) {
+            return spec.dtype == DType::kF64 ? headline_rank<double>(t, spec) : headline_rank<float>(t, spec);
+          },
+          MemoryNeed{2 * v, v}};
 }
 
 std::uint64_t Headline::ring_max() const { return *std::max_element(ring_bytes.begin(), ring_bytes.end()); }
@@ -114,9 +118,15 @@ Headline fold_headline(const std::vector<RankOutcome>& ranks) {
 }
 
 RankJob timing_job(const TimingSpec& spec) {
-  return [spec](Transport& t) {
-    return spec.dtype == DType::kF64 ? timing_rank<double>(t, spec) : timing_rank<float>(t, spec);
-  };
+  // The largest size: input, output and the ring's inbox; the tree keeps one
+  // inbox per child (two); the naive all-reduce gathers every rank's copy.
+  const std::uint64_t v =
+      spec.sizes_bytes.empty() ? 0 : *std::max_element(spec.sizes_bytes.begin(), spec.sizes_bytes.end());
+  const auto uses = [&](Algo a) { return std::find(spec.algos.begin(), spec.algos.end(), a) != spec.algos.end(); };
+  return {[spec](Transport& t) {
+            return spec.dtype == DType::kF64 ? timing_rank<double>(t, spec) : timing_rank<float>(t, spec);
+          },
+          MemoryNeed{(uses(Algo::kTree) ? 5 : 3) * v, uses(Algo::kNaive) ? v : 0}};
 }
 
 double busbw_factor(int world) { return 2.0 * (world - 1) / world; }

@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "gpulab/cli.hpp"
+
 namespace ring {
 namespace {
 
@@ -69,6 +71,8 @@ gpulab::Json run_rank_job(Transport& t, const RankJob& job) {
 
 std::vector<RankOutcome> launch_local(const LaunchOptions& opts, const RankJob& job) {
   if (opts.world < 2) throw std::invalid_argument("a collective needs at least 2 ranks");
+  if (const std::string why = memory_problem(opts.world, job.memory, available_memory_bytes()); !why.empty())
+    throw gpulab::UsageError(why);
   const auto n = static_cast<std::size_t>(opts.world);
   std::vector<Listener> listeners;
   std::vector<Endpoint> endpoints;

@@ -94,9 +94,12 @@ gpulab::Json overlap_rank(Transport& t, const OverlapSpec& spec) {
 }  // namespace
 
 RankJob overlap_job(const OverlapSpec& spec) {
-  return [spec](Transport& t) {
-    return spec.dtype == DType::kF64 ? overlap_rank<double>(t, spec) : overlap_rank<float>(t, spec);
-  };
+  // The gradient and the ring's inbox (at most one bucket).
+  const std::uint64_t v = std::uint64_t{spec.count} * dtype_size(spec.dtype);
+  return {[spec](Transport& t) {
+            return spec.dtype == DType::kF64 ? overlap_rank<double>(t, spec) : overlap_rank<float>(t, spec);
+          },
+          MemoryNeed{2 * v, 0}};
 }
 
 double OverlapResult::hidden_fraction() const {

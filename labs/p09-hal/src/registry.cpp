@@ -8,8 +8,9 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <system_error>
+
+#include "gpulab/file.hpp"
 
 #ifndef GPULAB_HAL_BUILD_BACKEND_DIR
 #define GPULAB_HAL_BUILD_BACKEND_DIR ""
@@ -18,6 +19,9 @@
 namespace gpulab::hal {
 
 namespace fs = std::filesystem;
+
+// A manifest holds one library path (and maybe comments): 64 KiB is plenty.
+constexpr std::size_t kMaxManifestBytes = std::size_t{64} << 10;
 
 std::string_view reject_reason_name(RejectReason r) {
   switch (r) {
@@ -128,9 +132,15 @@ void Registry::discover(const DiscoveryOptions& options) {
       return p.extension() == ".hal";
     });
     for (const fs::path& manifest : manifests) {
-      std::ifstream in(manifest);
-      std::string line;
-      std::getline(in, line);
+      // A manifest is one line; the cap keeps a manifest that is a link to
+      // /dev/zero or a huge file from eating memory during discovery.
+      auto text = gpulab::read_text_file(manifest.string(), kMaxManifestBytes);
+      if (!text) {
+        reject({manifest, name_from_file(manifest), Source::kManifest, RejectReason::kBadManifest,
+                text.error().message});
+        continue;
+      }
+      const std::string line = text.value().substr(0, text.value().find('\n'));
       const auto first = line.find_first_not_of(" \t\r");
       const auto last = line.find_last_not_of(" \t\r");
       if (first == std::string::npos) {

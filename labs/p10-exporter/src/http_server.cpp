@@ -1,6 +1,7 @@
 #include "exporter/http_server.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -14,9 +15,12 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "exporter/connection_gate.hpp"
 #include "gpulab/cli.hpp"
 #include "gpulab/prom_text.hpp"
 
@@ -65,8 +69,9 @@ namespace {
 // each request. Buffers what it receives (httplib reads a request line byte by byte).
 class GuardedStream : public httplib::Stream {
  public:
-  GuardedStream(int sock, std::chrono::milliseconds write_timeout)
-      : sock_(sock), write_timeout_(write_timeout) {}
+  // `received`: what the connection gate already read (the request header).
+  GuardedStream(int sock, std::chrono::milliseconds write_timeout, std::string received)
+      : sock_(sock), write_timeout_(write_timeout), in_(std::move(received)) {}
 
   void start_request(Clock::time_point deadline, std::size_t budget) {
     deadline_ = deadline;
@@ -77,13 +82,16 @@ class GuardedStream : public httplib::Stream {
   // The response to the last request was a 4xx/5xx (a bad request: the
   // connection is closed after it rather than kept alive).
   [[nodiscard]] bool error_response() const { return error_response_; }
-  // True when a request has started to arrive (or is buffered) within `idle`.
-  bool wait_for_request(std::chrono::milliseconds idle) const {
-    return pos_ < len_ || poll_for(POLLIN, idle);
+  // What arrived but was not read: the start of a pipelined next request.
+  std::string take_unread() {
+    std::string rest = in_.substr(pos_);
+    in_.clear();
+    pos_ = 0;
+    return rest;
   }
 
   bool is_readable() const override {
-    if (pos_ < len_) return true;
+    if (pos_ < in_.size()) return true;
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
     return left.count() > 0 && poll_for(POLLIN, left);
@@ -91,19 +99,20 @@ class GuardedStream : public httplib::Stream {
   bool is_writable() const override { return poll_for(POLLOUT, write_timeout_); }
 
   ssize_t read(char* ptr, size_t size) override {
-    if (pos_ == len_) {
+    if (pos_ == in_.size()) {
       if (budget_ == 0 || !is_readable()) return -1;  // too big, or too slow
+      std::array<char, 4096> buf{};
       ssize_t n;
       do {
-        n = ::recv(sock_, buf_.data(), std::min(buf_.size(), budget_), 0);
+        n = ::recv(sock_, buf.data(), std::min(buf.size(), budget_), 0);
       } while (n < 0 && errno == EINTR);
       if (n <= 0) return n;
+      in_.assign(buf.data(), static_cast<std::size_t>(n));
       pos_ = 0;
-      len_ = static_cast<std::size_t>(n);
-      budget_ -= len_;
+      budget_ -= in_.size();
     }
-    const std::size_t k = std::min(size, len_ - pos_);
-    std::copy_n(buf_.data() + pos_, k, ptr);
+    const std::size_t k = std::min(size, in_.size() - pos_);
+    std::copy_n(in_.data() + pos_, k, ptr);
     pos_ += k;
     return static_cast<ssize_t>(k);
   }
@@ -178,9 +187,8 @@ class GuardedStream : public httplib::Stream {
   std::chrono::milliseconds write_timeout_;
   Clock::time_point deadline_{};
   std::size_t budget_ = 0;
-  std::array<char, 4096> buf_{};
+  std::string in_;  // received, read up to pos_
   std::size_t pos_ = 0;
-  std::size_t len_ = 0;
   bool response_started_ = false;
   bool error_response_ = false;
   static constexpr std::size_t kMaxBuffered = 1 << 20;
@@ -192,42 +200,81 @@ class GuardedStream : public httplib::Stream {
 class MetricsServer::Impl : public httplib::Server {
  public:
   explicit Impl(ServerOptions o) : options_(o) {}
+  ~Impl() override {
+    shut_pool();
+    const socket_t sock = svr_sock_.exchange(INVALID_SOCKET);
+    if (sock != INVALID_SOCKET) ::close(sock);
+  }
 
   // httplib 0.11 listens with a backlog of 5: a burst of connects overflows it
   // and the kernel drops SYNs (clients retry after 1 s). Linux lets listen()
   // on a listening socket raise it.
   void raise_backlog() { ::listen(svr_sock_, SOMAXCONN); }
 
- private:
-  // Replaces httplib's per-connection loop with one that reads through
-  // GuardedStream; httplib still parses and answers each request.
-  bool process_and_close_socket(socket_t sock) override {
-    const int one = 1;
-    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    GuardedStream strm(sock, options_.write_timeout);
-    bool ok = false;
-    for (std::size_t left = options_.keep_alive_max; left > 0 && is_running(); --left) {
-      if (!strm.wait_for_request(options_.keep_alive_timeout)) break;
-      strm.start_request(Clock::now() + options_.request_timeout, options_.max_request_bytes);
-      bool closed = false;
-      ok = process_request(strm, left == 1, closed, [](httplib::Request&) {});
-      ok = strm.flush() && ok;
-      if (!ok || closed || strm.error_response()) break;
+  // The connection gate accepts and holds connections until a request header
+  // is whole; the workers only ever answer requests (connection_gate.hpp).
+  bool serve() {
+    {
+      const std::lock_guard lock(mu_);
+      if (stopped_) return true;
+      gate_.emplace(svr_sock_, options_.gate, [this](ReadyConnection c) {
+        pool_.enqueue([this, c = std::move(c)]() mutable { answer(std::move(c)); });
+      });
     }
-    ::shutdown(sock, SHUT_RDWR);
-    ::close(sock);
+    const bool ok = gate_->run();
+    shut_pool();  // lets the workers finish what they hold
     return ok;
   }
 
+  void halt() {
+    const std::lock_guard lock(mu_);
+    stopped_ = true;
+    if (gate_) gate_->stop();
+  }
+
+ private:
+  void shut_pool() {
+    if (!pool_down_) pool_.shutdown();  // joins: only once
+    pool_down_ = true;
+  }
+
+  // One request on a worker; a kept-alive connection goes back to the gate.
+  void answer(ReadyConnection c) {
+    ::fcntl(c.fd, F_SETFL, ::fcntl(c.fd, F_GETFL) & ~O_NONBLOCK);
+    const int one = 1;
+    ::setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    GuardedStream strm(c.fd, options_.write_timeout, std::move(c.received));
+    // The header is here; a body must follow within the same budget and time.
+    strm.start_request(Clock::now() + options_.gate.request_timeout, options_.gate.max_request_bytes);
+    ++c.served;
+    const bool last = c.served >= options_.keep_alive_max;
+    bool closed = false;
+    bool ok = process_request(strm, last, closed, [](httplib::Request&) {});
+    ok = strm.flush() && ok;
+    if (ok && !closed && !last && !strm.error_response()) {
+      c.received = strm.take_unread();
+      gate_->keep(std::move(c));
+    } else {
+      gate_->finished(std::move(c));
+    }
+  }
+
   ServerOptions options_;
+  httplib::ThreadPool pool_{std::max<std::size_t>(1, options_.threads)};
+  bool pool_down_ = false;
+  std::mutex mu_;
+  bool stopped_ = false;
+  std::optional<ConnectionGate> gate_;
 };
 
 MetricsServer::MetricsServer(const Collector& collector, ServerOptions options)
     : impl_(std::make_unique<Impl>(options)) {
-  const std::size_t threads = std::max<std::size_t>(1, options.threads);
-  impl_->set_keep_alive_max_count(options.keep_alive_max);
-  impl_->set_keep_alive_timeout(options.keep_alive_timeout.count());
-  impl_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second
+  // exporter bind the same port and silently take half of the scrapes.
+  impl_->set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   impl_->Get("/metrics", [&collector](const httplib::Request&, httplib::Response& res) {
     const auto text = collector.snapshot();
     res.set_content(text ? *text : std::string(), std::string(gpulab::prom::kContentType));
@@ -260,11 +307,11 @@ int MetricsServer::bind(const ListenAddress& address) {
 }
 
 bool MetricsServer::run() {
-  return impl_->listen_after_bind();
+  return impl_->serve();
 }
 
 void MetricsServer::stop() {
-  if (impl_) impl_->stop();
+  if (impl_) impl_->halt();
 }
 
 }  // namespace exporter

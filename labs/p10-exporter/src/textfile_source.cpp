@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <system_error>
 #include <vector>
+
+#include "gpulab/file.hpp"
 
 namespace exporter {
 
@@ -60,20 +61,13 @@ Availability TextfileSource::collect(prom::Exposition& out) {
       a.warnings.push_back(fmt::format("skipping {}: not a regular file", name));
       continue;
     }
-    const auto size = fs::file_size(p, sec);
-    if (sec || size > kMaxFileBytes) {
-      a.warnings.push_back(
-          fmt::format("skipping {}: {}", name,
-                      sec ? sec.message() : fmt::format("larger than {} bytes", kMaxFileBytes)));
+    // A file that grows past the cap while being read is still cut off there.
+    auto text = gpulab::read_text_file(p.string(), kMaxFileBytes);
+    if (!text) {
+      a.warnings.push_back(fmt::format("skipping {}: {}", name, text.error().message));
       continue;
     }
-    std::ifstream in(p, std::ios::binary);
-    std::string text(static_cast<std::size_t>(size), '\0');
-    if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
-      a.warnings.push_back(fmt::format("skipping {}: cannot read it", name));
-      continue;
-    }
-    auto parsed = prom::parse(text);
+    auto parsed = prom::parse(text.value());
     if (!parsed) {
       a.warnings.push_back(fmt::format("skipping {}: {}", name, parsed.error().message));
       continue;

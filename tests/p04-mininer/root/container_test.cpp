@@ -348,3 +348,61 @@ TEST_F(Container, NetworkNamespacePingsTheHost) {
 }
 
 }  // namespace
+
+namespace {
+
+// The host pid of the container's init, from "container minibox: pid N on the host".
+pid_t container_pid(const std::string& err) {
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex(R"(container \S+: pid (\d+) on the host)"))) return -1;
+  return static_cast<pid_t>(std::stol(m[1]));
+}
+
+// Gone, or a zombie nobody has reaped yet: either way it runs no more.
+bool process_ended(pid_t pid) {
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return stat.empty() || (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z');
+}
+
+bool wait_until_ended(pid_t pid, std::chrono::milliseconds deadline = 10s) {
+  for (auto t = 0ms; t < deadline; t += 20ms) {
+    if (process_ended(pid)) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return process_ended(pid);
+}
+
+}  // namespace
+
+TEST_F(Container, SigkillOfMininerTakesTheContainerAlongAndGcRemovesItsCgroups) {
+  // Before: the container's init kept running after its runtime was killed,
+  // and its cgroups stayed until someone found them by hand.
+  Proc p = spawn({"run-limited", "100", "--device-cgroup", "--rootfs", rootfs_, "/bin/sleep", "300"});
+  ASSERT_TRUE(p.wait_for_err("pid 1 inside")) << p.err();
+  const pid_t init = container_pid(p.err());
+  ASSERT_GT(init, 0) << p.err();
+  const auto paths = cgroup_paths(p.err());
+  ASSERT_EQ(paths.size(), 2u) << p.err();
+  kill(p.pid, SIGKILL);
+  EXPECT_EQ(p.wait(), 128 + SIGKILL);
+  EXPECT_TRUE(wait_until_ended(init)) << "container init " << init << " outlived its runtime";
+  for (const auto& path : paths) EXPECT_TRUE(fs::exists(path)) << path;  // nobody removed them yet
+  // (A run in parallel may remove them first: every run collects stale groups.)
+  Proc gc = spawn({"gc"});
+  EXPECT_EQ(gc.wait(), 0) << gc.err();
+  for (const auto& path : paths) EXPECT_FALSE(fs::exists(path)) << path << " was left behind\n" << gc.out();
+}
+
+TEST_F(Container, TheNextRunRemovesTheCgroupsOfAKilledMininer) {
+  Proc p = spawn({"run-limited", "100", "--rootfs", rootfs_, "/bin/sleep", "300"});
+  ASSERT_TRUE(p.wait_for_err("pid 1 inside")) << p.err();
+  const auto paths = cgroup_paths(p.err());
+  ASSERT_EQ(paths.size(), 1u) << p.err();
+  kill(p.pid, SIGKILL);
+  p.wait();
+  const Proc next = sh("true", {"100"}, "run-limited");
+  EXPECT_EQ(next.exit_code, 0) << next.err();
+  EXPECT_FALSE(fs::exists(paths[0])) << paths[0] << " was left behind\n" << next.err();
+  expect_cgroups_removed(next, 1);
+}

@@ -2,6 +2,7 @@
 // separated by commas, registers r0–r15, decimal immediates, `;` comments.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -20,7 +21,13 @@ class AssemblyError : public std::runtime_error {
   int line_;
 };
 
+// A kernel is a page of text; the cap turns /dev/zero or a mistyped 40 GB log
+// into an error instead of an out-of-memory kill.
+inline constexpr std::size_t kMaxSourceBytes = std::size_t{1} << 20;
+
 Program assemble(std::string_view source, std::string file_name);
-Program assemble_file(const std::string& path);  // throws gpulab::UsageError if unreadable
+// Throws gpulab::UsageError if the file is missing, a directory or a device, or
+// larger than kMaxSourceBytes.
+Program assemble_file(const std::string& path);
 
 }  // namespace simt

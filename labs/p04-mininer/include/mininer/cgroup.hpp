@@ -67,6 +67,19 @@ class CgroupDir {
   bool created_;
 };
 
+// "mininer-<pid>": the name of the groups the runtime with this pid creates.
+std::string cgroup_name_for(pid_t runtime);
+
+// Groups a mininer left behind when it was killed with SIGKILL (it could not
+// remove them): every mininer-<pid> under the caller's own group whose pid is
+// no longer a live mininer. Whatever still runs inside is killed, then the
+// directory is removed. Each run does this first; `mininer gc` does only this.
+struct StaleCgroups {
+  std::vector<std::string> removed;
+  std::vector<std::string> failures;  // "cannot remove PATH: why"
+};
+StaleCgroups remove_stale_cgroups();
+
 // The cgroups of one container.
 class ContainerCgroups {
  public:

@@ -3,6 +3,7 @@
 // from NODE.json; every mistake is a gpulab::UsageError naming the field.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -53,6 +54,10 @@ inline constexpr double kNvlinkGbps = 900;
 // 4 GPUs, 4 replicas, 7 x 1g.10gb each, NVLink pairs {0,1} and {2,3}: the curriculum's node.
 NodeConfig default_node();
 NodeConfig parse_node_config(const std::string& json_text, const std::string& source);
+// A node config lists a few GPUs; the cap refuses /dev/zero or an endless pipe.
+inline constexpr std::size_t kMaxNodeConfigBytes = std::size_t{16} << 20;
+// Throws gpulab::UsageError naming the file when it is missing, a directory,
+// a device, larger than kMaxNodeConfigBytes or not a valid config.
 NodeConfig load_node_config(const std::string& path);
 
 }  // namespace device_plugin

@@ -8,9 +8,12 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gpulab/json.hpp"
+#include "ring_allreduce/memory_budget.hpp"
 #include "ring_allreduce/transport.hpp"
 
 namespace ring {
@@ -24,8 +27,21 @@ struct LaunchOptions {
   std::chrono::milliseconds setup_timeout{30'000};
 };
 
-// What one rank does once connected. Runs in the child process.
-using RankJob = std::function<gpulab::Json(Transport&)>;
+// What one rank does once connected (it runs in the child process), and the
+// memory it allocates there, which launch_local checks before forking. Any
+// callable converts to a job with no estimate.
+struct RankJob {
+  std::function<gpulab::Json(Transport&)> run;
+  MemoryNeed memory;
+
+  RankJob() = default;
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, RankJob> &&
+             std::is_invocable_r_v<gpulab::Json, F&, Transport&>)
+  RankJob(F f, MemoryNeed need = {})  // NOLINT(google-explicit-constructor)
+      : run(std::move(f)), memory(need) {}
+  gpulab::Json operator()(Transport& t) const { return run(t); }
+};
 
 struct RankOutcome {
   enum class Status { kOk, kFailed, kDied };
@@ -38,7 +54,9 @@ struct RankOutcome {
   double seconds = 0;        // from launch until the launcher saw the rank end
 };
 
-// Runs `job` on `opts.world` forked ranks and waits for all of them. With a
+// Runs `job` on `opts.world` forked ranks and waits for all of them. Throws
+// gpulab::UsageError, before forking, when the ranks together would need more
+// memory than the machine has available (memory_problem()). With a
 // watchdog, once one rank has failed or died the others get the timeout plus
 // a grace period to report; stragglers after that are killed, never awaited forever.
 // Ranks keep their connections open until all have reported, so only a rank

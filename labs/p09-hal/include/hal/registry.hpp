@@ -21,7 +21,8 @@ namespace gpulab::hal {
 
 // Why a backend file was not loaded. Every reason is tested.
 enum class RejectReason : std::uint32_t {
-  kBadManifest,         // a manifest file without a library path on its first line
+  kBadManifest,         // a manifest without a library path on its first line, or unreadable
+                        // (a directory, a device, larger than 64 KiB)
   kDlopenFailed,        // not a loadable shared object (dlerror() says why)
   kMissingSymbol,       // no gpulab_hal_backend_register
   kNullDescriptor,      // the register function returned NULL

@@ -1,9 +1,11 @@
 // /metrics over HTTP with cpp-httplib (Debian's libcpp-httplib-dev), hardened
-// against clients that would hold or bloat a worker: each request must arrive
-// whole within `request_timeout` and within `max_request_bytes` (slowloris,
-// endless or huge headers are cut off), a response write gives up after
-// `write_timeout`, and a keep-alive connection serves at most
-// `keep_alive_max` requests. Unknown paths get 404.
+// against clients that would hold or bloat a worker: connections wait in a
+// ConnectionGate (bounded in number, per client and in total) until their
+// request header is whole, within `request_timeout` of the accept and within
+// `max_request_bytes`; a response write gives up after `write_timeout`, and a
+// keep-alive connection serves at most `keep_alive_max` requests. The port is
+// bound without SO_REUSEPORT, so a second exporter on a taken port fails to
+// start. Unknown paths get 404.
 #pragma once
 
 #include <chrono>
@@ -13,6 +15,7 @@
 #include <string_view>
 
 #include "exporter/collector.hpp"
+#include "exporter/connection_gate.hpp"
 
 namespace exporter {
 
@@ -24,12 +27,10 @@ struct ListenAddress {
 ListenAddress parse_listen_address(std::string_view text);
 
 struct ServerOptions {
-  std::chrono::milliseconds request_timeout{5000};
+  GateLimits gate;  // header deadline from accept, keep-alive idle time, header budget, connection bounds
   std::chrono::milliseconds write_timeout{5000};
-  std::chrono::seconds keep_alive_timeout{5};
-  std::size_t keep_alive_max = 100;
-  std::size_t max_request_bytes = 16 * 1024;
-  std::size_t threads = 16;
+  std::size_t keep_alive_max = 100;  // requests per connection
+  std::size_t threads = 16;          // workers; they only see whole requests
 };
 
 class MetricsServer {
