@@ -258,7 +258,7 @@ TEST_F(ControlPlaneTest, APendingJobsReasonAlwaysDescribesTheCurrentState) {
   cp->register_node(node("b", "cpu_ref", 1));
   cp->tick();
   EXPECT_EQ(cp->get_job(id).reason, restarting + " — needs 2 devices of cpu_ref; the cluster has 1 schedulable");
-  cp->register_node(node("c", "cpu_ref", 1));
+  cp->register_node(node("c", "cpu_ref", 2));
   cp->tick();
   const auto placed = cp->get_job(id);
   EXPECT_EQ(placed.state, JobState::kRunning);
