@@ -43,7 +43,9 @@ void BM_SchedulePass(benchmark::State& state) {
     jobs[i].spec.backend = "cuda";
     queue.push_back(&jobs[i]);
   }
-  const SchedulerInput in{&nodes, allocated, -1};
+  SchedulerInput in;
+  in.nodes = &nodes;
+  in.allocated = allocated;
   for (auto _ : state) {
     auto d = schedule(in, queue);
     benchmark::DoNotOptimize(d);

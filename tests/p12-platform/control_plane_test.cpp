@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -239,6 +240,101 @@ TEST_F(ControlPlaneTest, MetricsAreValidExposition) {
 TEST_F(ControlPlaneTest, ANewerSchemaOrAGarbageDatabaseIsRefused) {
   { std::ofstream(dir_ / "platform.db") << "this is not a database, it is a text file of some length........"; }
   EXPECT_THROW(make(), gpulab::UsageError);
+}
+
+TEST_F(ControlPlaneTest, APendingJobsReasonAlwaysDescribesTheCurrentState) {
+  auto cp = make();
+  cp->register_node(node("a", "cpu_ref", 2));
+  const auto id = cp->submit(train(2), "").first.id;
+  cp->tick();
+  auto work = beat(*cp, "a");
+  ASSERT_EQ(work.size(), 2U);
+  cp->report_task("a", TaskReport{work[1].task.id, TaskState::kFailed, 1, "exited 1", {}, "", ""});
+  cp->drain("a");
+  cp->tick();
+  const std::string restarting = "restarting: rank 1 on a exited 1: exited 1";
+  EXPECT_EQ(cp->get_job(id).reason, restarting + " — needs 2 devices of cpu_ref; the cluster has 0 schedulable");
+  // The cluster changed: so does the reason (it used to keep the first one).
+  cp->register_node(node("b", "cpu_ref", 1));
+  cp->tick();
+  EXPECT_EQ(cp->get_job(id).reason, restarting + " — needs 2 devices of cpu_ref; the cluster has 1 schedulable");
+  cp->register_node(node("c", "cpu_ref", 2));
+  cp->tick();
+  const auto placed = cp->get_job(id);
+  EXPECT_EQ(placed.state, JobState::kRunning);
+  EXPECT_EQ(placed.reason, "placed (attempt 2: 1 restarts, 0 preemptions)");
+  EXPECT_TRUE(placed.requeued_because.empty());
+  // And it stays so across a restart of the control plane.
+  cp.reset();
+  cp = make();
+  cp->tick();
+  EXPECT_EQ(cp->get_job(id).reason, "placed (attempt 2: 1 restarts, 0 preemptions)");
+}
+
+TEST_F(ControlPlaneTest, AHigherPriorityJobPreemptsALowerOneWhichResumesAfterIt) {
+  auto cp = make();
+  cp->register_node(node("a", "cpu_ref", 1));
+  const auto low = cp->submit(train(1), "").first.id;
+  cp->tick();
+  auto work = beat(*cp, "a");
+  ASSERT_EQ(work.size(), 1U);
+  const auto low_task = work[0].task.id;
+  beat(*cp, "a", {TaskReport{low_task, TaskState::kRunning, -1, "", {}, {}, "process"}});
+  Json spec = train(1);
+  spec["priority"] = 10;
+  const auto high = cp->submit(spec, "").first.id;
+  cp->tick();
+  EXPECT_EQ(cp->get_job(high).state, JobState::kRunning);
+  auto l = cp->get_job(low);
+  EXPECT_EQ(l.state, JobState::kPending);
+  EXPECT_EQ(l.preemptions, 1);
+  EXPECT_EQ(l.restarts, 0);  // a preemption is not a failure: it does not use up max_restarts
+  EXPECT_EQ(l.reason, "preempted by " + high + " (priority 10 > 0) — waiting for the next scheduling pass");
+  cp->tick();  // the next pass: still no room, and the reason says so
+  EXPECT_EQ(cp->get_job(low).reason,
+            "preempted by " + high + " (priority 10 > 0) — waiting for 1 free devices of cpu_ref (1 schedulable, busy now)");
+  const auto tasks = cp->tasks_of(low);
+  ASSERT_EQ(tasks.size(), 1U);
+  EXPECT_EQ(tasks[0].state, TaskState::kCancelled);
+  EXPECT_NE(tasks[0].message.find("preempted by " + high), std::string::npos);
+  // The node now runs only the high-priority task.
+  work = beat(*cp, "a", {TaskReport{low_task, TaskState::kRunning, -1, "", {}, {}, "process"}});
+  ASSERT_EQ(work.size(), 1U);
+  EXPECT_EQ(work[0].task.job, high);
+  cp->report_task("a", TaskReport{work[0].task.id, TaskState::kSucceeded, 0, "exited 0", {}, "", ""});
+  cp->tick();
+  l = cp->get_job(low);
+  EXPECT_EQ(l.state, JobState::kRunning);
+  EXPECT_EQ(l.attempt, 2);
+  work = beat(*cp, "a");
+  ASSERT_EQ(work.size(), 1U);
+  // Attempt 2 reads the same checkpoint directory: train resumes where it was.
+  const auto& argv = work[0].argv;
+  const auto arg = [&](const std::string& flag) {
+    const auto it = std::find(argv.begin(), argv.end(), flag);
+    return it == argv.end() || it + 1 == argv.end() ? std::string() : *(it + 1);
+  };
+  EXPECT_EQ(arg("--attempt"), "2");
+  EXPECT_EQ(arg("--checkpoint-dir"), (dir_ / "checkpoints" / low).string());
+  EXPECT_NE(cp->metrics().find("gpulab_platform_preemptions_total 1"), std::string::npos);
+}
+
+TEST_F(ControlPlaneTest, PreemptionCanBeTurnedOff) {
+  ControlOptions o;
+  o.state_dir = dir_;
+  o.public_url = "http://127.0.0.1:1";
+  o.clock = [this] { return now_; };
+  o.preempt = false;
+  ControlPlane cp(o);
+  cp.register_node(node("a", "cpu_ref", 1));
+  const auto low = cp.submit(train(1), "").first.id;
+  cp.tick();
+  Json spec = train(1);
+  spec["priority"] = 10;
+  const auto high = cp.submit(spec, "").first.id;
+  cp.tick();
+  EXPECT_EQ(cp.get_job(low).state, JobState::kRunning);
+  EXPECT_EQ(cp.get_job(high).state, JobState::kPending);
 }
 
 }  // namespace

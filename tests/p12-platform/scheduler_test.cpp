@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace {
 
 using namespace platform;
@@ -13,6 +15,14 @@ Node node(const std::string& name, std::vector<std::pair<std::string, int>> back
     for (int i = 0; i < k; ++i) n.devices.push_back(Device{b + ":" + std::to_string(i), b, i, true, "", {"f32"}});
   }
   return n;
+}
+
+SchedulerInput input(const std::vector<Node>& nodes, std::set<std::string> allocated, int device_cap) {
+  SchedulerInput in;
+  in.nodes = &nodes;
+  in.allocated = std::move(allocated);
+  in.device_cap = device_cap;
+  return in;
 }
 
 Job job(const std::string& id, int gpus, const std::string& backend, int priority = 0) {
@@ -29,7 +39,7 @@ Job job(const std::string& id, int gpus, const std::string& backend, int priorit
 TEST(Scheduler, BestFitKeepsAGangOnOneNodeWhenItFits) {
   const std::vector<Node> nodes{node("a", {{"cpu_ref", 4}}), node("b", {{"cpu_ref", 2}})};
   const auto j = job("j1", 2, "cpu_ref");
-  const auto d = schedule(SchedulerInput{&nodes, {}, -1}, {&j});
+  const auto d = schedule(input(nodes, {}, -1), {&j}).decisions;
   ASSERT_TRUE(d[0].placement);
   ASSERT_EQ(d[0].placement->size(), 2U);
   // Best fit: the node left with the fewest free devices is b (2 - 2 = 0).
@@ -41,7 +51,7 @@ TEST(Scheduler, BestFitKeepsAGangOnOneNodeWhenItFits) {
 TEST(Scheduler, AGangLargerThanTheClusterIsNeverPartiallyPlaced) {
   const std::vector<Node> nodes{node("a", {{"cpu_ref", 2}}), node("b", {{"cpu_ref", 1}})};
   const auto j = job("big", 4, "cpu_ref");
-  const auto d = schedule(SchedulerInput{&nodes, {}, -1}, {&j});
+  const auto d = schedule(input(nodes, {}, -1), {&j}).decisions;
   EXPECT_FALSE(d[0].placement);
   EXPECT_EQ(d[0].reason, "needs 4 devices of cpu_ref; the cluster has 3 schedulable");
 }
@@ -49,7 +59,7 @@ TEST(Scheduler, AGangLargerThanTheClusterIsNeverPartiallyPlaced) {
 TEST(Scheduler, AGangSpansNodesWholeNodesFirst) {
   const std::vector<Node> nodes{node("a", {{"cpu_ref", 2}}), node("b", {{"cpu_ref", 2}})};
   const auto j = job("g", 3, "cpu_ref");
-  const auto d = schedule(SchedulerInput{&nodes, {}, -1}, {&j});
+  const auto d = schedule(input(nodes, {}, -1), {&j}).decisions;
   ASSERT_TRUE(d[0].placement);
   EXPECT_EQ(d[0].placement->size(), 3U);
 }
@@ -59,26 +69,26 @@ TEST(Scheduler, UnhealthyUncertifiedAllocatedAndLostDevicesAreNotOffered) {
   nodes[0].devices[0].healthy = false;      // Xid 79
   nodes[0].devices[1].dtypes.clear();       // conformance did not certify it
   const auto j = job("j", 2, "fast");
-  SchedulerInput in{&nodes, {"a/fast:2"}, -1};  // held by a running task
-  auto d = schedule(in, {&j});
+  SchedulerInput in = input(nodes, {"a/fast:2"}, -1);  // held by a running task
+  auto d = schedule(in, {&j}).decisions;
   EXPECT_FALSE(d[0].placement);
   const auto one = job("one", 1, "fast");
-  d = schedule(in, {&one});
+  d = schedule(in, {&one}).decisions;
   ASSERT_TRUE(d[0].placement);
   EXPECT_EQ((*d[0].placement)[0].device, "fast:3");
   nodes[0].state = NodeState::kLost;
-  d = schedule(in, {&one});
+  d = schedule(in, {&one}).decisions;
   EXPECT_FALSE(d[0].placement);
 }
 
 TEST(Scheduler, AutoPrefersTheFastestBackendThatFits) {
   const std::vector<Node> nodes{node("a", {{"cpu_ref", 2}, {"blas", 1}})};
   const auto j = job("j", 1, "auto");
-  const auto d = schedule(SchedulerInput{&nodes, {}, -1}, {&j});
+  const auto d = schedule(input(nodes, {}, -1), {&j}).decisions;
   ASSERT_TRUE(d[0].placement);
   EXPECT_EQ((*d[0].placement)[0].backend, "blas");
   const auto two = job("two", 2, "auto");
-  const auto d2 = schedule(SchedulerInput{&nodes, {}, -1}, {&two});
+  const auto d2 = schedule(input(nodes, {}, -1), {&two}).decisions;
   ASSERT_TRUE(d2[0].placement);
   EXPECT_EQ((*d2[0].placement)[0].backend, "cpu_ref");
 }
@@ -88,14 +98,94 @@ TEST(Scheduler, EarlierJobsGetDevicesFirstAndTheLicenceCapsTheTotal) {
   const auto j1 = job("j1", 3, "cpu_ref");
   const auto j2 = job("j2", 2, "cpu_ref");
   const auto j3 = job("j3", 1, "cpu_ref");
-  auto d = schedule(SchedulerInput{&nodes, {}, -1}, {&j1, &j2, &j3});
+  auto d = schedule(input(nodes, {}, -1), {&j1, &j2, &j3}).decisions;
   EXPECT_TRUE(d[0].placement);
   EXPECT_FALSE(d[1].placement);  // only one left
   EXPECT_TRUE(d[2].placement);   // a later job that fits is not blocked
-  d = schedule(SchedulerInput{&nodes, {}, 2}, {&j1, &j3});
+  d = schedule(input(nodes, {}, 2), {&j1, &j3}).decisions;
   EXPECT_FALSE(d[0].placement);
-  EXPECT_EQ(d[0].reason, "licence allows 2 devices in use; 0 in use, job needs 3");
+  // The reason describes the end of the pass: j3 holds one device by then.
+  EXPECT_EQ(d[0].reason, "licence allows 2 devices in use; 1 in use, job needs 3");
   EXPECT_TRUE(d[1].placement);
+}
+
+// A running job as the control plane holds it: placed, its devices allocated.
+Job running(const std::string& id, int priority, std::vector<std::pair<std::string, std::string>> where,
+            std::set<std::string>& allocated, const std::string& tenant = "default") {
+  Job j = job(id, static_cast<int>(where.size()), "cpu_ref", priority);
+  j.state = JobState::kRunning;
+  j.spec.tenant = tenant;
+  for (const auto& [n, d] : where) {
+    j.placement.push_back(Slot{static_cast<int>(j.placement.size()), n, d, "cpu_ref"});
+    allocated.insert(n + "/" + d);
+  }
+  return j;
+}
+
+TEST(Scheduler, AHigherPriorityJobPreemptsALowerOneAndTakesItsDevices) {
+  const std::vector<Node> nodes{node("a", {{"cpu_ref", 2}})};
+  SchedulerInput in = input(nodes, {}, -1);
+  const Job low = running("low", 0, {{"a", "cpu_ref:0"}, {"a", "cpu_ref:1"}}, in.allocated);
+  in.running = {&low};
+  const auto high = job("high", 2, "cpu_ref", 10);
+  const auto plan = schedule(in, {&high});
+  ASSERT_EQ(plan.preempted.size(), 1U);
+  EXPECT_EQ(plan.preempted[0].job, "low");
+  EXPECT_EQ(plan.preempted[0].by, "high");
+  ASSERT_TRUE(plan.decisions[0].placement);
+  EXPECT_EQ(plan.decisions[0].placement->size(), 2U);
+  // Without preemption it waits instead.
+  in.preempt = false;
+  const auto waits = schedule(in, {&high});
+  EXPECT_TRUE(waits.preempted.empty());
+  EXPECT_FALSE(waits.decisions[0].placement);
+  EXPECT_EQ(waits.decisions[0].reason, "waiting for 2 free devices of cpu_ref (2 schedulable, busy now)");
+}
+
+TEST(Scheduler, EqualPriorityNeverPreemptsAndTheFewestDevicesAreEvicted) {
+  const std::vector<Node> nodes{node("a", {{"cpu_ref", 2}}), node("b", {{"cpu_ref", 2}})};
+  SchedulerInput in = input(nodes, {}, -1);
+  const Job big = running("big", 0, {{"a", "cpu_ref:0"}, {"a", "cpu_ref:1"}}, in.allocated);
+  const Job small = running("small", 0, {{"b", "cpu_ref:0"}}, in.allocated);
+  const Job peer = running("peer", 5, {{"b", "cpu_ref:1"}}, in.allocated);
+  in.running = {&big, &small, &peer};
+  const auto same = job("same", 1, "cpu_ref", 0);
+  EXPECT_TRUE(schedule(in, {&same}).preempted.empty());
+  // Two devices on one node: evicting `small` (1 device) is not enough on b
+  // (`peer` has priority 5 = ours), so `big` goes.
+  const auto high = job("high", 2, "cpu_ref", 5);
+  auto plan = schedule(in, {&high});
+  ASSERT_EQ(plan.preempted.size(), 1U);
+  EXPECT_EQ(plan.preempted[0].job, "big");
+  // One device: `small` is the cheaper victim.
+  const auto one = job("one", 1, "cpu_ref", 5);
+  plan = schedule(in, {&one});
+  ASSERT_EQ(plan.preempted.size(), 1U);
+  EXPECT_EQ(plan.preempted[0].job, "small");
+  ASSERT_TRUE(plan.decisions[0].placement);
+  EXPECT_EQ((*plan.decisions[0].placement)[0].node, "b");
+}
+
+TEST(Scheduler, DrfServesTheTenantWithTheSmallestShareFirst) {
+  const std::vector<Node> nodes{node("a", {{"cpu_ref", 4}})};
+  SchedulerInput in = input(nodes, {}, -1);
+  const Job held = running("held", 0, {{"a", "cpu_ref:0"}, {"a", "cpu_ref:1"}}, in.allocated, "team-a");
+  in.running = {&held};
+  auto a2 = job("a2", 2, "cpu_ref");
+  a2.spec.tenant = "team-a";
+  a2.seq = 1;
+  auto b1 = job("b1", 2, "cpu_ref");
+  b1.spec.tenant = "team-b";
+  b1.seq = 2;
+  // FIFO: a2 was submitted first and takes the last two devices.
+  auto plan = schedule(in, {&a2, &b1});
+  EXPECT_TRUE(plan.decisions[0].placement);
+  EXPECT_FALSE(plan.decisions[1].placement);
+  // DRF: team-a already holds half the cluster, so team-b goes first.
+  in.order = cluster_sim::QueueOrder::kDrf;
+  plan = schedule(in, {&a2, &b1});
+  EXPECT_FALSE(plan.decisions[0].placement);
+  EXPECT_TRUE(plan.decisions[1].placement);
 }
 
 }  // namespace

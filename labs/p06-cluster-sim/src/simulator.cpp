@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <limits>
-#include <set>
 #include <unordered_map>
 
-#include "cluster_sim/backfill.hpp"
+#include "cluster_sim/online_scheduler.hpp"
 #include "gpulab/cli.hpp"
 #include "gpulab/stats.hpp"
 
@@ -15,30 +14,36 @@ namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-// Queue order: higher priority first, then trace order (seq). A preempted job
-// keeps its seq, so it goes back ahead of everything that arrived after it.
-struct QueueKey {
-  int neg_priority;
-  std::size_t seq;
-  auto operator<=>(const QueueKey&) const = default;
-};
-
+// What the simulator books about a job; where it runs and the queue are the
+// online scheduler's.
 struct RunState {
-  Placement placement;
   double started = 0;
   double remaining = 0;  // work left, in ideal-placement time units
   double factor = 1;     // topology slowdown of the current placement
   double queued_since = 0;
-  bool running = false;
   Placement held;        // naive grabbing only: GPUs held before the job can start
 };
+
+SchedulerConfig scheduler_config(const SimConfig& cfg) {
+  SchedulerConfig s;
+  s.policy = cfg.policy;
+  s.order = cfg.order;
+  s.preempt = cfg.preempt;
+  s.blocking = cfg.backfill ? Blocking::kBackfill : Blocking::kStrict;
+  s.backfill_depth = cfg.backfill_depth;
+  return s;
+}
 
 class Simulation {
  public:
   Simulation(const std::vector<Job>& jobs, const SimConfig& cfg)
       : jobs_(jobs),
         cfg_(cfg),
-        cluster_(cfg.nodes, cfg.gpus_per_node, cfg.island_size, cfg.cpus_per_node),
+        sched_({Cluster(cfg.nodes, cfg.gpus_per_node, cfg.island_size, cfg.cpus_per_node)}, scheduler_config(cfg),
+               SchedulerHooks{
+                   [this](JobId j, const PoolPlacement& p) { return on_start(j, p); },
+                   [this](JobId j, const PoolPlacement& p) { return now_ + state_[j].remaining * factor_of(p); },
+                   [this](JobId v, JobId) { on_preempt(v); }}),
         state_(jobs.size()),
         seq_(jobs.size()) {
     result_.jobs.resize(jobs.size());
@@ -54,41 +59,40 @@ class Simulation {
         tenant_names_.push_back(j.tenant);
       }
     }
-    const std::size_t t = tenant_names_.size();
-    tenant_queue_.resize(t);
-    tenant_gpus_.assign(t, 0);
-    tenant_cpus_.assign(t, 0);
-    tenant_share_time_.assign(t, 0);
-    node_jobs_.resize(static_cast<std::size_t>(cfg.nodes));
+    tenant_share_time_.assign(tenant_names_.size(), 0);
   }
 
   SimResult run() {
     std::size_t next = 0;
-    double now = 0;
     for (;;) {
-      double t = running_.empty() ? kNever : running_.begin()->first;
+      const auto& running = sched_.running();
+      double t = running.empty() ? kNever : running.begin()->first;
       if (next < order_.size()) t = std::min(t, jobs_[order_[next]].arrival);
       if (t == kNever) break;
-      account_shares(now, t);
-      now = t;
+      account_shares(now_, t);
+      now_ = t;
       // Completions release first, so GPUs freed at t are usable by jobs arriving at t.
-      while (!running_.empty() && running_.begin()->first <= now) finish(running_.begin()->second, now);
-      while (next < order_.size() && jobs_[order_[next]].arrival <= now) enqueue(order_[next++], now);
-      schedule(now);
+      while (!running.empty() && running.begin()->first <= now_) finish(running.begin()->second);
+      while (next < order_.size() && jobs_[order_[next]].arrival <= now_) enqueue(order_[next++]);
+      sched_.schedule(now_);
+      grab_rounds();
       ++result_.events;
-      result_.stranded_peak = std::max(result_.stranded_peak, stranded());
-      last_event_ = now;
+      result_.stranded_peak = std::max(result_.stranded_peak, sched_.stranded());
+      last_event_ = now_;
     }
     return finish_result();
   }
 
  private:
+  [[nodiscard]] const Cluster& cluster() const { return sched_.pool(0); }
+
   void validate() const {
+    const int total = cfg_.nodes * cfg_.gpus_per_node;
     for (const Job& j : jobs_) {
       const std::string where = j.line > 0 ? fmt::format("trace line {}: ", j.line) : std::string{};
-      if (j.gpus > cluster_.total_gpus())
+      if (j.gpus > total)
         throw gpulab::UsageError(fmt::format("{}job {} needs {} GPUs but the cluster has {}", where,
-                                             j.id, j.gpus, cluster_.total_gpus()));
+                                             j.id, j.gpus, total));
       const int per_node = std::min(j.gpus, cfg_.gpus_per_node);
       if (cfg_.cpus_per_node > 0 && (j.cpus * per_node + j.gpus - 1) / j.gpus > cfg_.cpus_per_node)
         throw gpulab::UsageError(fmt::format("{}job {} needs {} CPUs on one node but nodes have {}",
@@ -97,234 +101,92 @@ class Simulation {
   }
 
   [[nodiscard]] int cpus_of(std::size_t j) const { return cfg_.cpus_per_node > 0 ? jobs_[j].cpus : 0; }
-  [[nodiscard]] QueueKey key_of(std::size_t j) const { return {-jobs_[j].priority, seq_[j]}; }
   [[nodiscard]] std::size_t tenant_of(std::size_t j) const { return tenant_index_.at(jobs_[j].tenant); }
 
-  // The GPUs on one node that a pending job could use: its size, or for a gang
-  // its remainder (whole nodes otherwise).
-  [[nodiscard]] int need_on_one_node(std::size_t j) const {
-    const int g = cfg_.gpus_per_node;
-    if (jobs_[j].gpus <= g) return jobs_[j].gpus;
-    return jobs_[j].gpus % g != 0 ? jobs_[j].gpus % g : g;
+  [[nodiscard]] Request request_of(std::size_t j) const {
+    Request r;
+    r.gpus = jobs_[j].gpus;
+    r.cpus = cpus_of(j);
+    r.priority = jobs_[j].priority;
+    r.tenant = jobs_[j].tenant;
+    r.seq = seq_[j];
+    return r;
   }
 
-  void enqueue(std::size_t j, double now) {
-    state_[j].queued_since = now;
+  // Topology slowdown of a placement (extension 3).
+  [[nodiscard]] double factor_of(const PoolPlacement& p) const {
+    if (cfg_.island_size <= 0) return 1;
+    const Span sp = span_of(cluster(), p.placement);
+    return sp.nodes > 1 ? cfg_.node_penalty : sp.islands > 1 ? cfg_.island_penalty : 1;
+  }
+
+  void enqueue(std::size_t j) {
+    state_[j].queued_since = now_;
     if (state_[j].remaining == 0) state_[j].remaining = jobs_[j].duration;
     if (!cfg_.gang && jobs_[j].gpus > cfg_.gpus_per_node) {
-      grabbers_.push_back(j);  // naive: grabs node by node in the pass
+      grabbers_.push_back(j);  // naive: grabs node by node after the pass
       return;
     }
-    queue_.insert({key_of(j), j});
-    tenant_queue_[tenant_of(j)].insert({key_of(j), j});
-    needs_.insert(need_on_one_node(j));
-  }
-
-  void dequeue(std::size_t j) {
-    queue_.erase({key_of(j), j});
-    tenant_queue_[tenant_of(j)].erase({key_of(j), j});
-    needs_.erase(needs_.find(need_on_one_node(j)));
-  }
-
-  [[nodiscard]] double dominant_share(std::size_t t) const {
-    double s = static_cast<double>(tenant_gpus_[t]) / cluster_.total_gpus();
-    if (cfg_.cpus_per_node > 0) {
-      s = std::max(s, static_cast<double>(tenant_cpus_[t]) /
-                          (static_cast<double>(cfg_.cpus_per_node) * cfg_.nodes));
-    }
-    return s;
-  }
-
-  // FIFO (by priority): the oldest job. DRF: the oldest job of the tenant with
-  // the smallest dominant share (GPU or CPU, whichever it uses more of).
-  [[nodiscard]] std::optional<std::size_t> head() const {
-    if (queue_.empty()) return std::nullopt;
-    if (cfg_.order == QueueOrder::kFifo) return queue_.begin()->second;
-    std::optional<std::size_t> best;
-    double best_share = 0;
-    for (std::size_t t = 0; t < tenant_queue_.size(); ++t) {
-      if (tenant_queue_[t].empty()) continue;
-      const double s = dominant_share(t);
-      const auto& cand = *tenant_queue_[t].begin();
-      if (!best || s < best_share || (s == best_share && cand.first < key_of(*best))) {
-        best = cand.second;
-        best_share = s;
-      }
-    }
-    return best;
+    sched_.submit(j, request_of(j));
   }
 
   void account_shares(double from, double to) {
     if (to <= from) return;
-    int contending = 0;
-    for (const auto& q : tenant_queue_) contending += q.empty() ? 0 : 1;
-    if (contending < 2) return;
+    if (sched_.contending_tenants() < 2) return;
     contended_time_ += to - from;
-    for (std::size_t t = 0; t < tenant_names_.size(); ++t) tenant_share_time_[t] += dominant_share(t) * (to - from);
+    for (std::size_t t = 0; t < tenant_names_.size(); ++t) {
+      tenant_share_time_[t] += sched_.dominant_share(tenant_names_[t]) * (to - from);
+    }
   }
 
-  void start(std::size_t j, Placement p, double now) {
+  // The scheduler started j: book it and say when it ends.
+  double on_start(std::size_t j, const PoolPlacement& p) {
     RunState& s = state_[j];
     JobOutcome& o = result_.jobs[j];
-    for (const Slice& sl : p) {
-      cluster_.take(sl);
-      node_jobs_[static_cast<std::size_t>(sl.node)].push_back(j);
-    }
-    s.factor = 1;
+    s.factor = factor_of(p);
     if (cfg_.island_size > 0) {
-      const Span sp = span_of(cluster_, p);
-      if (sp.nodes > 1) {
-        s.factor = cfg_.node_penalty;
-        o.spanned_nodes = true;
-      } else if (sp.islands > 1) {
-        s.factor = cfg_.island_penalty;
-        o.spanned_islands = true;
-      }
+      const Span sp = span_of(cluster(), p.placement);
+      o.spanned_nodes |= sp.nodes > 1;
+      o.spanned_islands |= sp.nodes <= 1 && sp.islands > 1;
     }
-    s.placement = std::move(p);
-    s.started = now;
-    s.running = true;
-    if (o.first_start < 0) o.first_start = now;
-    o.wait += now - s.queued_since;
-    const std::size_t t = tenant_of(j);
-    tenant_gpus_[t] += jobs_[j].gpus;
-    tenant_cpus_[t] += cpus_of(j);
-    running_.insert({now + s.remaining * s.factor, j});
+    s.started = now_;
+    if (o.first_start < 0) o.first_start = now_;
+    o.wait += now_ - s.queued_since;
+    return now_ + s.remaining * s.factor;
   }
 
-  // Stops a running job: returns its GPUs and books the time it held them.
-  void stop(std::size_t j, double now) {
+  // Books the time a job held its GPUs (the scheduler has taken them back).
+  void book_stop(std::size_t j) {
     RunState& s = state_[j];
-    running_.erase({s.started + s.remaining * s.factor, j});
-    for (const Slice& sl : s.placement) {
-      cluster_.give(sl);
-      auto& v = node_jobs_[static_cast<std::size_t>(sl.node)];
-      v.erase(std::find(v.begin(), v.end(), j));
-    }
-    const double held = now - s.started;
+    const double held = now_ - s.started;
     result_.jobs[j].run_time += held;
     result_.busy_gpu_time += held * jobs_[j].gpus;
-    const std::size_t t = tenant_of(j);
-    tenant_gpus_[t] -= jobs_[j].gpus;
-    tenant_cpus_[t] -= cpus_of(j);
     s.remaining -= held / s.factor;
-    s.running = false;
-    s.placement.clear();
   }
 
-  void finish(std::size_t j, double now) {
-    stop(j, now);
-    result_.jobs[j].end = now;
+  // Extension 1: a victim restarts from its last checkpoint: remaining work +
+  // the checkpoint penalty.
+  void on_preempt(std::size_t v) {
+    book_stop(v);
+    state_[v].remaining += cfg_.checkpoint_penalty;
+    result_.lost_gpu_time += cfg_.checkpoint_penalty * jobs_[v].gpus;
+    ++result_.jobs[v].preemptions;
+    ++result_.preemptions;
+    state_[v].queued_since = now_;
+    if (state_[v].remaining == 0) state_[v].remaining = jobs_[v].duration;
+  }
+
+  void finish(std::size_t j) {
+    sched_.finish(j);
+    book_stop(j);
+    result_.jobs[j].end = now_;
     ++result_.completed;
-    last_completion_ = now;
-  }
-
-  void schedule(double now) {
-    while (const auto h = head()) {
-      if (auto p = place(cluster_, cfg_.policy, jobs_[*h].gpus, cpus_of(*h))) {
-        dequeue(*h);
-        start(*h, std::move(*p), now);
-        continue;
-      }
-      if (cfg_.preempt && preempt_for(*h, now)) {
-        // Start h on the room it made at once: re-asking the queue here would let
-        // another tenant's job (DRF) take the freed GPUs and evict forever.
-        if (auto p = place(cluster_, cfg_.policy, jobs_[*h].gpus, cpus_of(*h))) {
-          dequeue(*h);
-          start(*h, std::move(*p), now);
-          continue;
-        }
-        break;
-      }
-      if (cfg_.backfill) backfill_behind(*h, now);
-      break;  // strict order: nothing else jumps a blocked head
-    }
-    grab_rounds(now);
-  }
-
-  // Extension 1: make room for `h` by evicting strictly lower-priority jobs
-  // from the one node where that evicts the fewest GPUs. Victims restart from
-  // their last checkpoint: remaining work + the checkpoint penalty.
-  bool preempt_for(std::size_t h, double now) {
-    if (jobs_[h].gpus > cfg_.gpus_per_node) return false;  // gangs wait; they never evict
-    int best_node = -1;
-    int best_cost = std::numeric_limits<int>::max();
-    std::vector<std::size_t> best_victims;
-    for (int n = 0; n < cfg_.nodes; ++n) {
-      std::vector<std::size_t> cand;
-      for (std::size_t v : node_jobs_[static_cast<std::size_t>(n)]) {
-        if (jobs_[v].priority < jobs_[h].priority) cand.push_back(v);
-      }
-      if (cand.empty()) continue;
-      std::sort(cand.begin(), cand.end(), [&](std::size_t a, std::size_t b) {
-        if (jobs_[a].priority != jobs_[b].priority) return jobs_[a].priority < jobs_[b].priority;
-        return state_[a].started > state_[b].started;  // least progress lost first
-      });
-      int free_g = cluster_.free_gpus(n);
-      int free_c = cluster_.free_cpus(n);
-      int cost = 0;
-      std::vector<std::size_t> victims;
-      for (std::size_t v : cand) {
-        if (free_g >= jobs_[h].gpus && free_c >= cpus_of(h)) break;
-        for (const Slice& sl : state_[v].placement) {
-          if (sl.node == n) {
-            free_g += popcount(sl.mask);
-            free_c += sl.cpus;
-          }
-        }
-        cost += jobs_[v].gpus;
-        victims.push_back(v);
-      }
-      if (free_g >= jobs_[h].gpus && free_c >= cpus_of(h) && cost < best_cost) {
-        best_node = n;
-        best_cost = cost;
-        best_victims = std::move(victims);
-      }
-    }
-    if (best_node < 0) return false;
-    for (std::size_t v : best_victims) {
-      stop(v, now);
-      state_[v].remaining += cfg_.checkpoint_penalty;
-      result_.lost_gpu_time += cfg_.checkpoint_penalty * jobs_[v].gpus;
-      ++result_.jobs[v].preemptions;
-      ++result_.preemptions;
-      enqueue(v, now);
-    }
-    return true;
-  }
-
-  // Extension 4, EASY backfill: the blocked head gets a reservation at the
-  // earliest time running jobs free enough GPUs; a job behind it may start now
-  // if it keeps off the reserved nodes or ends before the reservation.
-  void backfill_behind(std::size_t h, double now) {
-    const Reservation r = reserve(cluster_, jobs_[h].gpus, cpus_of(h), running_,
-                                  [&](std::size_t j) -> const Placement& { return state_[j].placement; });
-    if (!r.found) return;
-    int examined = 0;
-    for (auto it = queue_.begin(); it != queue_.end() && examined < cfg_.backfill_depth;) {
-      const std::size_t j = it->second;
-      ++it;  // start() below removes j from the queue
-      if (j == h) continue;
-      ++examined;
-      auto p = place(cluster_, cfg_.policy, jobs_[j].gpus, cpus_of(j), r.nodes);
-      if (!p) {
-        p = place(cluster_, cfg_.policy, jobs_[j].gpus, cpus_of(j));
-        if (!p) continue;
-        double factor = 1;
-        if (cfg_.island_size > 0) {
-          const Span sp = span_of(cluster_, *p);
-          factor = sp.nodes > 1 ? cfg_.node_penalty : sp.islands > 1 ? cfg_.island_penalty : 1;
-        }
-        if (now + state_[j].remaining * factor > r.time) continue;  // would delay the head
-      }
-      dequeue(j);
-      start(j, std::move(*p), now);
-    }
+    last_completion_ = now_;
   }
 
   // Naive gangs: round-robin, each takes what one node has free, until a round
   // makes no progress. Held GPUs are never given back.
-  void grab_rounds(double now) {
+  void grab_rounds() {
     bool progress = true;
     while (progress) {
       progress = false;
@@ -333,8 +195,8 @@ class Simulation {
         RunState& s = state_[j];
         int held = 0;
         for (const Slice& sl : s.held) held += popcount(sl.mask);
-        if (auto sl = grab_from_next_node(cluster_, grab_cursor_, jobs_[j].gpus - held)) {
-          cluster_.take(*sl);
+        if (auto sl = grab_from_next_node(cluster(), grab_cursor_, jobs_[j].gpus - held)) {
+          sched_.block(0, *sl);
           s.held.push_back(*sl);
           held += popcount(sl->mask);
           progress = true;
@@ -342,19 +204,14 @@ class Simulation {
         if (held == jobs_[j].gpus) {
           Placement p = std::move(s.held);
           s.held.clear();
-          for (const Slice& sl : p) cluster_.give(sl);  // start() takes them again
-          start(j, std::move(p), now);
+          for (const Slice& sl : p) sched_.unblock(0, sl);  // adopt() takes them again
+          sched_.adopt(j, request_of(j), PoolPlacement{0, std::move(p)}, now_);
           it = grabbers_.erase(it);
         } else {
           ++it;
         }
       }
     }
-  }
-
-  [[nodiscard]] int stranded() const {
-    if (needs_.empty()) return 0;
-    return cluster_.free_on_nodes_below(*needs_.begin());
   }
 
   SimResult finish_result() {
@@ -367,7 +224,7 @@ class Simulation {
     }
     r.makespan = r.completed > 0 ? last_completion_ : last_event_;
     // GPUs held by deadlocked jobs are busy for nothing until the end.
-    r.util_pct = r.makespan > 0 ? 100.0 * r.busy_gpu_time / (cluster_.total_gpus() * r.makespan) : 0;
+    r.util_pct = r.makespan > 0 ? 100.0 * r.busy_gpu_time / (cluster().total_gpus() * r.makespan) : 0;
     std::vector<double> waits;
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       if (r.jobs[j].end >= 0) waits.push_back(r.jobs[j].wait);
@@ -395,22 +252,17 @@ class Simulation {
 
   const std::vector<Job>& jobs_;
   const SimConfig& cfg_;
-  Cluster cluster_;
+  OnlineScheduler sched_;
   std::vector<RunState> state_;
   std::vector<std::size_t> seq_;
   std::vector<std::size_t> order_;
   SimResult result_;
-  std::set<std::pair<QueueKey, std::size_t>> queue_;
-  std::vector<std::set<std::pair<QueueKey, std::size_t>>> tenant_queue_;
-  std::multiset<int> needs_;
-  std::set<std::pair<double, std::size_t>> running_;  // (end time, job): the completion events
-  std::vector<std::vector<std::size_t>> node_jobs_;
   std::vector<std::size_t> grabbers_;
   int grab_cursor_ = 0;
   std::unordered_map<std::string, std::size_t> tenant_index_;
   std::vector<std::string> tenant_names_;
-  std::vector<int> tenant_gpus_, tenant_cpus_;
   std::vector<double> tenant_share_time_;
+  double now_ = 0;
   double contended_time_ = 0;
   double last_completion_ = 0;
   double last_event_ = 0;

@@ -380,7 +380,8 @@ void ControlPlane::restart_or_fail_locked(Job& job, const std::string& why, bool
     ++job.restarts;
     ++task_restarts_total_;
     job.state = JobState::kPending;
-    job.reason = fmt::format("restarting: {}", why);
+    job.requeued_because = fmt::format("restarting: {}", why);
+    job.reason = job.requeued_because + " — waiting for the next scheduling pass";
     queued_since_[job.id] = now();
   }
   save_job(job);
@@ -402,31 +403,55 @@ void ControlPlane::mark_node_lost_locked(Node& node) {
 
 void ControlPlane::schedule_locked() {
   std::vector<const Job*> queue;
+  SchedulerInput in;
   for (const auto& [id, j] : jobs_) {
     if (j.state == JobState::kPending) queue.push_back(&j);
+    if (j.state == JobState::kRunning) in.running.push_back(&j);
   }
-  std::stable_sort(queue.begin(), queue.end(), [](const Job* a, const Job* b) {
-    return std::tie(b->spec.priority, a->seq) < std::tie(a->spec.priority, b->seq);
-  });
   std::vector<Node> nodes;
   for (const auto& [n, node] : nodes_) nodes.push_back(node);
-  SchedulerInput in;
   in.nodes = &nodes;
   for (const auto& [id, t] : tasks_) {
     if (t.state == TaskState::kAssigned || t.state == TaskState::kRunning) in.allocated.insert(t.node + "/" + t.device);
   }
   in.device_cap = licence_.status().max_devices;
-  const auto decisions = schedule(in, queue);
+  in.preempt = options_.preempt;
+  in.order = options_.queue_order;
+  const auto plan = schedule(in, queue);
   const double t_now = now();
   store_.transaction([&] {
-    for (const auto& d : decisions) {
+    // Evicted jobs first: their devices are what the preemptors were placed on.
+    for (const auto& p : plan.preempted) {
+      Job& victim = jobs_.at(p.job);
+      const Job& by = jobs_.at(p.by);
+      const std::string why = fmt::format("preempted by {} (priority {} > {})", by.id, by.spec.priority,
+                                          victim.spec.priority);
+      for (auto& [tid, t] : tasks_) {
+        if (t.job == victim.id && t.attempt == victim.attempt &&
+            (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
+          t.state = TaskState::kCancelled;
+          t.message = why;
+          store_.put_task(t);
+          wake_node(t.node);
+        }
+      }
+      victim.state = JobState::kPending;
+      victim.placement.clear();
+      ++victim.preemptions;
+      ++preemptions_total_;
+      victim.requeued_because = why;
+      victim.reason = why + " — waiting for the next scheduling pass";
+      queued_since_[victim.id] = t_now;
+      save_job(victim);
+      dirty_ = true;  // the next pass places it again
+    }
+    for (const auto& d : plan.decisions) {
       Job& job = jobs_.at(d.job);
       if (!d.placement) {
-        if (job.reason != d.reason && job.reason.rfind("restarting:", 0) != 0) {
-          job.reason = d.reason;
-          save_job(job);
-        } else if (job.reason.rfind("restarting:", 0) == 0 && job.reason.find(" — ") == std::string::npos) {
-          job.reason += " — " + d.reason;
+        // Recomputed every pass, so it always says what holds the job now.
+        const std::string reason = job.requeued_because.empty() ? d.reason : job.requeued_because + " — " + d.reason;
+        if (job.reason != reason) {
+          job.reason = reason;
           save_job(job);
         }
         continue;
@@ -434,7 +459,11 @@ void ControlPlane::schedule_locked() {
       ++job.attempt;
       job.state = JobState::kRunning;
       job.placement = *d.placement;
-      job.reason = job.restarts > 0 ? fmt::format("placed (restart {})", job.restarts) : "placed";
+      job.reason = job.restarts > 0 || job.preemptions > 0
+                       ? fmt::format("placed (attempt {}: {} restarts, {} preemptions)", job.attempt, job.restarts,
+                                     job.preemptions)
+                       : "placed";
+      job.requeued_because.clear();
       job.started_at = t_now;
       for (const auto& slot : job.placement) {
         Task t;
@@ -582,6 +611,8 @@ std::string ControlPlane::metrics() const {
   e.counter("gpulab_platform_jobs_submitted_total", "Jobs accepted by the API.").set({}, static_cast<double>(submitted_total_));
   e.counter("gpulab_platform_task_restarts_total", "Gang restarts after a failed or lost rank.")
       .set({}, static_cast<double>(task_restarts_total_));
+  e.counter("gpulab_platform_preemptions_total", "Running jobs evicted for a higher-priority job.")
+      .set({}, static_cast<double>(preemptions_total_));
   e.counter("gpulab_platform_nodes_lost_total", "Nodes declared lost after missing heartbeats.")
       .set({}, static_cast<double>(nodes_lost_total_));
   auto& age = e.gauge("gpulab_platform_node_heartbeat_age_seconds", "Seconds since each node's last heartbeat.");

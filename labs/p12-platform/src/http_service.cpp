@@ -20,17 +20,17 @@ void reuse_addr_only(socket_t sock) {
 }
 }  // namespace
 
-HttpService::HttpService(const HttpLimits& limits) {
-  const std::size_t threads = std::max<std::size_t>(2, limits.threads);
-  new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+HttpService::HttpService(const HttpLimits& limits)
+    : limits_(limits),
+      connections_(std::max<std::size_t>(2, limits.threads), limits.max_idle_connections,
+                   [this](Connection c) { serve(std::move(c)); }) {
+  // httplib's own queue only passes accepted sockets to the pool: one thread.
+  new_task_queue = [] { return new httplib::ThreadPool(1); };
   set_socket_options(reuse_addr_only);
   // Without it a request's body waits for the ACK of its headers (Nagle vs
   // delayed ACK): 40 ms per submission.
   set_tcp_nodelay(true);
   set_payload_max_length(limits.max_body_bytes);
-  set_read_timeout(limits.read_timeout.count(), 0);
-  set_write_timeout(limits.write_timeout.count(), 0);
-  set_keep_alive_timeout(limits.keep_alive_timeout.count());
   set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     try {
       std::rethrow_exception(ep);
@@ -40,6 +40,36 @@ HttpService::HttpService(const HttpLimits& limits) {
       reply_error(res, 500, e.what());
     }
   });
+}
+
+HttpService::~HttpService() { connections_.shutdown(); }
+
+bool HttpService::listen_after_bind() {
+  const bool ok = httplib::Server::listen_after_bind();
+  connections_.shutdown();
+  return ok;
+}
+
+bool HttpService::process_and_close_socket(socket_t sock) {
+  connections_.park(Connection{sock, {}, limits_.max_requests_per_connection},
+                    std::chrono::steady_clock::now() + limits_.idle_timeout);
+  return true;
+}
+
+// One request on a worker, then the connection goes back to wait off the workers.
+void HttpService::serve(Connection c) {
+  DeadlineStream strm(c.fd, std::move(c.buffered), std::chrono::steady_clock::now() + limits_.read_timeout,
+                      limits_.write_timeout);
+  const bool last = c.requests_left <= 1 || !is_running();
+  bool closed = false;
+  const bool ok = process_request(strm, last, closed, nullptr);
+  if (!ok || closed || last) {
+    close_connection(c.fd);
+    return;
+  }
+  c.buffered = strm.take_buffered();
+  --c.requests_left;
+  connections_.park(std::move(c), std::chrono::steady_clock::now() + limits_.idle_timeout);
 }
 
 int HttpService::bind(std::string_view listen) {

@@ -69,6 +69,8 @@ Json to_json(const Job& j) {
   out["placement"] = placement;
   out["attempt"] = j.attempt;
   out["restarts"] = j.restarts;
+  out["preemptions"] = j.preemptions;
+  out["requeued_because"] = j.requeued_because;
   out["idempotency_key"] = j.idempotency_key;
   out["submitted_at"] = j.submitted_at;
   out["started_at"] = j.started_at;

@@ -9,55 +9,54 @@
 namespace platform {
 namespace {
 
+namespace cs = cluster_sim;
+
 bool usable(const Node& n, const Device& d, std::string_view backend) {
   return n.state == NodeState::kReady && !n.draining && d.backend == backend && d.healthy &&
          std::find(d.dtypes.begin(), d.dtypes.end(), kJobDtype) != d.dtypes.end();
 }
 
-// One backend's devices as a cluster_sim::Cluster: node i of the cluster is
-// nodes[members[i]], GPU bit b is the b-th device of that backend on it.
-struct BackendCluster {
+// One backend's devices as a pool of the online scheduler: node i of the pool
+// is nodes[members[i]], GPU bit b is the b-th device of that backend on it.
+struct Pool {
   std::string backend;
-  std::vector<int> members;                      // cluster node -> index into nodes
-  std::vector<std::vector<std::string>> device;  // cluster node -> bit -> device id
-  std::optional<cluster_sim::Cluster> cluster;
+  std::vector<int> members;                      // pool node -> index into nodes
+  std::vector<std::vector<std::string>> device;  // pool node -> bit -> device id
+  int gpus_per_node = 0;
   int capacity = 0;  // schedulable devices, allocated or not (for "larger than the cluster")
 };
 
-BackendCluster build(const std::vector<Node>& nodes, std::string_view backend,
-                     const std::set<std::string>& allocated) {
-  BackendCluster bc;
-  bc.backend = backend;
-  int g = 0;
+Pool build(const std::vector<Node>& nodes, std::string_view backend) {
+  Pool p;
+  p.backend = backend;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     std::vector<std::string> ids;
     for (const auto& d : nodes[i].devices) {
-      if (d.backend == backend) ids.push_back(d.id);
+      if (d.backend == backend && ids.size() < 64) ids.push_back(d.id);
     }
     if (ids.empty()) continue;
-    bc.members.push_back(static_cast<int>(i));
-    g = std::max(g, static_cast<int>(ids.size()));
-    bc.device.push_back(std::move(ids));
+    p.members.push_back(static_cast<int>(i));
+    p.gpus_per_node = std::max(p.gpus_per_node, static_cast<int>(ids.size()));
+    p.device.push_back(std::move(ids));
   }
-  if (bc.members.empty()) return bc;
-  bc.capacity = schedulable_devices(nodes, backend);
-  bc.cluster.emplace(static_cast<int>(bc.members.size()), std::min(g, 64));
-  for (std::size_t c = 0; c < bc.members.size(); ++c) {
-    const Node& n = nodes[static_cast<std::size_t>(bc.members[c])];
-    std::uint64_t taken = 0;
-    for (int bit = 0; bit < g; ++bit) {
-      const auto b = static_cast<std::size_t>(bit);
-      bool free = b < bc.device[c].size();
-      if (free) {
-        const auto& id = bc.device[c][b];
-        const auto it = std::find_if(n.devices.begin(), n.devices.end(), [&](const Device& d) { return d.id == id; });
-        free = usable(n, *it, backend) && allocated.count(n.name + "/" + id) == 0;
-      }
-      if (!free) taken |= std::uint64_t{1} << bit;
-    }
-    if (taken != 0) bc.cluster->take(cluster_sim::Slice{static_cast<int>(c), taken, 0});
-  }
-  return bc;
+  p.capacity = schedulable_devices(nodes, backend);
+  return p;
+}
+
+// Where "<node>/<device>" is in the pools: (pool, pool node, bit).
+struct Bit {
+  int pool = 0;
+  int node = 0;
+  int bit = 0;
+};
+
+// Slices of one pool from a set of bits, one slice per pool node.
+cs::Placement slices(const std::vector<Bit>& bits) {
+  std::map<int, std::uint64_t> by_node;
+  for (const auto& b : bits) by_node[b.node] |= std::uint64_t{1} << b.bit;
+  cs::Placement out;
+  for (const auto& [n, mask] : by_node) out.push_back(cs::Slice{n, mask, 0});
+  return out;
 }
 
 }  // namespace
@@ -70,71 +69,175 @@ int schedulable_devices(const std::vector<Node>& nodes, std::string_view backend
   return n;
 }
 
-std::vector<Decision> schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
+Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
   const auto& nodes = *in.nodes;
-  std::map<std::string, BackendCluster, std::less<>> clusters;
-  auto cluster_for = [&](std::string_view backend) -> BackendCluster& {
-    auto it = clusters.find(backend);
-    if (it == clusters.end()) it = clusters.emplace(std::string(backend), build(nodes, backend, in.allocated)).first;
-    return it->second;
-  };
-  int allocated = static_cast<int>(in.allocated.size());
 
-  std::vector<Decision> out;
-  for (const Job* job : queue) {
-    Decision d;
-    d.job = job->id;
-    const int want = job->spec.gpus;
-    if (in.device_cap >= 0 && allocated + want > in.device_cap) {
-      d.reason = fmt::format("licence allows {} devices in use; {} in use, job needs {}", in.device_cap, allocated,
-                             want);
-      out.push_back(std::move(d));
+  // Pools: every backend some node has, in the auto order.
+  std::vector<Pool> pools;
+  std::map<std::string, int, std::less<>> pool_of;
+  std::map<std::string, Bit> where;  // "<node>/<device>" -> its bit
+  for (auto backend : kAutoBackendOrder) {
+    Pool p = build(nodes, backend);
+    if (p.members.empty()) continue;
+    const int pi = static_cast<int>(pools.size());
+    for (std::size_t c = 0; c < p.members.size(); ++c) {
+      const auto& name = nodes[static_cast<std::size_t>(p.members[c])].name;
+      for (std::size_t b = 0; b < p.device[c].size(); ++b) {
+        where[name + "/" + p.device[c][b]] = Bit{pi, static_cast<int>(c), static_cast<int>(b)};
+      }
+    }
+    pool_of.emplace(std::string(backend), pi);
+    pools.push_back(std::move(p));
+  }
+  std::vector<cs::Cluster> clusters;
+  for (const auto& p : pools) clusters.emplace_back(static_cast<int>(p.members.size()), p.gpus_per_node);
+
+  // Every job the pass knows gets an id: the queue first, then the running jobs.
+  std::vector<const Job*> all(queue);
+  all.insert(all.end(), in.running.begin(), in.running.end());
+
+  // Running jobs hold the allocated devices of their placement; allocated
+  // devices no running job accounts for (a task still stopping) are blocked.
+  std::set<std::string> owned;
+  std::vector<std::pair<std::size_t, std::vector<Bit>>> adopted;
+  for (std::size_t k = queue.size(); k < all.size(); ++k) {
+    std::vector<Bit> bits;
+    for (const auto& slot : all[k]->placement) {
+      const auto key = slot.node + "/" + slot.device;
+      const auto w = where.find(key);
+      if (in.allocated.count(key) == 0 || w == where.end() || owned.count(key) != 0) continue;
+      if (!bits.empty() && w->second.pool != bits.front().pool) continue;  // one pool per job
+      owned.insert(key);
+      bits.push_back(w->second);
+    }
+    if (!bits.empty()) adopted.emplace_back(k, std::move(bits));
+  }
+  int unowned = 0;
+  for (std::size_t pi = 0; pi < pools.size(); ++pi) {
+    const Pool& p = pools[pi];
+    for (std::size_t c = 0; c < p.members.size(); ++c) {
+      const Node& n = nodes[static_cast<std::size_t>(p.members[c])];
+      std::uint64_t blocked = 0;
+      for (int bit = 0; bit < p.gpus_per_node; ++bit) {
+        const auto b = static_cast<std::size_t>(bit);
+        if (b >= p.device[c].size()) {
+          blocked |= std::uint64_t{1} << bit;  // this node has fewer devices of the backend
+          continue;
+        }
+        const auto& id = p.device[c][b];
+        const auto key = n.name + "/" + id;
+        if (owned.count(key) != 0) continue;
+        const bool held = in.allocated.count(key) != 0;
+        unowned += held ? 1 : 0;
+        const auto d = std::find_if(n.devices.begin(), n.devices.end(), [&](const Device& x) { return x.id == id; });
+        if (held || !usable(n, *d, p.backend)) blocked |= std::uint64_t{1} << bit;
+      }
+      if (blocked != 0) clusters[pi].take(cs::Slice{static_cast<int>(c), blocked, 0});
+    }
+  }
+
+  cs::SchedulerConfig cfg;
+  cfg.policy = cs::Policy::kBestFit;
+  cfg.order = in.order;
+  cfg.preempt = in.preempt;
+  cfg.blocking = cs::Blocking::kSkip;
+  cfg.gpu_cap = in.device_cap < 0 ? -1 : std::max(0, in.device_cap - unowned);
+  cs::OnlineScheduler* self = nullptr;
+  cs::SchedulerHooks hooks;
+  // A victim waits for the next pass: its tasks must stop before it runs again.
+  hooks.on_preempt = [&self](cs::JobId victim, cs::JobId) { self->withdraw(victim); };
+  cs::OnlineScheduler sched(std::move(clusters), cfg, hooks);
+  self = &sched;
+
+  const auto request = [&](const Job& j, int gpus) {
+    cs::Request r;
+    r.gpus = gpus;
+    r.priority = j.spec.priority;
+    r.tenant = j.spec.tenant;
+    r.seq = static_cast<std::size_t>(j.seq);
+    return r;
+  };
+  for (const auto& [k, bits] : adopted) {
+    sched.adopt(k, request(*all[k], static_cast<int>(bits.size())), cs::PoolPlacement{bits.front().pool, slices(bits)},
+                all[k]->started_at);
+  }
+  for (std::size_t k = 0; k < queue.size(); ++k) {
+    cs::Request r = request(*queue[k], queue[k]->spec.gpus);
+    if (queue[k]->spec.backend == "auto") {
+      for (auto b : kAutoBackendOrder) {
+        if (const auto it = pool_of.find(b); it != pool_of.end()) r.pools.push_back(it->second);
+      }
+    } else if (const auto it = pool_of.find(queue[k]->spec.backend); it != pool_of.end()) {
+      r.pools.push_back(it->second);
+    }
+    if (!r.pools.empty()) sched.submit(k, std::move(r));  // no pool: no device of that backend anywhere
+  }
+
+  const auto pass = sched.schedule(0);
+
+  Plan plan;
+  std::map<std::size_t, std::optional<std::vector<Slot>>> placed;
+  for (const auto& ev : pass.events) {
+    if (ev.kind == cs::SchedulerEvent::Kind::kPreempt) {
+      if (ev.job >= queue.size()) {
+        plan.preempted.push_back(Preemption{all[ev.job]->id, all[ev.by]->id});
+      } else {
+        placed[ev.job].reset();  // placed earlier in this pass, evicted later in it
+      }
       continue;
     }
-    std::vector<std::string_view> backends;
-    if (job->spec.backend == "auto") {
-      backends.assign(std::begin(kAutoBackendOrder), std::end(kAutoBackendOrder));
-    } else {
-      backends.push_back(job->spec.backend);
+    const Pool& p = pools[static_cast<std::size_t>(ev.placement.pool)];
+    std::vector<Slot> slots;
+    for (const auto& slice : ev.placement.placement) {
+      const Node& n = nodes[static_cast<std::size_t>(p.members[static_cast<std::size_t>(slice.node)])];
+      for (int bit = 0; bit < 64; ++bit) {
+        if ((slice.mask >> bit & 1U) == 0) continue;
+        const auto& id = p.device[static_cast<std::size_t>(slice.node)][static_cast<std::size_t>(bit)];
+        slots.push_back(Slot{static_cast<int>(slots.size()), n.name, id, p.backend});
+      }
+    }
+    placed[ev.job] = std::move(slots);
+  }
+
+  const int in_use = unowned + sched.held_gpus();
+  std::map<std::size_t, cs::Wait> waits(pass.pending.begin(), pass.pending.end());
+  for (std::size_t k = 0; k < queue.size(); ++k) {
+    const Job& job = *queue[k];
+    Decision d;
+    d.job = job.id;
+    if (const auto it = placed.find(k); it != placed.end() && it->second) {
+      d.placement = it->second;
+      plan.decisions.push_back(std::move(d));
+      continue;
+    }
+    const int want = job.spec.gpus;
+    if (const auto w = waits.find(k); w != waits.end() && w->second == cs::Wait::kCapped) {
+      d.reason = fmt::format("licence allows {} devices in use; {} in use, job needs {}", in.device_cap, in_use, want);
+      plan.decisions.push_back(std::move(d));
+      continue;
     }
     int best_capacity = 0;
     std::string best_backend;
-    for (auto backend : backends) {
-      auto& bc = cluster_for(backend);
-      if (!bc.cluster) continue;
-      const int capacity = bc.capacity;
+    for (auto backend : kAutoBackendOrder) {
+      if (job.spec.backend != "auto" && job.spec.backend != backend) continue;
+      const auto it = pool_of.find(backend);
+      if (it == pool_of.end()) continue;
+      const int capacity = pools[static_cast<std::size_t>(it->second)].capacity;
       if (capacity > best_capacity) {
         best_capacity = capacity;
         best_backend = backend;
       }
-      const auto placed = cluster_sim::place(*bc.cluster, cluster_sim::Policy::kBestFit, want, 0);
-      if (!placed) continue;
-      std::vector<Slot> slots;
-      for (const auto& slice : *placed) {
-        bc.cluster->take(slice);
-        const Node& n = nodes[static_cast<std::size_t>(bc.members[static_cast<std::size_t>(slice.node)])];
-        for (int bit = 0; bit < 64; ++bit) {
-          if ((slice.mask >> bit & 1U) == 0) continue;
-          const auto& id = bc.device[static_cast<std::size_t>(slice.node)][static_cast<std::size_t>(bit)];
-          slots.push_back(Slot{static_cast<int>(slots.size()), n.name, id, std::string(backend)});
-        }
-      }
-      allocated += want;
-      d.placement = std::move(slots);
-      break;
     }
-    if (!d.placement) {
-      const std::string what = job->spec.backend == "auto" ? "any one backend" : job->spec.backend;
-      if (best_capacity < want) {
-        d.reason = fmt::format("needs {} devices of {}; the cluster has {} schedulable", want, what, best_capacity);
-      } else {
-        d.reason = fmt::format("waiting for {} free devices of {} ({} schedulable, busy now)", want,
-                               best_backend.empty() ? what : best_backend, best_capacity);
-      }
+    const std::string what = job.spec.backend == "auto" ? "any one backend" : job.spec.backend;
+    if (best_capacity < want) {
+      d.reason = fmt::format("needs {} devices of {}; the cluster has {} schedulable", want, what, best_capacity);
+    } else {
+      d.reason = fmt::format("waiting for {} free devices of {} ({} schedulable, busy now)", want,
+                             best_backend.empty() ? what : best_backend, best_capacity);
     }
-    out.push_back(std::move(d));
+    plan.decisions.push_back(std::move(d));
   }
-  return out;
+  return plan;
 }
 
 }  // namespace platform

@@ -211,6 +211,8 @@ Job job_from_record(const Json& j) {
     }
     job.attempt = j.at("attempt").get<int>();
     job.restarts = j.at("restarts").get<int>();
+    job.preemptions = j.value("preemptions", 0);  // absent in databases from before preemption
+    job.requeued_because = j.value("requeued_because", std::string());
     job.idempotency_key = j.at("idempotency_key").get<std::string>();
     job.submitted_at = j.at("submitted_at").get<double>();
     job.started_at = j.at("started_at").get<double>();

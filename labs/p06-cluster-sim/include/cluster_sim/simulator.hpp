@@ -1,7 +1,8 @@
 // The event-driven simulator. At each instant: completions release GPUs
-// first, then arrivals join the queue in trace order, then one scheduling
-// pass runs. Every extension (preemption, DRF, topology, backfill) is a
-// switch on the same loop.
+// first, then arrivals join the queue in trace order, then one pass of the
+// online scheduler (online_scheduler.hpp) runs. Every extension (preemption,
+// DRF, topology, backfill) is a switch of that scheduler; the simulator adds
+// simulated time, the topology slowdown and the accounting.
 #pragma once
 
 #include <map>
@@ -9,11 +10,9 @@
 #include <vector>
 
 #include "cluster_sim/job.hpp"
-#include "cluster_sim/placement.hpp"
+#include "cluster_sim/online_scheduler.hpp"
 
 namespace cluster_sim {
-
-enum class QueueOrder { kFifo, kDrf };
 
 struct SimConfig {
   int nodes = 4;

@@ -26,6 +26,7 @@
 
 #include "gpulab/json.hpp"
 #include "gpulab/prom_text.hpp"
+#include "cluster_sim/online_scheduler.hpp"
 #include "platform/licence_policy.hpp"
 #include "platform/model.hpp"
 #include "platform/store.hpp"
@@ -42,6 +43,8 @@ struct ControlOptions {
   std::chrono::milliseconds node_timeout{5000};
   std::string public_url;  // how tasks reach the control plane (rendezvous)
   LicenceOptions licence;
+  bool preempt = true;  // a pending job evicts strictly lower-priority running ones
+  cluster_sim::QueueOrder queue_order = cluster_sim::QueueOrder::kFifo;  // or DRF across tenants
   std::function<double()> clock;  // Unix seconds (tests inject one)
 };
 
@@ -148,6 +151,7 @@ class ControlPlane {
   // Metrics.
   std::uint64_t submitted_total_ = 0;
   std::uint64_t task_restarts_total_ = 0;
+  std::uint64_t preemptions_total_ = 0;
   std::uint64_t nodes_lost_total_ = 0;
   std::map<std::string, double> queued_since_;  // job id -> when it (re)entered the queue
   gpulab::prom::Exposition placement_;           // the placement latency histogram

@@ -3,7 +3,8 @@
 // the transitions and the store persists them.
 //
 // Job states:  pending ──place──▶ running ──all ranks exit 0──▶ succeeded
-//                 ▲                  │ rank failed / node lost / device unhealthy
+//                 ▲                  │ rank failed / node lost / device unhealthy /
+//                 │                  │ preempted by a higher-priority job
 //                 └──── restarts ◀───┤ (attempt+1, train resumes from its checkpoint)
 //                                    └─ restarts exhausted / bad input ─▶ failed
 //              any non-terminal ──cancel──▶ cancelled
@@ -44,6 +45,8 @@ struct Job {
   std::vector<Slot> placement;
   int attempt = 0;   // 1 on first placement; +1 per restart
   int restarts = 0;  // restarts caused by failures
+  int preemptions = 0;  // times evicted for a higher-priority job (not failures)
+  std::string requeued_because;  // while pending again: the restart or preemption that put it back
   std::string idempotency_key;
   double submitted_at = 0;  // Unix seconds
   double started_at = 0;    // first placement of the current attempt

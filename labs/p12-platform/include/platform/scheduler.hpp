@@ -1,11 +1,16 @@
-// The online scheduler: one pass over the pending queue places what fits.
+// The platform's side of the online scheduler: one pass turns the live
+// inventory, the running jobs and the pending queue into placements and
+// preemptions.
 //
-// Placement itself is P06's (cluster_sim::place, best fit, gangs atomic: whole
-// nodes first, then the remainder on one node) over one cluster_sim::Cluster
-// per HAL backend, built from the live inventory: a device that is missing,
-// unhealthy, not certified by conformance for the job's dtype, on a lost or
-// draining node, or already allocated is simply a taken GPU bit. A pass costs
-// O(nodes) to build plus O(G log N) per job.
+// The choices are P06's cluster_sim::OnlineScheduler (the library the
+// simulator drives too): best fit, gangs atomic (whole nodes first, then the
+// remainder on one node), priority order with preemption of strictly
+// lower-priority jobs, FIFO or DRF across tenants. A job that does not fit
+// does not block the ones behind it (durations are unknown, so there is no
+// backfill reservation). There is one pool per HAL backend, built from the
+// inventory each pass: a device that is missing, unhealthy, not certified by
+// conformance for the job's dtype, on a lost or draining node, or held by a
+// task is a taken GPU bit. A pass costs O(nodes) to build plus O(G log N) per job.
 #pragma once
 
 #include <map>
@@ -14,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_sim/online_scheduler.hpp"
 #include "platform/model.hpp"
 
 namespace platform {
@@ -28,6 +34,10 @@ struct SchedulerInput {
   const std::vector<Node>* nodes = nullptr;
   std::set<std::string> allocated;  // "<node>/<device>" held by running tasks
   int device_cap = -1;              // licence cap on allocated devices; -1 = none
+  // Running jobs: their allocated devices can be taken back by preemption.
+  std::vector<const Job*> running;
+  bool preempt = true;  // a pending job may evict strictly lower-priority running ones
+  cluster_sim::QueueOrder order = cluster_sim::QueueOrder::kFifo;
 };
 
 struct Decision {
@@ -36,10 +46,22 @@ struct Decision {
   std::string reason;                          // why it stays pending
 };
 
-// `queue` is the pending jobs in the order they should be served (priority,
-// then submission). Jobs earlier in the queue get devices first; a job that
-// does not fit does not block later ones that do (no reservation).
-std::vector<Decision> schedule(const SchedulerInput& in, const std::vector<const Job*>& queue);
+// A running job evicted to make room for a higher-priority one. It goes back
+// to pending; the next pass may place it again.
+struct Preemption {
+  std::string job;
+  std::string by;
+};
+
+struct Plan {
+  std::vector<Decision> decisions;  // one per queued job, in queue order
+  std::vector<Preemption> preempted;
+};
+
+// `queue` is the pending jobs (any order: the scheduler serves priority, then
+// submission order). Jobs earlier in that order get devices first; a job that
+// does not fit does not block later ones that do.
+Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue);
 
 // Devices of `backend` on nodes that are ready, healthy and certified: what
 // the cluster could ever give one job (for "larger than the cluster" reasons).

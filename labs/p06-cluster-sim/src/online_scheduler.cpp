@@ -1,0 +1,309 @@
+#include "cluster_sim/online_scheduler.hpp"
+
+#include <algorithm>
+
+#include "cluster_sim/backfill.hpp"
+
+namespace cluster_sim {
+namespace {
+
+constexpr double kUnknownEnd = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+OnlineScheduler::OnlineScheduler(std::vector<Cluster> pools, SchedulerConfig cfg, SchedulerHooks hooks)
+    : pools_(std::move(pools)), cfg_(cfg), hooks_(std::move(hooks)) {
+  for (const Cluster& c : pools_) {
+    total_gpus_ += c.total_gpus();
+    total_cpus_ += static_cast<double>(c.cpus_per_node()) * c.nodes();
+    node_jobs_.emplace_back(static_cast<std::size_t>(c.nodes()));
+  }
+}
+
+const std::vector<int>& OnlineScheduler::pools_of(const Request& r) const {
+  return r.pools.empty() ? pool0_ : r.pools;
+}
+
+// The GPUs on one node that a pending job could use: its size, or for a gang
+// its remainder (whole nodes otherwise). Measured on its first pool.
+int OnlineScheduler::need_on_one_node(const Request& r) const {
+  const int g = pool(pools_of(r).front()).gpus_per_node();
+  if (r.gpus <= g) return r.gpus;
+  return r.gpus % g != 0 ? r.gpus % g : g;
+}
+
+void OnlineScheduler::submit(JobId id, Request r) {
+  Entry& e = jobs_[id];
+  e = Entry{};
+  e.request = std::move(r);
+  enqueue(id);
+}
+
+void OnlineScheduler::withdraw(JobId id) {
+  const auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.running) return;
+  dequeue(id);
+  jobs_.erase(it);
+}
+
+void OnlineScheduler::adopt(JobId id, Request r, PoolPlacement p, double now) {
+  Entry& e = jobs_[id];
+  e = Entry{};
+  e.request = std::move(r);
+  start(id, std::move(p), now, nullptr);
+}
+
+void OnlineScheduler::finish(JobId id) {
+  const auto it = jobs_.find(id);
+  if (it == jobs_.end() || !it->second.running) return;
+  stop(id);
+  jobs_.erase(it);
+}
+
+void OnlineScheduler::block(int p, const Slice& s) { pools_[static_cast<std::size_t>(p)].take(s); }
+void OnlineScheduler::unblock(int p, const Slice& s) { pools_[static_cast<std::size_t>(p)].give(s); }
+
+void OnlineScheduler::enqueue(JobId id) {
+  const Entry& e = jobs_.at(id);
+  const QueueEntry q{key_of(e), id};
+  queue_.insert(q);
+  tenant_queue_[e.request.tenant].insert(q);
+  needs_.insert(need_on_one_node(e.request));
+}
+
+void OnlineScheduler::dequeue(JobId id) {
+  const Entry& e = jobs_.at(id);
+  const QueueEntry q{key_of(e), id};
+  if (queue_.erase(q) == 0) return;
+  tenant_queue_[e.request.tenant].erase(q);
+  needs_.erase(needs_.find(need_on_one_node(e.request)));
+}
+
+int OnlineScheduler::contending_tenants() const {
+  int n = 0;
+  for (const auto& [t, q] : tenant_queue_) n += q.empty() ? 0 : 1;
+  return n;
+}
+
+double OnlineScheduler::dominant_share(const std::string& tenant) const {
+  const auto it = usage_.find(tenant);
+  if (it == usage_.end() || total_gpus_ == 0) return 0;
+  double s = static_cast<double>(it->second.gpus) / total_gpus_;
+  if (total_cpus_ > 0) s = std::max(s, static_cast<double>(it->second.cpus) / total_cpus_);
+  return s;
+}
+
+int OnlineScheduler::stranded() const {
+  if (needs_.empty()) return 0;
+  int n = 0;
+  for (const Cluster& c : pools_) n += c.free_on_nodes_below(*needs_.begin());
+  return n;
+}
+
+// FIFO (by priority): the first job in key order. DRF: the first job of the
+// tenant with the smallest dominant share (GPU or CPU, whichever it uses more of).
+std::optional<JobId> OnlineScheduler::head() const {
+  if (queue_.empty()) return std::nullopt;
+  if (cfg_.order == QueueOrder::kFifo) return queue_.begin()->second;
+  const QueueEntry* best = nullptr;
+  double best_share = 0;
+  for (const auto& [tenant, q] : tenant_queue_) {
+    if (q.empty()) continue;
+    const double s = dominant_share(tenant);
+    const QueueEntry& cand = *q.begin();
+    if (best == nullptr || s < best_share || (s == best_share && cand.first < best->first)) {
+      best = &cand;
+      best_share = s;
+    }
+  }
+  return best->second;
+}
+
+bool OnlineScheduler::capped(const Request& r) const {
+  return cfg_.gpu_cap >= 0 && held_gpus_ + r.gpus > cfg_.gpu_cap;
+}
+
+std::optional<PoolPlacement> OnlineScheduler::place_job(const Request& r) const {
+  for (int p : pools_of(r)) {
+    if (auto got = place(pool(p), cfg_.policy, r.gpus, r.cpus)) return PoolPlacement{p, std::move(*got)};
+  }
+  return std::nullopt;
+}
+
+void OnlineScheduler::start(JobId id, PoolPlacement p, double now, SchedulePass* pass) {
+  Entry& e = jobs_.at(id);
+  Cluster& c = pools_[static_cast<std::size_t>(p.pool)];
+  for (const Slice& sl : p.placement) {
+    c.take(sl);
+    node_jobs_[static_cast<std::size_t>(p.pool)][static_cast<std::size_t>(sl.node)].push_back(id);
+  }
+  e.running = true;
+  e.started = now;
+  e.placement = std::move(p);
+  Usage& u = usage_[e.request.tenant];
+  u.gpus += e.request.gpus;
+  u.cpus += e.request.cpus;
+  held_gpus_ += e.request.gpus;
+  e.end = hooks_.on_start ? hooks_.on_start(id, e.placement) : kUnknownEnd;
+  running_.insert({e.end, id});
+  if (pass != nullptr) pass->events.push_back({SchedulerEvent::Kind::kStart, id, 0, e.placement});
+}
+
+// Returns a running job's GPUs; the entry stays (the caller requeues or erases it).
+void OnlineScheduler::stop(JobId id) {
+  Entry& e = jobs_.at(id);
+  running_.erase({e.end, id});
+  Cluster& c = pools_[static_cast<std::size_t>(e.placement.pool)];
+  for (const Slice& sl : e.placement.placement) {
+    c.give(sl);
+    auto& v = node_jobs_[static_cast<std::size_t>(e.placement.pool)][static_cast<std::size_t>(sl.node)];
+    v.erase(std::find(v.begin(), v.end(), id));
+  }
+  Usage& u = usage_[e.request.tenant];
+  u.gpus -= e.request.gpus;
+  u.cpus -= e.request.cpus;
+  held_gpus_ -= e.request.gpus;
+  e.running = false;
+  e.placement = {};
+}
+
+SchedulePass OnlineScheduler::schedule(double now) {
+  SchedulePass pass;
+  std::vector<std::pair<JobId, Wait>> aside;  // kSkip: blocked jobs, back in the queue after the pass
+  while (const auto h = head()) {
+    const Request& r = jobs_.at(*h).request;
+    const bool over_cap = capped(r);
+    if (!over_cap) {
+      if (auto p = place_job(r)) {
+        dequeue(*h);
+        start(*h, std::move(*p), now, &pass);
+        continue;
+      }
+      if (cfg_.preempt && preempt_for(*h, pass)) {
+        // Start h on the room it made at once: re-asking the queue here would let
+        // another tenant's job (DRF) take the freed GPUs and evict forever.
+        if (auto p = place_job(r)) {
+          dequeue(*h);
+          start(*h, std::move(*p), now, &pass);
+          continue;
+        }
+        if (cfg_.blocking != Blocking::kSkip) break;
+      }
+    }
+    if (cfg_.blocking == Blocking::kSkip) {
+      aside.emplace_back(*h, over_cap ? Wait::kCapped : Wait::kNoRoom);
+      dequeue(*h);
+      continue;
+    }
+    if (cfg_.blocking == Blocking::kBackfill && !over_cap) backfill_behind(*h, now, pass);
+    break;  // strict order: nothing else jumps a blocked head
+  }
+  for (const auto& [id, why] : aside) enqueue(id);
+  pass.pending = std::move(aside);
+  return pass;
+}
+
+// Makes room for `h` by evicting strictly lower-priority jobs from the one
+// node where that evicts the fewest GPUs (least progress lost first among
+// equals). Gangs wider than a node wait; they never evict.
+bool OnlineScheduler::preempt_for(JobId h, SchedulePass& pass) {
+  const Request& r = jobs_.at(h).request;
+  int best_pool = -1;
+  int best_node = -1;
+  int best_cost = std::numeric_limits<int>::max();
+  std::vector<JobId> best_victims;
+  for (int p : pools_of(r)) {
+    const Cluster& c = pool(p);
+    if (r.gpus > c.gpus_per_node()) continue;
+    for (int n = 0; n < c.nodes(); ++n) {
+      std::vector<JobId> cand;
+      for (JobId v : node_jobs_[static_cast<std::size_t>(p)][static_cast<std::size_t>(n)]) {
+        if (jobs_.at(v).request.priority < r.priority) cand.push_back(v);
+      }
+      if (cand.empty()) continue;
+      std::sort(cand.begin(), cand.end(), [&](JobId a, JobId b) {
+        const Entry& ea = jobs_.at(a);
+        const Entry& eb = jobs_.at(b);
+        if (ea.request.priority != eb.request.priority) return ea.request.priority < eb.request.priority;
+        return ea.started > eb.started;  // least progress lost first
+      });
+      int free_g = c.free_gpus(n);
+      int free_c = c.free_cpus(n);
+      int cost = 0;
+      std::vector<JobId> victims;
+      for (JobId v : cand) {
+        if (free_g >= r.gpus && free_c >= r.cpus) break;
+        for (const Slice& sl : jobs_.at(v).placement.placement) {
+          if (sl.node == n) {
+            free_g += popcount(sl.mask);
+            free_c += sl.cpus;
+          }
+        }
+        cost += jobs_.at(v).request.gpus;
+        victims.push_back(v);
+      }
+      if (free_g >= r.gpus && free_c >= r.cpus && cost < best_cost) {
+        best_pool = p;
+        best_node = n;
+        best_cost = cost;
+        best_victims = std::move(victims);
+      }
+    }
+  }
+  if (best_node < 0 || best_pool < 0) return false;
+  for (JobId v : best_victims) {
+    stop(v);
+    enqueue(v);
+    pass.events.push_back({SchedulerEvent::Kind::kPreempt, v, h, {}});
+    if (hooks_.on_preempt) hooks_.on_preempt(v, h);  // may withdraw v again
+  }
+  return true;
+}
+
+// EASY backfill: the blocked head gets a reservation at the earliest time
+// running jobs free enough GPUs (in its first pool); a job behind it may start
+// now if it keeps off the reserved nodes or ends before the reservation.
+void OnlineScheduler::backfill_behind(JobId h, double now, SchedulePass& pass) {
+  const Request& hr = jobs_.at(h).request;
+  const int hp = pools_of(hr).front();
+  const auto placement_of = [&](JobId j) -> const Placement& { return jobs_.at(j).placement.placement; };
+  Reservation res;
+  if (pools_.size() == 1) {
+    res = reserve(pool(hp), hr.gpus, hr.cpus, running_, placement_of);
+  } else {
+    std::set<std::pair<double, JobId>> mine;
+    for (const auto& rj : running_) {
+      if (jobs_.at(rj.second).placement.pool == hp) mine.insert(rj);
+    }
+    res = reserve(pool(hp), hr.gpus, hr.cpus, mine, placement_of);
+  }
+  if (!res.found) return;
+  int examined = 0;
+  for (auto it = queue_.begin(); it != queue_.end() && examined < cfg_.backfill_depth;) {
+    const JobId j = it->second;
+    ++it;  // start() below removes j from the queue
+    if (j == h) continue;
+    ++examined;
+    const Request& r = jobs_.at(j).request;
+    if (capped(r)) continue;
+    std::optional<PoolPlacement> p;
+    for (int pl : pools_of(r)) {
+      const std::span<const int> exclude =
+          pl == hp ? std::span<const int>(res.nodes) : std::span<const int>();
+      if (auto got = place(pool(pl), cfg_.policy, r.gpus, r.cpus, exclude)) {
+        p = PoolPlacement{pl, std::move(*got)};
+        break;
+      }
+    }
+    if (!p) {
+      p = place_job(r);
+      if (!p) continue;
+      const double end = hooks_.estimate_end ? hooks_.estimate_end(j, *p) : kUnknownEnd;
+      if (end > res.time) continue;  // would delay the head
+    }
+    dequeue(j);
+    start(j, std::move(*p), now, &pass);
+  }
+}
+
+}  // namespace cluster_sim

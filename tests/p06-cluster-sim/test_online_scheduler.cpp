@@ -1,0 +1,129 @@
+// The online scheduler on its own, without the simulator's clock: what one
+// pass does with a queue (strict vs skip, preemption, the GPU cap, pools).
+#include "cluster_sim/online_scheduler.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace cluster_sim;
+
+Request req(int gpus, int priority = 0, std::size_t seq = 0, std::vector<int> pools = {}) {
+  Request r;
+  r.gpus = gpus;
+  r.priority = priority;
+  r.seq = seq;
+  r.pools = std::move(pools);
+  return r;
+}
+
+std::vector<JobId> started(const SchedulePass& p) {
+  std::vector<JobId> out;
+  for (const auto& e : p.events) {
+    if (e.kind == SchedulerEvent::Kind::kStart) out.push_back(e.job);
+  }
+  return out;
+}
+
+TEST(OnlineScheduler, StrictOrderBlocksBehindTheHeadAndSkipDoesNot) {
+  for (const Blocking b : {Blocking::kStrict, Blocking::kSkip}) {
+    SchedulerConfig cfg;
+    cfg.blocking = b;
+    OnlineScheduler s({Cluster(1, 4)}, cfg);
+    s.submit(1, req(3, 0, 1));
+    s.submit(2, req(2, 0, 2));
+    s.submit(3, req(1, 0, 3));
+    const auto pass = s.schedule(0);
+    if (b == Blocking::kStrict) {
+      EXPECT_EQ(started(pass), (std::vector<JobId>{1}));  // 2 blocks, so 3 waits too
+      EXPECT_TRUE(pass.pending.empty());
+    } else {
+      EXPECT_EQ(started(pass), (std::vector<JobId>{1, 3}));
+      ASSERT_EQ(pass.pending.size(), 1U);
+      EXPECT_EQ(pass.pending[0].first, 2U);
+      EXPECT_EQ(pass.pending[0].second, Wait::kNoRoom);
+    }
+    EXPECT_EQ(s.pending_empty(), false);
+  }
+}
+
+TEST(OnlineScheduler, PreemptionEvictsLowerPriorityAndRequeuesIt) {
+  SchedulerConfig cfg;
+  cfg.preempt = true;
+  std::vector<std::pair<JobId, JobId>> hooked;
+  SchedulerHooks hooks;
+  hooks.on_preempt = [&](JobId v, JobId by) { hooked.emplace_back(v, by); };
+  OnlineScheduler s({Cluster(1, 2)}, cfg, hooks);
+  s.submit(1, req(2, 0, 1));
+  EXPECT_EQ(started(s.schedule(0)), (std::vector<JobId>{1}));
+  s.submit(2, req(1, 0, 2));  // equal priority: waits
+  EXPECT_TRUE(started(s.schedule(1)).empty());
+  s.submit(3, req(2, 5, 3));
+  const auto pass = s.schedule(2);
+  ASSERT_EQ(pass.events.size(), 2U);
+  EXPECT_EQ(pass.events[0].kind, SchedulerEvent::Kind::kPreempt);
+  EXPECT_EQ(pass.events[0].job, 1U);
+  EXPECT_EQ(pass.events[0].by, 3U);
+  EXPECT_EQ(pass.events[1].kind, SchedulerEvent::Kind::kStart);
+  EXPECT_EQ(pass.events[1].job, 3U);
+  EXPECT_EQ(hooked, (std::vector<std::pair<JobId, JobId>>{{1, 3}}));
+  // The victim is queued again, ahead of job 2 (it keeps its seq), and runs when 3 ends.
+  s.finish(3);
+  EXPECT_EQ(started(s.schedule(3)), (std::vector<JobId>{1}));
+}
+
+TEST(OnlineScheduler, TheGpuCapHoldsJobsBackAndSaysSo) {
+  SchedulerConfig cfg;
+  cfg.blocking = Blocking::kSkip;
+  cfg.gpu_cap = 3;
+  OnlineScheduler s({Cluster(2, 4)}, cfg);
+  s.submit(1, req(2, 0, 1));
+  s.submit(2, req(2, 0, 2));
+  s.submit(3, req(1, 0, 3));
+  const auto pass = s.schedule(0);
+  EXPECT_EQ(started(pass), (std::vector<JobId>{1, 3}));
+  ASSERT_EQ(pass.pending.size(), 1U);
+  EXPECT_EQ(pass.pending[0].second, Wait::kCapped);
+  EXPECT_EQ(s.held_gpus(), 3);
+}
+
+TEST(OnlineScheduler, PoolsAreTriedInTheRequestsOrderAndBlockedGpusAreNotOffered) {
+  SchedulerConfig cfg;
+  cfg.blocking = Blocking::kSkip;
+  OnlineScheduler s({Cluster(1, 2), Cluster(2, 1)}, cfg);
+  s.block(0, Slice{0, 0b01, 0});  // an unhealthy device in pool 0
+  s.submit(1, req(1, 0, 1, {0, 1}));
+  s.submit(2, req(1, 0, 2, {0, 1}));
+  s.submit(3, req(2, 0, 3, {1}));  // a gang across pool 1's two one-GPU nodes, once free
+  const auto pass = s.schedule(0);
+  ASSERT_EQ(pass.events.size(), 2U);
+  EXPECT_EQ(pass.events[0].placement.pool, 0);
+  EXPECT_EQ(pass.events[0].placement.placement[0].mask, 0b10U);
+  EXPECT_EQ(pass.events[1].placement.pool, 1);
+  s.finish(2);
+  const auto next = s.schedule(1);
+  ASSERT_EQ(started(next), (std::vector<JobId>{3}));
+  EXPECT_EQ(next.events[0].placement.placement.size(), 2U);
+}
+
+TEST(OnlineScheduler, DrfPicksTheTenantWithTheSmallestDominantShare) {
+  SchedulerConfig cfg;
+  cfg.order = QueueOrder::kDrf;
+  OnlineScheduler s({Cluster(1, 4)}, cfg);
+  Request a = req(2, 0, 1);
+  a.tenant = "a";
+  s.adopt(1, a, PoolPlacement{0, {Slice{0, 0b11, 0}}}, 0);
+  EXPECT_DOUBLE_EQ(s.dominant_share("a"), 0.5);
+  Request a2 = req(2, 0, 2);
+  a2.tenant = "a";
+  Request b = req(2, 0, 3);
+  b.tenant = "b";
+  s.submit(2, a2);
+  s.submit(3, b);
+  EXPECT_EQ(s.contending_tenants(), 2);
+  EXPECT_EQ(started(s.schedule(0)), (std::vector<JobId>{3}));
+  s.withdraw(2);
+  EXPECT_TRUE(s.pending_empty());
+}
+
+}  // namespace
