@@ -1,6 +1,6 @@
 // ptx-dissect: checks what nvcc did to four kernels (PTX idioms, FMA
-// contraction, if-conversion, unrolling, spills, the fatbin) and models what
-// the driver loads on each GPU.
+// contraction, if-conversion, unrolling, spills, the fatbin, their SASS) and
+// models what the driver loads on each GPU.
 #include <fmt/format.h>
 
 #include <gpulab/cli.hpp>
@@ -23,8 +23,9 @@ std::string read_file(const std::string& path, std::size_t limit) {
   return std::move(text).value();
 }
 
-int cmd_check(const std::string& artifacts, const gpulab::CommonOptions& common) {
-  const auto findings = ptx_dissect::run_all_checks(artifacts);
+int cmd_check(const std::string& artifacts, const std::string& cuobjdump,
+              const gpulab::CommonOptions& common) {
+  const auto findings = ptx_dissect::run_all_checks(artifacts, cuobjdump);
   int fails = 0;
   int skips = 0;
   gpulab::Table table;
@@ -122,6 +123,10 @@ int main(int argc, char** argv) {
   std::string artifacts = PTX_DISSECT_ARTIFACTS;
   app.add_option("--artifacts", artifacts, "Directory with the nvcc outputs the build made")
       ->capture_default_str();
+  std::string cuobjdump = PTX_DISSECT_CUOBJDUMP;
+  app.add_option("--cuobjdump", cuobjdump,
+                 "cuobjdump for the SASS rows (default: the one the build found; empty: SKIP)")
+      ->capture_default_str();
 
   std::string fatbin;
   auto* load = app.add_subcommand("load-table", "Which cubin or PTX each GPU runs from a fatbin");
@@ -143,6 +148,6 @@ int main(int argc, char** argv) {
       fmt::print("{}", ptx_dissect::annotate(text));
       return gpulab::kExitOk;
     }
-    return cmd_check(artifacts, common);
+    return cmd_check(artifacts, cuobjdump, common);
   });
 }
