@@ -3,6 +3,7 @@
 #include "gpulab_test/program_run.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -39,4 +40,47 @@ TEST(PtxDissectCli, MissingArtifactsAreASkipNotAFailure) {
   const auto r = run("--artifacts /nonexistent-dir");
   EXPECT_EQ(r.exit_code, 77) << r.out;
   EXPECT_NE(r.out.find("ptx-dissect: SKIPPED: no nvcc artifacts"), std::string::npos) << r.out;
+}
+
+namespace {
+
+bool built_artifacts() {
+  return std::filesystem::exists(std::filesystem::path(PTX_DISSECT_ARTIFACTS) / "kernels.ptx");
+}
+
+std::size_t count_lines_with(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto p = text.find(part); p != std::string::npos; p = text.find(part, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(PtxDissectCli, SassRowsRunWithTheCuobjdumpTheBuildFound) {
+  if (!built_artifacts()) GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
+  const std::string cuobjdump = PTX_DISSECT_CUOBJDUMP;
+  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump at configure time (tools/lab build installs it)";
+  const auto r = run("");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("20 checks: 20 PASS, 0 FAIL, 0 SKIP"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 predicated (@!P0 FMUL), 0 SEL/FSEL, 0 BRA"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HMMA.16816.F32"), std::string::npos) << r.out;
+}
+
+TEST(PtxDissectCli, WithoutCuobjdumpTheSassRowsSkipWithTheReason) {
+  if (!built_artifacts()) GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
+  const auto r = run("--cuobjdump ''");
+  EXPECT_EQ(r.exit_code, 0) << r.out;  // a SKIP row is not a failure
+  EXPECT_EQ(count_lines_with(r.out, "no cuobjdump (tools/lab build installs it)"), 5U) << r.out;
+  EXPECT_NE(r.out.find("20 checks: 15 PASS, 0 FAIL, 5 SKIP"), std::string::npos) << r.out;
+  const auto j = run("--json --cuobjdump ''");
+  EXPECT_NE(j.out.find("\"skipped\": 5"), std::string::npos) << j.out;
+}
+
+TEST(PtxDissectCli, ABrokenCuobjdumpFailsTheRun) {
+  if (!built_artifacts()) GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
+  const auto r = run("--cuobjdump /bin/false");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(count_lines_with(r.out, "cuobjdump exit 1 on kernels.cubin"), 5U) << r.out;
+  EXPECT_NE(r.out.find("20 checks: 15 PASS, 5 FAIL, 0 SKIP"), std::string::npos) << r.out;
 }
