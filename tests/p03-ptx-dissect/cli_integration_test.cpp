@@ -84,3 +84,32 @@ TEST(PtxDissectCli, ABrokenCuobjdumpFailsTheRun) {
   EXPECT_EQ(count_lines_with(r.out, "cuobjdump exit 1 on kernels.cubin"), 5U) << r.out;
   EXPECT_NE(r.out.find("20 checks: 15 PASS, 5 FAIL, 0 SKIP"), std::string::npos) << r.out;
 }
+
+TEST(PtxDissectCli, PipelineShowsNvccsStepsWithStableNames) {
+  if (!built_artifacts()) GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
+  const auto r = run("pipeline");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  for (const char* part : {"nvcc -dryrun -gencode arch=compute_80,code=sm_80", ": 11 steps",
+                           "cudafe++", "cicc", "PTX -> SASS for sm_80", "fatbinary"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  EXPECT_EQ(r.out.find("tmpxft"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("/tmp/"), std::string::npos) << r.out;
+  EXPECT_EQ(run("pipeline").out, r.out);  // the same plan on every run
+}
+
+TEST(PtxDissectCli, PipelineRefusesWhatIsNotADryRun) {
+  const std::string notes = testing::TempDir() + "not-a-dryrun.txt";
+  std::ofstream(notes) << "nvcc fatal   : Unknown option '-bogus'\n";
+  const auto r = run("pipeline --from " + notes);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "ptx-dissect: error: " + notes +
+                       ": no nvcc -dryrun steps (lines that start with '#$ ')\n");
+  const auto missing = run("pipeline --from /no/such/dryrun.txt");
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_EQ(missing.out.rfind("ptx-dissect: error: ", 0), 0U) << missing.out;
+  const auto unbuilt = run("--artifacts /nonexistent-dir pipeline");
+  EXPECT_EQ(unbuilt.exit_code, 77) << unbuilt.out;
+  EXPECT_NE(unbuilt.out.find("ptx-dissect: SKIPPED: no /nonexistent-dir/nvcc-dryrun.txt"),
+            std::string::npos)
+      << unbuilt.out;
+}
