@@ -1,8 +1,9 @@
 // ptx-dissect: checks what nvcc did to four kernels (PTX idioms, FMA
-// contraction, if-conversion, unrolling, spills, the fatbin) and models what
-// the driver loads on each GPU.
+// contraction, if-conversion, unrolling, spills, the fatbin, their SASS) and
+// models what the driver loads on each GPU.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <gpulab/cli.hpp>
 #include <gpulab/file.hpp>
 #include <gpulab/json.hpp>
@@ -12,6 +13,7 @@
 #include "ptx_dissect/fatbin.hpp"
 #include "ptx_dissect/findings.hpp"
 #include "ptx_dissect/load_decision.hpp"
+#include "ptx_dissect/nvcc_plan.hpp"
 
 namespace {
 
@@ -23,8 +25,9 @@ std::string read_file(const std::string& path, std::size_t limit) {
   return std::move(text).value();
 }
 
-int cmd_check(const std::string& artifacts, const gpulab::CommonOptions& common) {
-  const auto findings = ptx_dissect::run_all_checks(artifacts);
+int cmd_check(const std::string& artifacts, const std::string& cuobjdump,
+              const gpulab::CommonOptions& common) {
+  const auto findings = ptx_dissect::run_all_checks(artifacts, cuobjdump);
   int fails = 0;
   int skips = 0;
   gpulab::Table table;
@@ -108,6 +111,40 @@ int cmd_load_table(const std::string& fatbin_path, const gpulab::CommonOptions& 
   return gpulab::kExitOk;
 }
 
+int cmd_pipeline(const std::string& path, const gpulab::CommonOptions& common) {
+  const std::string text = read_file(path, 1u << 20);
+  std::vector<ptx_dissect::PlanStep> steps;
+  try {
+    steps = ptx_dissect::parse_nvcc_dryrun(text);
+  } catch (const std::runtime_error& e) {
+    throw gpulab::UsageError(fmt::format("{}: {}", path, e.what()));
+  }
+  const auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  std::string command = ptx_dissect::recorded_command(text);
+  if (command.empty()) command = "nvcc -dryrun";
+  gpulab::Table table;
+  table.column("step").column("tool", gpulab::Table::Align::kLeft)
+      .column("what it does", gpulab::Table::Align::kLeft)
+      .column("reads", gpulab::Table::Align::kLeft)
+      .column("writes", gpulab::Table::Align::kLeft);
+  gpulab::Json rows = gpulab::Json::array();
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const auto& s = steps[k];
+    table.row({std::to_string(k + 1), s.tool, s.stage, join(s.reads), join(s.writes)});
+    rows.push_back({{"tool", s.tool}, {"stage", s.stage}, {"reads", s.reads}, {"writes", s.writes}});
+  }
+  if (common.json) {
+    gpulab::print_json({{"command", command}, {"steps", rows}});
+  } else {
+    fmt::print("{}: {} steps\n\n{}", command, steps.size(), table.render());
+  }
+  return gpulab::kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,6 +159,10 @@ int main(int argc, char** argv) {
   std::string artifacts = PTX_DISSECT_ARTIFACTS;
   app.add_option("--artifacts", artifacts, "Directory with the nvcc outputs the build made")
       ->capture_default_str();
+  std::string cuobjdump = PTX_DISSECT_CUOBJDUMP;
+  app.add_option("--cuobjdump", cuobjdump,
+                 "cuobjdump for the SASS rows (default: the one the build found; empty: SKIP)")
+      ->capture_default_str();
 
   std::string fatbin;
   auto* load = app.add_subcommand("load-table", "Which cubin or PTX each GPU runs from a fatbin");
@@ -134,8 +175,25 @@ int main(int argc, char** argv) {
       app.add_subcommand("annotate", "Print a PTX file with a one-line explanation per line");
   annotate->add_option("FILE", ptx_file, "A .ptx file")->required();
 
+  std::string dryrun;
+  auto* pipeline = app.add_subcommand(
+      "pipeline", "What each step of nvcc's plan (nvcc -dryrun) does, temporary names normalised");
+  pipeline->add_option("--from", dryrun,
+                       "Read this saved nvcc -dryrun output (default: the build's, in --artifacts)");
+  gpulab::add_json_flag(*pipeline, common);
+
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
     if (*load) return cmd_load_table(fatbin, common);
+    if (*pipeline) {
+      if (dryrun.empty()) {
+        dryrun = (std::filesystem::path(artifacts) / "nvcc-dryrun.txt").string();
+        if (!std::filesystem::exists(dryrun))
+          throw gpulab::Unsupported(fmt::format(
+              "no {} (nvcc was not found when the lab was built; install the CUDA Toolkit)",
+              dryrun));
+      }
+      return cmd_pipeline(dryrun, common);
+    }
     if (*annotate) {
       const std::string text = read_file(ptx_file, 16u << 20);
       if (text.find('\0') != std::string::npos)
@@ -143,6 +201,6 @@ int main(int argc, char** argv) {
       fmt::print("{}", ptx_dissect::annotate(text));
       return gpulab::kExitOk;
     }
-    return cmd_check(artifacts, common);
+    return cmd_check(artifacts, cuobjdump, common);
   });
 }

@@ -3,6 +3,7 @@
 #include "gpulab_test/program_run.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -39,4 +40,76 @@ TEST(PtxDissectCli, MissingArtifactsAreASkipNotAFailure) {
   const auto r = run("--artifacts /nonexistent-dir");
   EXPECT_EQ(r.exit_code, 77) << r.out;
   EXPECT_NE(r.out.find("ptx-dissect: SKIPPED: no nvcc artifacts"), std::string::npos) << r.out;
+}
+
+namespace {
+
+bool built_artifacts() {
+  return std::filesystem::exists(std::filesystem::path(PTX_DISSECT_ARTIFACTS) / "kernels.ptx");
+}
+
+std::size_t count_lines_with(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto p = text.find(part); p != std::string::npos; p = text.find(part, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(PtxDissectCli, SassRowsRunWithTheCuobjdumpTheBuildFound) {
+  if (!built_artifacts()) GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
+  const std::string cuobjdump = PTX_DISSECT_CUOBJDUMP;
+  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump at configure time (tools/lab build installs it)";
+  const auto r = run("");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("20 checks: 20 PASS, 0 FAIL, 0 SKIP"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 predicated (@!P0 FMUL), 0 SEL/FSEL, 0 BRA"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HMMA.16816.F32"), std::string::npos) << r.out;
+}
+
+TEST(PtxDissectCli, WithoutCuobjdumpTheSassRowsSkipWithTheReason) {
+  if (!built_artifacts()) GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
+  const auto r = run("--cuobjdump ''");
+  EXPECT_EQ(r.exit_code, 0) << r.out;  // a SKIP row is not a failure
+  EXPECT_EQ(count_lines_with(r.out, "no cuobjdump (tools/lab build installs it)"), 5U) << r.out;
+  EXPECT_NE(r.out.find("20 checks: 15 PASS, 0 FAIL, 5 SKIP"), std::string::npos) << r.out;
+  const auto j = run("--json --cuobjdump ''");
+  EXPECT_NE(j.out.find("\"skipped\": 5"), std::string::npos) << j.out;
+}
+
+TEST(PtxDissectCli, ABrokenCuobjdumpFailsTheRun) {
+  if (!built_artifacts()) GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
+  const auto r = run("--cuobjdump /bin/false");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(count_lines_with(r.out, "cuobjdump exit 1 on kernels.cubin"), 5U) << r.out;
+  EXPECT_NE(r.out.find("20 checks: 15 PASS, 5 FAIL, 0 SKIP"), std::string::npos) << r.out;
+}
+
+TEST(PtxDissectCli, PipelineShowsNvccsStepsWithStableNames) {
+  if (!built_artifacts()) GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
+  const auto r = run("pipeline");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  for (const char* part : {"nvcc -dryrun -gencode arch=compute_80,code=sm_80", ": 11 steps",
+                           "cudafe++", "cicc", "PTX -> SASS for sm_80", "fatbinary"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  EXPECT_EQ(r.out.find("tmpxft"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("/tmp/"), std::string::npos) << r.out;
+  EXPECT_EQ(run("pipeline").out, r.out);  // the same plan on every run
+}
+
+TEST(PtxDissectCli, PipelineRefusesWhatIsNotADryRun) {
+  const std::string notes = testing::TempDir() + "not-a-dryrun.txt";
+  std::ofstream(notes) << "nvcc fatal   : Unknown option '-bogus'\n";
+  const auto r = run("pipeline --from " + notes);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "ptx-dissect: error: " + notes +
+                       ": no nvcc -dryrun steps (lines that start with '#$ ')\n");
+  const auto missing = run("pipeline --from /no/such/dryrun.txt");
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_EQ(missing.out.rfind("ptx-dissect: error: ", 0), 0U) << missing.out;
+  const auto unbuilt = run("--artifacts /nonexistent-dir pipeline");
+  EXPECT_EQ(unbuilt.exit_code, 77) << unbuilt.out;
+  EXPECT_NE(unbuilt.out.find("ptx-dissect: SKIPPED: no /nonexistent-dir/nvcc-dryrun.txt"),
+            std::string::npos)
+      << unbuilt.out;
 }

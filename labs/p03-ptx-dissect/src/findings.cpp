@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <gpulab/cli.hpp>
 #include <sstream>
@@ -13,6 +11,8 @@
 #include "ptx_dissect/fatbin.hpp"
 #include "ptx_dissect/ptx_text.hpp"
 #include "ptx_dissect/ptxas_report.hpp"
+#include "ptx_dissect/sass_text.hpp"
+#include "ptx_dissect/tool_run.hpp"
 
 namespace ptx_dissect {
 
@@ -173,86 +173,147 @@ std::vector<Finding> check_fatbin(const std::vector<std::uint8_t>& bytes) {
   return f;
 }
 
+std::vector<Finding> check_wmma_ptx(const std::string& wmma_ptx) {
+  const auto body = body_or_empty(wmma_ptx, "wmma16");
+  const auto mma = count(body, "wmma.mma.sync");
+  const bool shape = any_text(body, "wmma.mma.sync", ".m16n16k16");
+  return {{"wmma16", "wmma::mma_sync -> wmma.mma.sync in PTX",
+           fmt::format("{} wmma.mma.sync{}", mma, shape ? " (m16n16k16)" : ""),
+           verdict(mma == 1 && shape)}};
+}
+
 namespace {
 
-std::string find_tool(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "";
-  dirs += ":/usr/local/cuda/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    auto end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::filesystem::path candidate =
-        std::filesystem::path(dirs.substr(start, end - start)) / name;
-    std::error_code ec;
-    if (!candidate.parent_path().empty() && std::filesystem::is_regular_file(candidate, ec))
-      return candidate.string();
-    start = end + 1;
+// Which cubins each SASS row reads, so a cuobjdump failure lands on those rows only.
+enum Cubin : unsigned { kKernels = 1, kMaxrreg16 = 2, kWmma = 4 };
+
+struct SassCheck {
+  const char* kernel;
+  const char* check;
+  unsigned cubins;
+};
+
+const std::array<SassCheck, 5> kSassChecks = {{
+    {"saxpy", "FFMA in SASS", kKernels},
+    {"guarded", "if body predicated in SASS (no branch)", kKernels},
+    {"unrolled", "unrolled bodies in SASS (LDG)", kKernels},
+    {"spiller", "LDL/STL spills in SASS", kKernels | kMaxrreg16},
+    {"wmma16", "HMMA (tensor core) in SASS", kWmma},
+}};
+
+std::vector<SassFunction> parse_or_empty(const std::string& dump) {
+  try {
+    return parse_sass_dump(dump);
+  } catch (const std::runtime_error&) {
+    return {};
   }
-  return "";
 }
 
-std::string capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  std::array<char, 4096> buf{};
-  std::size_t got = 0;
-  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), got);
-  pclose(p);
-  return out;
-}
-
-// The SASS of one function from a cuobjdump --dump-sass listing.
-std::string sass_of(const std::string& dump, const std::string& fn) {
-  const auto start = dump.find("Function : " + fn + "\n");
-  if (start == std::string::npos) return "";
-  const auto end = dump.find("Function : ", start + 1);
-  return dump.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
-
-std::size_t occurrences(const std::string& s, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) ++n;
-  return n;
+// A function's instructions, or none when the listing lacks it (the counts then
+// come out 0 and the check fails instead of passing vacuously).
+SassFunction function_or_empty(const std::vector<SassFunction>& fns, std::string_view name) {
+  const auto* f = find_function(fns, name);
+  return f != nullptr ? *f : SassFunction{};
 }
 
 }  // namespace
 
-std::vector<Finding> check_sass(const std::filesystem::path& artifacts) {
-  const std::string tool = find_tool("cuobjdump");
-  const std::vector<std::pair<std::string, std::string>> checks = {
-      {"saxpy", "FFMA in SASS"},
-      {"guarded", "predicated instruction or SEL in SASS"},
-      {"spiller", "LDL/STL spills in SASS"}};
+std::vector<Finding> check_sass_dumps(const SassDumps& dumps) {
+  const auto fns = parse_or_empty(dumps.kernels);
+  const auto fns16 = parse_or_empty(dumps.maxrreg16);
   std::vector<Finding> f;
-  if (tool.empty()) {
-    for (const auto& [k, c] : checks)
-      f.push_back({k, c, "cuobjdump not found (install the CUDA Toolkit)", Status::kSkip});
-    return f;
+
+  const auto saxpy = function_or_empty(fns, "saxpy");
+  const auto ffma = count_base(saxpy, "FFMA");
+  const auto split = count_base(saxpy, "FMUL") + count_base(saxpy, "FADD");
+  f.push_back({"saxpy", kSassChecks[0].check, fmt::format("{} FFMA, {} FMUL/FADD", ffma, split),
+               verdict(ffma == 1 && split == 0)});
+
+  // The tail guard is a predicated EXIT; the if body must be predicated (or a
+  // select) with no branch left to jump over it.
+  const auto guarded = function_or_empty(fns, "guarded");
+  std::size_t predicated = 0;
+  std::size_t branches = 0;
+  std::string example;
+  for (const auto& i : guarded.code) {
+    if (i.base() == "BRA" && !is_padding_branch(i)) ++branches;
+    if (i.guard.empty() || i.base() == "EXIT" || i.base() == "BRA") continue;
+    ++predicated;
+    if (example.empty()) example = fmt::format(" ({} {})", i.guard, i.opcode);
   }
-  const std::string dump =
-      capture(tool + " --dump-sass " + (artifacts / "kernels.cubin").string() + " 2>&1");
-  const std::string dump16 =
-      capture(tool + " --dump-sass " + (artifacts / "kernels-maxrreg16.cubin").string() + " 2>&1");
-  const auto saxpy = sass_of(dump, "saxpy");
-  f.push_back({"saxpy", checks[0].second, fmt::format("{} FFMA", occurrences(saxpy, "FFMA")),
-               verdict(occurrences(saxpy, "FFMA") > 0)});
-  const auto guarded = sass_of(dump, "guarded");
-  const auto pred = occurrences(guarded, "@P") + occurrences(guarded, "@!P");
-  const auto sel = occurrences(guarded, "FSEL") + occurrences(guarded, " SEL");
-  f.push_back({"guarded", checks[1].second, fmt::format("{} predicated, {} select", pred, sel),
-               verdict(pred + sel > 0)});
-  const auto spiller = sass_of(dump16, "spiller");
-  const auto stl = occurrences(spiller, "STL");
-  const auto ldl = occurrences(spiller, "LDL");
-  f.push_back({"spiller", checks[2].second, fmt::format("{} STL, {} LDL", stl, ldl),
-               verdict(stl > 0 && ldl > 0)});
+  const auto sel = count_base(guarded, "SEL") + count_base(guarded, "FSEL");
+  f.push_back({"guarded", kSassChecks[1].check,
+               fmt::format("{} predicated{}, {} SEL/FSEL, {} BRA", predicated, example, sel,
+                           branches),
+               verdict(predicated + sel > 0 && branches == 0)});
+
+  const auto unrolled = count_base(function_or_empty(fns, "unrolled"), "LDG");
+  const auto rolled = count_base(function_or_empty(fns, "rolled"), "LDG");
+  f.push_back({"unrolled", kSassChecks[2].check,
+               fmt::format("{} LDG vs {} in the rolled loop", unrolled, rolled),
+               verdict(rolled == 1 && unrolled >= 8)});
+
+  const auto uncapped = function_or_empty(fns, "spiller");
+  const auto capped = function_or_empty(fns16, "spiller");
+  const auto stl = count_base(capped, "STL");
+  const auto ldl = count_base(capped, "LDL");
+  const auto free_local = count_base(uncapped, "STL") + count_base(uncapped, "LDL");
+  f.push_back({"spiller", kSassChecks[3].check,
+               fmt::format("{} STL, {} LDL capped; {} uncapped", stl, ldl, free_local),
+               verdict(stl > 0 && ldl > 0 && free_local == 0 && !uncapped.code.empty())});
+
+  const auto wmma = function_or_empty(parse_or_empty(dumps.wmma), "wmma16");
+  std::size_t hmma = 0;
+  std::string shape;
+  for (const auto& i : wmma.code) {
+    if (i.base() != "HMMA") continue;
+    ++hmma;
+    shape = i.opcode;
+  }
+  f.push_back({"wmma16", kSassChecks[4].check,
+               hmma == 0 ? std::string("0 HMMA") : fmt::format("{} {}", hmma, shape),
+               verdict(hmma > 0)});
   return f;
 }
 
-std::vector<Finding> run_all_checks(const std::filesystem::path& artifacts) {
+std::vector<Finding> check_sass(const std::filesystem::path& artifacts,
+                                const std::string& cuobjdump) {
+  std::error_code ec;
+  if (cuobjdump.empty() || !std::filesystem::is_regular_file(cuobjdump, ec)) {
+    const std::string why =
+        cuobjdump.empty() ? std::string("no cuobjdump (tools/lab build installs it)")
+                          : fmt::format("no cuobjdump at {}", cuobjdump);
+    std::vector<Finding> f;
+    for (const auto& c : kSassChecks) f.push_back({c.kernel, c.check, why, Status::kSkip});
+    return f;
+  }
+  // One listing per cubin. A tool failure leaves that listing empty and marks the
+  // rows that read it, which then fail with the tool's own first line.
+  unsigned failed = 0;
+  std::string failure;
+  const auto dump = [&](const char* cubin, Cubin which) {
+    const auto run = run_tool({cuobjdump, "--dump-sass", (artifacts / cubin).string()});
+    if (run.exit_code == 0) return run.output;
+    failed |= which;
+    if (failure.empty())
+      failure = fmt::format("cuobjdump exit {} on {}: {}", run.exit_code, cubin,
+                            run.output.substr(0, run.output.find('\n')));
+    return std::string();
+  };
+  const SassDumps dumps{dump("kernels.cubin", kKernels),
+                        dump("kernels-maxrreg16.cubin", kMaxrreg16),
+                        dump("wmma.cubin", kWmma)};
+  auto f = check_sass_dumps(dumps);
+  for (std::size_t k = 0; k < f.size(); ++k) {
+    if ((kSassChecks[k].cubins & failed) == 0) continue;
+    f[k].found = failure;
+    f[k].status = Status::kFail;
+  }
+  return f;
+}
+
+std::vector<Finding> run_all_checks(const std::filesystem::path& artifacts,
+                                    const std::string& cuobjdump) {
   if (!std::filesystem::exists(artifacts / "kernels.ptx"))
     throw gpulab::Unsupported(
         fmt::format("no nvcc artifacts in {} (nvcc was not found when the lab was built; install "
@@ -260,13 +321,14 @@ std::vector<Finding> run_all_checks(const std::filesystem::path& artifacts) {
                     artifacts.string()));
   std::vector<Finding> all =
       check_ptx(read_text(artifacts / "kernels.ptx"), read_text(artifacts / "kernels-nofma.ptx"));
+  for (auto& x : check_wmma_ptx(read_text(artifacts / "wmma.ptx"))) all.push_back(std::move(x));
   for (auto& x : check_ptxas(read_text(artifacts / "ptxas-v.txt"),
                              read_text(artifacts / "ptxas-maxrreg16.txt")))
     all.push_back(std::move(x));
   const std::string fat = read_text(artifacts / "fat.fatbin");
   for (auto& x : check_fatbin(std::vector<std::uint8_t>(fat.begin(), fat.end())))
     all.push_back(std::move(x));
-  for (auto& x : check_sass(artifacts)) all.push_back(std::move(x));
+  for (auto& x : check_sass(artifacts, cuobjdump)) all.push_back(std::move(x));
   return all;
 }
 
