@@ -139,8 +139,9 @@ TEST(SassText, AnInstructionOutsideAFunctionIsAnError) {
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "line 2: SASS instruction before any 'Function :'");
   }
-  EXPECT_TRUE(ptx_dissect::parse_sass_dump("cuobjdump info    : File 'x' does not contain device code")
-                  .empty());
+  EXPECT_TRUE(
+      ptx_dissect::parse_sass_dump("cuobjdump info    : File 'x' does not contain device code")
+          .empty());
 }
 
 TEST(SassChecks, TheFixedListingsPassEveryRow) {

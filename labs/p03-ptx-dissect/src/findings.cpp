@@ -242,10 +242,10 @@ std::vector<Finding> check_sass_dumps(const SassDumps& dumps) {
     if (example.empty()) example = fmt::format(" ({} {})", i.guard, i.opcode);
   }
   const auto sel = count_base(guarded, "SEL") + count_base(guarded, "FSEL");
-  f.push_back({"guarded", kSassChecks[1].check,
-               fmt::format("{} predicated{}, {} SEL/FSEL, {} BRA", predicated, example, sel,
-                           branches),
-               verdict(predicated + sel > 0 && branches == 0)});
+  f.push_back(
+      {"guarded", kSassChecks[1].check,
+       fmt::format("{} predicated{}, {} SEL/FSEL, {} BRA", predicated, example, sel, branches),
+       verdict(predicated + sel > 0 && branches == 0)});
 
   const auto unrolled = count_base(function_or_empty(fns, "unrolled"), "LDG");
   const auto rolled = count_base(function_or_empty(fns, "rolled"), "LDG");
@@ -280,9 +280,9 @@ std::vector<Finding> check_sass(const std::filesystem::path& artifacts,
                                 const std::string& cuobjdump) {
   std::error_code ec;
   if (cuobjdump.empty() || !std::filesystem::is_regular_file(cuobjdump, ec)) {
-    const std::string why =
-        cuobjdump.empty() ? std::string("no cuobjdump (tools/lab build installs it)")
-                          : fmt::format("no cuobjdump at {}", cuobjdump);
+    const std::string why = cuobjdump.empty()
+                                ? std::string("no cuobjdump (tools/lab build installs it)")
+                                : fmt::format("no cuobjdump at {}", cuobjdump);
     std::vector<Finding> f;
     for (const auto& c : kSassChecks) f.push_back({c.kernel, c.check, why, Status::kSkip});
     return f;
@@ -301,8 +301,7 @@ std::vector<Finding> check_sass(const std::filesystem::path& artifacts,
     return std::string();
   };
   const SassDumps dumps{dump("kernels.cubin", kKernels),
-                        dump("kernels-maxrreg16.cubin", kMaxrreg16),
-                        dump("wmma.cubin", kWmma)};
+                        dump("kernels-maxrreg16.cubin", kMaxrreg16), dump("wmma.cubin", kWmma)};
   auto f = check_sass_dumps(dumps);
   for (std::size_t k = 0; k < f.size(); ++k) {
     if ((kSassChecks[k].cubins & failed) == 0) continue;
