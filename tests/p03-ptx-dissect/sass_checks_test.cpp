@@ -180,6 +180,16 @@ TEST(SassChecks, MissingFunctionsFailInsteadOfPassingVacuously) {
   EXPECT_EQ(row(spills_anyway, "spiller").found, "2 STL, 3 LDL capped; 5 uncapped");
 }
 
+TEST(SassChecks, AnUnreadableListingFailsTheRowsThatReadIt) {
+  const std::string stray = "        /*0000*/  MOV R1, c[0x0][0x28] ;\n";
+  const auto f = ptx_dissect::check_sass_dumps({kKernels, kMaxrreg16, stray});
+  EXPECT_EQ(row(f, "saxpy").status, Status::kPass);
+  EXPECT_EQ(row(f, "spiller").status, Status::kPass);
+  EXPECT_EQ(row(f, "wmma16").status, Status::kFail);
+  EXPECT_EQ(row(f, "wmma16").found,
+            "unreadable SASS listing: line 1: SASS instruction before any 'Function :'");
+}
+
 TEST(SassChecks, NoCuobjdumpIsASkipThatSaysHowToGetIt) {
   for (const std::string tool : {"", "/nonexistent/cuobjdump"}) {
     const auto f = ptx_dissect::check_sass(testing::TempDir(), tool);
