@@ -127,7 +127,8 @@ int cmd_pipeline(const std::string& path, const gpulab::CommonOptions& common) {
   std::string command = ptx_dissect::recorded_command(text);
   if (command.empty()) command = "nvcc -dryrun";
   gpulab::Table table;
-  table.column("step").column("tool", gpulab::Table::Align::kLeft)
+  table.column("step")
+      .column("tool", gpulab::Table::Align::kLeft)
       .column("what it does", gpulab::Table::Align::kLeft)
       .column("reads", gpulab::Table::Align::kLeft)
       .column("writes", gpulab::Table::Align::kLeft);
@@ -135,7 +136,8 @@ int cmd_pipeline(const std::string& path, const gpulab::CommonOptions& common) {
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const auto& s = steps[k];
     table.row({std::to_string(k + 1), s.tool, s.stage, join(s.reads), join(s.writes)});
-    rows.push_back({{"tool", s.tool}, {"stage", s.stage}, {"reads", s.reads}, {"writes", s.writes}});
+    rows.push_back(
+        {{"tool", s.tool}, {"stage", s.stage}, {"reads", s.reads}, {"writes", s.writes}});
   }
   if (common.json) {
     gpulab::print_json({{"command", command}, {"steps", rows}});
@@ -178,8 +180,9 @@ int main(int argc, char** argv) {
   std::string dryrun;
   auto* pipeline = app.add_subcommand(
       "pipeline", "What each step of nvcc's plan (nvcc -dryrun) does, temporary names normalised");
-  pipeline->add_option("--from", dryrun,
-                       "Read this saved nvcc -dryrun output (default: the build's, in --artifacts)");
+  pipeline->add_option(
+      "--from", dryrun,
+      "Read this saved nvcc -dryrun output (default: the build's, in --artifacts)");
   gpulab::add_json_flag(*pipeline, common);
 
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {

@@ -1,12 +1,12 @@
 #include <gtest/gtest.h>
 
-#include "gpulab_test/program_run.hpp"
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "gpulab_test/program_run.hpp"
 
 namespace {
 
@@ -59,7 +59,8 @@ std::size_t count_lines_with(const std::string& text, const std::string& part) {
 TEST(PtxDissectCli, SassRowsRunWithTheCuobjdumpTheBuildFound) {
   if (!built_artifacts()) GTEST_SKIP() << "no nvcc artifacts (nvcc absent at build time)";
   const std::string cuobjdump = PTX_DISSECT_CUOBJDUMP;
-  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump at configure time (tools/lab build installs it)";
+  if (cuobjdump.empty())
+    GTEST_SKIP() << "no cuobjdump at configure time (tools/lab build installs it)";
   const auto r = run("");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("20 checks: 20 PASS, 0 FAIL, 0 SKIP"), std::string::npos) << r.out;

@@ -2,13 +2,13 @@
 // `nvcc -dryrun -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 //  -c kernels.cu -o kernels.o` (fixtures/nvcc13-dryrun.txt; PATH and the source
 // directory replaced by neutral ones).
+#include "ptx_dissect/nvcc_plan.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include "ptx_dissect/nvcc_plan.hpp"
 
 namespace {
 
@@ -51,8 +51,9 @@ TEST(NvccPlan, TheCurriculumsPipelineInNvccsOwnSteps) {
 }
 
 TEST(NvccPlan, TemporaryNamesLoseTheirPerRunPrefix) {
-  EXPECT_EQ(ptx_dissect::normalise_temp_path("/tmp/tmpxft_0000744b_00000000-7_kernels.compute_80.ptx"),
-            "kernels.compute_80.ptx");
+  EXPECT_EQ(
+      ptx_dissect::normalise_temp_path("/tmp/tmpxft_0000744b_00000000-7_kernels.compute_80.ptx"),
+      "kernels.compute_80.ptx");
   EXPECT_EQ(ptx_dissect::normalise_temp_path("tmpxft_00000e6a_00000000-10_k.cpp1.ii"), "k.cpp1.ii");
   EXPECT_EQ(ptx_dissect::normalise_temp_path("/src/kernels.cu"), "kernels.cu");
   EXPECT_EQ(ptx_dissect::normalise_temp_path("kernels.o"), "kernels.o");

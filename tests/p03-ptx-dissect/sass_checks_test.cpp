@@ -139,8 +139,9 @@ TEST(SassText, AnInstructionOutsideAFunctionIsAnError) {
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "line 2: SASS instruction before any 'Function :'");
   }
-  EXPECT_TRUE(ptx_dissect::parse_sass_dump("cuobjdump info    : File 'x' does not contain device code")
-                  .empty());
+  EXPECT_TRUE(
+      ptx_dissect::parse_sass_dump("cuobjdump info    : File 'x' does not contain device code")
+          .empty());
 }
 
 TEST(SassChecks, TheFixedListingsPassEveryRow) {
@@ -177,6 +178,16 @@ TEST(SassChecks, MissingFunctionsFailInsteadOfPassingVacuously) {
   const auto spills_anyway = ptx_dissect::check_sass_dumps({kMaxrreg16, kMaxrreg16, kWmma});
   EXPECT_EQ(row(spills_anyway, "spiller").status, Status::kFail);
   EXPECT_EQ(row(spills_anyway, "spiller").found, "2 STL, 3 LDL capped; 5 uncapped");
+}
+
+TEST(SassChecks, AnUnreadableListingFailsTheRowsThatReadIt) {
+  const std::string stray = "        /*0000*/  MOV R1, c[0x0][0x28] ;\n";
+  const auto f = ptx_dissect::check_sass_dumps({kKernels, kMaxrreg16, stray});
+  EXPECT_EQ(row(f, "saxpy").status, Status::kPass);
+  EXPECT_EQ(row(f, "spiller").status, Status::kPass);
+  EXPECT_EQ(row(f, "wmma16").status, Status::kFail);
+  EXPECT_EQ(row(f, "wmma16").found,
+            "unreadable SASS listing: line 1: SASS instruction before any 'Function :'");
 }
 
 TEST(SassChecks, NoCuobjdumpIsASkipThatSaysHowToGetIt) {

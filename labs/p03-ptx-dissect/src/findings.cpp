@@ -201,10 +201,23 @@ const std::array<SassCheck, 5> kSassChecks = {{
     {"wmma16", "HMMA (tensor core) in SASS", kWmma},
 }};
 
-std::vector<SassFunction> parse_or_empty(const std::string& dump) {
+// The rows that read any of the cubins in `mask` fail with `why` instead of their counts.
+void fail_rows(std::vector<Finding>& f, unsigned mask, const std::string& why) {
+  for (std::size_t k = 0; k < f.size() && k < kSassChecks.size(); ++k) {
+    if ((kSassChecks[k].cubins & mask) == 0) continue;
+    f[k].found = why;
+    f[k].status = Status::kFail;
+  }
+}
+
+// A listing that cannot be read counts as empty; `unreadable` remembers which and why.
+std::vector<SassFunction> parse_or_empty(const std::string& dump, Cubin which, unsigned& unreadable,
+                                         std::string& why) {
   try {
     return parse_sass_dump(dump);
-  } catch (const std::runtime_error&) {
+  } catch (const std::runtime_error& e) {
+    unreadable |= which;
+    if (why.empty()) why = fmt::format("unreadable SASS listing: {}", e.what());
     return {};
   }
 }
@@ -219,8 +232,11 @@ SassFunction function_or_empty(const std::vector<SassFunction>& fns, std::string
 }  // namespace
 
 std::vector<Finding> check_sass_dumps(const SassDumps& dumps) {
-  const auto fns = parse_or_empty(dumps.kernels);
-  const auto fns16 = parse_or_empty(dumps.maxrreg16);
+  unsigned unreadable = 0;
+  std::string why;
+  const auto fns = parse_or_empty(dumps.kernels, kKernels, unreadable, why);
+  const auto fns16 = parse_or_empty(dumps.maxrreg16, kMaxrreg16, unreadable, why);
+  const auto fns_wmma = parse_or_empty(dumps.wmma, kWmma, unreadable, why);
   std::vector<Finding> f;
 
   const auto saxpy = function_or_empty(fns, "saxpy");
@@ -242,10 +258,10 @@ std::vector<Finding> check_sass_dumps(const SassDumps& dumps) {
     if (example.empty()) example = fmt::format(" ({} {})", i.guard, i.opcode);
   }
   const auto sel = count_base(guarded, "SEL") + count_base(guarded, "FSEL");
-  f.push_back({"guarded", kSassChecks[1].check,
-               fmt::format("{} predicated{}, {} SEL/FSEL, {} BRA", predicated, example, sel,
-                           branches),
-               verdict(predicated + sel > 0 && branches == 0)});
+  f.push_back(
+      {"guarded", kSassChecks[1].check,
+       fmt::format("{} predicated{}, {} SEL/FSEL, {} BRA", predicated, example, sel, branches),
+       verdict(predicated + sel > 0 && branches == 0)});
 
   const auto unrolled = count_base(function_or_empty(fns, "unrolled"), "LDG");
   const auto rolled = count_base(function_or_empty(fns, "rolled"), "LDG");
@@ -262,7 +278,7 @@ std::vector<Finding> check_sass_dumps(const SassDumps& dumps) {
                fmt::format("{} STL, {} LDL capped; {} uncapped", stl, ldl, free_local),
                verdict(stl > 0 && ldl > 0 && free_local == 0 && !uncapped.code.empty())});
 
-  const auto wmma = function_or_empty(parse_or_empty(dumps.wmma), "wmma16");
+  const auto wmma = function_or_empty(fns_wmma, "wmma16");
   std::size_t hmma = 0;
   std::string shape;
   for (const auto& i : wmma.code) {
@@ -273,6 +289,7 @@ std::vector<Finding> check_sass_dumps(const SassDumps& dumps) {
   f.push_back({"wmma16", kSassChecks[4].check,
                hmma == 0 ? std::string("0 HMMA") : fmt::format("{} {}", hmma, shape),
                verdict(hmma > 0)});
+  fail_rows(f, unreadable, why);
   return f;
 }
 
@@ -280,9 +297,9 @@ std::vector<Finding> check_sass(const std::filesystem::path& artifacts,
                                 const std::string& cuobjdump) {
   std::error_code ec;
   if (cuobjdump.empty() || !std::filesystem::is_regular_file(cuobjdump, ec)) {
-    const std::string why =
-        cuobjdump.empty() ? std::string("no cuobjdump (tools/lab build installs it)")
-                          : fmt::format("no cuobjdump at {}", cuobjdump);
+    const std::string why = cuobjdump.empty()
+                                ? std::string("no cuobjdump (tools/lab build installs it)")
+                                : fmt::format("no cuobjdump at {}", cuobjdump);
     std::vector<Finding> f;
     for (const auto& c : kSassChecks) f.push_back({c.kernel, c.check, why, Status::kSkip});
     return f;
@@ -301,14 +318,9 @@ std::vector<Finding> check_sass(const std::filesystem::path& artifacts,
     return std::string();
   };
   const SassDumps dumps{dump("kernels.cubin", kKernels),
-                        dump("kernels-maxrreg16.cubin", kMaxrreg16),
-                        dump("wmma.cubin", kWmma)};
+                        dump("kernels-maxrreg16.cubin", kMaxrreg16), dump("wmma.cubin", kWmma)};
   auto f = check_sass_dumps(dumps);
-  for (std::size_t k = 0; k < f.size(); ++k) {
-    if ((kSassChecks[k].cubins & failed) == 0) continue;
-    f[k].found = failure;
-    f[k].status = Status::kFail;
-  }
+  fail_rows(f, failed, failure);
   return f;
 }
 

@@ -18,8 +18,8 @@ bool ends_with(std::string_view s, std::string_view tail) {
 
 // The files a step reads are its positional arguments with these endings.
 bool is_source_file(std::string_view w) {
-  constexpr std::array<std::string_view, 7> kEndings = {".cu", ".ii", ".ptx", ".cubin",
-                                                        ".cpp", ".c", ".fatbin"};
+  constexpr std::array<std::string_view, 7> kEndings = {".cu",  ".ii", ".ptx",   ".cubin",
+                                                        ".cpp", ".c",  ".fatbin"};
   for (const auto e : kEndings)
     if (ends_with(w, e)) return true;
   return false;
@@ -154,8 +154,9 @@ std::vector<PlanStep> parse_nvcc_dryrun(std::string_view text) {
           if (f.rfind("sm=", 0) == 0) sm = std::string(f.substr(3));
           if (f.rfind("file=", 0) == 0) step.reads.push_back(normalise_temp_path(f.substr(5)));
         }
-        images.push_back(kind == "elf" ? fmt::format("sm_{} SASS", sm)
-                                       : fmt::format("compute_{} {}", sm, kind == "ptx" ? "PTX" : kind));
+        images.push_back(kind == "elf"
+                             ? fmt::format("sm_{} SASS", sm)
+                             : fmt::format("compute_{} {}", sm, kind == "ptx" ? "PTX" : kind));
       } else if (w.rfind("--", 0) == 0 && w.find('=') == std::string::npos) {
         // A long option's value, when one follows ("--orig_src_file_name kernels.cu");
         // flags such as --m64 are followed by the next option.

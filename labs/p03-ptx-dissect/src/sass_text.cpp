@@ -52,8 +52,8 @@ std::vector<SassFunction> parse_sass_dump(std::string_view dump) {
     if (close == std::string_view::npos || close - 2 > 16 || !all_hex(line.substr(2, close - 2)))
       continue;
     if (out.empty())
-      throw std::runtime_error(fmt::format("line {}: SASS instruction before any 'Function :'",
-                                           number));
+      throw std::runtime_error(
+          fmt::format("line {}: SASS instruction before any 'Function :'", number));
     std::string_view text = line.substr(close + 2);
     text = trim(text.substr(0, text.find(';')));
     if (text.empty()) continue;
