@@ -109,6 +109,22 @@ TEST_F(Licensectl, MalformedInputIsOneLineAndExitTwo) {
                       "--fingerprint a.fp --max-changed 3 --out x.lic").code, 2);  // too loose for 4
 }
 
+// Every file licensectl reads is size-capped and must be a regular file: a
+// directory or an endless device is one line naming it.
+TEST_F(Licensectl, DirectoryAndDeviceInputsNameTheFile) {
+  for (const char* f : {"/", "/dev/zero"}) {
+    const Outcome r = run(dir_, std::string("licensectl status ") + f + " --public-key vendor.pub");
+    EXPECT_EQ(r.code, 2) << f;
+    EXPECT_EQ(r.err, std::string("licensectl: error: ") + f + ": not a regular file\n");
+  }
+  const Outcome k = run(dir_, "licensectl status a.lic --public-key /dev/zero");
+  EXPECT_EQ(k.code, 2);
+  // (PublicKey::load names the file once more in front: "/dev/zero: /dev/zero: ...".)
+  EXPECT_EQ(k.err.rfind("licensectl: error: /dev/zero: ", 0), 0U) << k.err;
+  EXPECT_NE(k.err.find("/dev/zero: not a regular file\n"), std::string::npos) << k.err;
+  EXPECT_EQ(std::count(k.err.begin(), k.err.end(), '\n'), 1) << k.err;
+}
+
 TEST_F(Licensectl, AirGapRoundTripConsumesTheRequest) {
   ASSERT_EQ(run(dir_, "licensectl issue --key vendor.key --customer ACME --features serve --issued 2026-01-01 "
                       "--expires 2027-01-01 --floating --out ent.lic").code, 0);

@@ -39,7 +39,7 @@ gpulab::Json scalar(const yaml_node_t* n) {
 // expands it. So the expansion is counted as it happens and stops at caps no
 // real topology reaches (the shipped ones have under 100 nodes and no alias).
 constexpr int kMaxYamlDepth = 64;
-constexpr std::size_t kMaxYamlNodes = 1'000'000;  // nodes produced in all
+constexpr std::size_t kMaxYamlNodes = 1'000'000;    // nodes produced in all
 constexpr std::size_t kMaxYamlAliasNodes = 10'000;  // nodes produced again through an alias
 
 class Converter {
@@ -55,15 +55,16 @@ class Converter {
           fmt::format("line {}: YAML nested deeper than {} levels", line, kMaxYamlDepth));
     const auto index = static_cast<std::size_t>(n - doc_->nodes.start);
     if (seen_[index] && ++alias_nodes_ > kMaxYamlAliasNodes)
-      throw std::invalid_argument(fmt::format(
-          "line {}: YAML aliases expand to more than {} nodes (an alias bomb?)", line,
-          kMaxYamlAliasNodes));
+      throw std::invalid_argument(
+          fmt::format("line {}: YAML aliases expand to more than {} nodes (an alias bomb?)", line,
+                      kMaxYamlAliasNodes));
     seen_[index] = true;
     if (++nodes_ > kMaxYamlNodes)
       throw std::invalid_argument(
           fmt::format("line {}: YAML document has more than {} nodes", line, kMaxYamlNodes));
     switch (n->type) {
-      case YAML_SCALAR_NODE: return scalar(n);
+      case YAML_SCALAR_NODE:
+        return scalar(n);
       case YAML_SEQUENCE_NODE: {
         gpulab::Json arr = gpulab::Json::array();
         for (auto* it = n->data.sequence.items.start; it < n->data.sequence.items.top; ++it)
@@ -82,7 +83,8 @@ class Converter {
         }
         return obj;
       }
-      default: throw std::invalid_argument("empty YAML node");
+      default:
+        throw std::invalid_argument("empty YAML node");
     }
   }
 
