@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <gpulab/cli.hpp>
+#include <gpulab/file.hpp>
 #include <gpulab/json.hpp>
 #include <optional>
 
@@ -70,10 +71,10 @@ int main(int argc, char** argv) {
       if (!plot_path.empty()) {
         std::optional<gpulab::Json> measured;
         if (!measured_path.empty()) {
-          std::ifstream in(measured_path);
-          if (!in)
-            throw gpulab::UsageError(fmt::format("--measured: cannot read '{}'", measured_path));
-          measured = gpulab::Json::parse(in, nullptr, /*allow_exceptions=*/false);
+          // A saved --json report is a few KiB; 16 MiB refuses /dev/zero and endless pipes.
+          auto text = gpulab::read_text_file(measured_path, 16u << 20);
+          if (!text) throw gpulab::UsageError(fmt::format("--measured: {}", text.error().message));
+          measured = gpulab::Json::parse(*text, nullptr, /*allow_exceptions=*/false);
           if (measured->is_discarded())
             throw gpulab::UsageError(fmt::format("--measured: '{}' is not JSON", measured_path));
         }

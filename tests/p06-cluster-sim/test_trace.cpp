@@ -117,3 +117,20 @@ TEST(Generator, RejectsAbsurdSizes) {
   g.load = -1;
   EXPECT_THROW(cs::generate_trace(g), gpulab::UsageError);
 }
+
+// A trace is read under a cap: a directory or a device is a one-line usage error, and
+// /dev/zero is refused instead of growing memory until the machine swaps.
+TEST(Trace, LoadRefusesDirectoriesDevicesAndMissingFiles) {
+  const auto message = [](const std::string& path) {
+    try {
+      cs::load_trace(path);
+    } catch (const gpulab::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(message("/").find("is a directory"), std::string::npos) << message("/");
+  EXPECT_NE(message("/dev/zero").find("/dev/zero"), std::string::npos) << message("/dev/zero");
+  EXPECT_NE(message("/dev/zero").find("(accepted)"), 0u);
+  EXPECT_NE(message("/nonexistent/trace.csv").find("/nonexistent/trace.csv"), std::string::npos);
+}

@@ -7,9 +7,11 @@
 #include <fstream>
 #include <istream>
 #include <ostream>
+#include <sstream>
 #include <unordered_set>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/file.hpp"
 #include "gpulab/rng.hpp"
 #include "gpulab/text.hpp"
 
@@ -66,8 +68,8 @@ std::vector<Job> parse_trace(std::istream& in, const std::string& source) {
 }
 
 std::vector<Job> load_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw gpulab::UsageError(fmt::format("cannot open trace '{}'", path));
+  // 256 MiB holds millions of jobs; more is /dev/zero or a file given by mistake.
+  std::istringstream in(gpulab::read_input_file(path, 256u << 20));
   return parse_trace(in, path);
 }
 
