@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
           // A saved --json report is a few KiB; 16 MiB refuses /dev/zero and endless pipes.
           auto text = gpulab::read_text_file(measured_path, 16u << 20);
           if (!text) throw gpulab::UsageError(fmt::format("--measured: {}", text.error().message));
-          measured = gpulab::Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+          measured = gpulab::Json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
           if (measured->is_discarded())
             throw gpulab::UsageError(fmt::format("--measured: '{}' is not JSON", measured_path));
         }
