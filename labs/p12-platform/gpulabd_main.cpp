@@ -28,6 +28,12 @@ int main(int argc, char** argv) {
   c->add_option("--node-timeout-ms", node_timeout_ms, "A node is lost after this long without a heartbeat")
       ->check(CLI::Range(200, 600000))
       ->capture_default_str();
+  std::string queue = "fifo";
+  bool no_preempt = false;
+  c->add_option("--queue", queue, "Queue order among equal priorities: fifo, or drf (dominant resource fairness across tenants)")
+      ->check(CLI::IsMember({"fifo", "drf"}))
+      ->capture_default_str();
+  c->add_flag("--no-preempt", no_preempt, "Never evict a running job for a higher-priority one");
 
   platform::AgentDaemonOptions agent;
   int heartbeat_ms = 1000;
@@ -55,6 +61,8 @@ int main(int argc, char** argv) {
       if (!license.empty() && public_key.empty()) throw gpulab::UsageError("--license needs --public-key");
       control.control.durability = fsync ? platform::Durability::kFsync : platform::Durability::kProcessCrash;
       control.control.node_timeout = std::chrono::milliseconds(node_timeout_ms);
+      control.control.queue_order = queue == "drf" ? cluster_sim::QueueOrder::kDrf : cluster_sim::QueueOrder::kFifo;
+      control.control.preempt = !no_preempt;
       return platform::run_control_daemon(control);
     }
     if (a->parsed()) {

@@ -7,6 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "gpulab_test/program_run.hpp"
@@ -112,6 +117,98 @@ TEST_F(PlatformTest, AKilledControlPlaneRecoversEveryJobFromSqlite) {
   ASSERT_EQ(jobs.size(), 5U);
   for (const auto& id : ids) EXPECT_EQ(wait_state(id, {"succeeded", "failed"}).at("state"), "succeeded") << id;
   EXPECT_EQ(node_state("node-0"), "ready");
+}
+
+TEST_F(PlatformTest, KillingTheControlPlaneMidSubmissionLosesAndDuplicatesNothing) {
+  start(0);
+  const std::string url = cluster_->control_url();
+  const int port = std::stoi(url.substr(url.rfind(':') + 1));
+  // Four clients submit without pause, each key retried until it gets a 2xx:
+  // a submission whose answer was lost in the kill is sent again with its key.
+  std::atomic<bool> stop{false};
+  std::atomic<int> acked{0};
+  std::mutex mu;
+  std::map<std::string, std::string> key_to_id;  // every key that got a 2xx
+  int retried = 0;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      httplib::Client client("127.0.0.1", port);
+      client.set_connection_timeout(5, 0);
+      client.set_read_timeout(10, 0);
+      const auto give_up = std::chrono::steady_clock::now() + 120s;
+      for (int i = 0; !stop && std::chrono::steady_clock::now() < give_up; ++i) {
+        const std::string key = "c" + std::to_string(c) + "-" + std::to_string(i);
+        const std::string body = train(1, 2).dump();
+        for (bool first = true; std::chrono::steady_clock::now() < give_up; first = false) {
+          const auto res = client.Post("/v1/jobs", httplib::Headers{{"Idempotency-Key", key}}, body, "application/json");
+          if (res && (res->status == 200 || res->status == 201)) {
+            std::lock_guard lock(mu);
+            key_to_id[key] = Json::parse(res->body).at("id").get<std::string>();
+            retried += first ? 0 : 1;
+            ++acked;
+            break;
+          }
+          std::this_thread::sleep_for(20ms);
+        }
+      }
+    });
+  }
+  ASSERT_TRUE(wait_until([&] { return acked >= 40; }, 60s));
+  cluster_->kill9("control");  // with submissions in flight
+  const int before_restart = acked;
+  cluster_->start_control({"--node-timeout-ms", "1500"});
+  EXPECT_TRUE(wait_until([&] { return acked >= before_restart + 40; }, 60s));
+  stop = true;
+  for (auto& t : clients) t.join();
+
+  const auto jobs = api_->get("/v1/jobs");
+  std::map<std::string, int> per_key;
+  std::set<std::string> ids;
+  for (const auto& j : jobs) {
+    ++per_key[j.at("idempotency_key").get<std::string>()];
+    ids.insert(j.at("id").get<std::string>());
+  }
+  std::lock_guard lock(mu);
+  ASSERT_GE(key_to_id.size(), 80U);
+  for (const auto& [key, id] : key_to_id) {
+    EXPECT_EQ(per_key[key], 1) << key << " is in the database " << per_key[key] << " times";
+    EXPECT_EQ(ids.count(id), 1U) << key << " was answered with " << id << ", which is not in the database";
+  }
+  // Every key a client sent ended with a 2xx, so nothing else may be there.
+  EXPECT_EQ(jobs.size(), key_to_id.size());
+  std::cout << "submissions acknowledged: " << key_to_id.size() << ", retried after the kill: " << retried << "\n";
+}
+
+TEST_F(PlatformTest, AHighPriorityJobPreemptsTrainingWhichResumesFromItsCheckpoint) {
+  start(1);
+  const auto low = api_->post("/v1/jobs", train(1, 400).dump()).at("id").get<std::string>();
+  wait_state(low, {"running"});
+  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(cluster_->state_dir() / "checkpoints" / low / "latest"); },
+                         60s));
+  Json high_spec = Json{{"name", "urgent"}, {"kind", "matmul"}, {"backend", "cpu_ref"}, {"priority", 10},
+                        {"params", Json{{"n", 64}, {"chain", 2}}}};
+  const auto high = api_->post("/v1/jobs", high_spec.dump()).at("id").get<std::string>();
+  const auto h = wait_state(high, {"succeeded", "failed"});
+  EXPECT_EQ(h.at("state"), "succeeded") << h.dump();
+  const auto l = wait_state(low, {"succeeded", "failed"}, 180s);
+  ASSERT_EQ(l.at("state"), "succeeded") << l.dump();
+  EXPECT_EQ(l.at("preemptions"), 1) << l.dump();
+  EXPECT_EQ(l.at("restarts"), 0) << l.dump();
+  EXPECT_EQ(l.at("attempt"), 2) << l.dump();
+  EXPECT_GT(l.at("result").at("resumed_from").get<int>(), 0) << l.dump();
+  EXPECT_EQ(l.at("reason"), "every rank exited 0");
+  // Attempt 1 was stopped for the high-priority job.
+  const auto detail = api_->get("/v1/jobs/" + low);
+  bool found = false;
+  for (const auto& t : detail.at("tasks")) {
+    if (t.at("attempt") == 1) {
+      found = true;
+      EXPECT_EQ(t.at("state"), "cancelled");
+      EXPECT_NE(t.at("message").get<std::string>().find("preempted by " + high), std::string::npos) << t.dump();
+    }
+  }
+  EXPECT_TRUE(found) << detail.dump();
 }
 
 TEST_F(PlatformTest, GpulabctlGivesOneLineErrorsAndExitCodes) {

@@ -32,9 +32,20 @@ int OnlineScheduler::need_on_one_node(const Request& r) const {
   return r.gpus % g != 0 ? r.gpus % g : g;
 }
 
+std::size_t OnlineScheduler::tenant_index(const std::string& name) {
+  const auto [it, added] = tenant_ids_.emplace(name, tenant_names_.size());
+  if (added) {
+    tenant_names_.push_back(name);
+    tenant_queue_.emplace_back();
+    usage_.emplace_back();
+  }
+  return it->second;
+}
+
 void OnlineScheduler::submit(JobId id, Request r) {
   Entry& e = jobs_[id];
   e = Entry{};
+  e.tenant = tenant_index(r.tenant);
   e.request = std::move(r);
   enqueue(id);
 }
@@ -49,6 +60,7 @@ void OnlineScheduler::withdraw(JobId id) {
 void OnlineScheduler::adopt(JobId id, Request r, PoolPlacement p, double now) {
   Entry& e = jobs_[id];
   e = Entry{};
+  e.tenant = tenant_index(r.tenant);
   e.request = std::move(r);
   start(id, std::move(p), now, nullptr);
 }
@@ -67,7 +79,7 @@ void OnlineScheduler::enqueue(JobId id) {
   const Entry& e = jobs_.at(id);
   const QueueEntry q{key_of(e), id};
   queue_.insert(q);
-  tenant_queue_[e.request.tenant].insert(q);
+  tenant_queue_[e.tenant].insert(q);
   needs_.insert(need_on_one_node(e.request));
 }
 
@@ -75,21 +87,25 @@ void OnlineScheduler::dequeue(JobId id) {
   const Entry& e = jobs_.at(id);
   const QueueEntry q{key_of(e), id};
   if (queue_.erase(q) == 0) return;
-  tenant_queue_[e.request.tenant].erase(q);
+  tenant_queue_[e.tenant].erase(q);
   needs_.erase(needs_.find(need_on_one_node(e.request)));
 }
 
 int OnlineScheduler::contending_tenants() const {
   int n = 0;
-  for (const auto& [t, q] : tenant_queue_) n += q.empty() ? 0 : 1;
+  for (const auto& q : tenant_queue_) n += q.empty() ? 0 : 1;
   return n;
 }
 
 double OnlineScheduler::dominant_share(const std::string& tenant) const {
-  const auto it = usage_.find(tenant);
-  if (it == usage_.end() || total_gpus_ == 0) return 0;
-  double s = static_cast<double>(it->second.gpus) / total_gpus_;
-  if (total_cpus_ > 0) s = std::max(s, static_cast<double>(it->second.cpus) / total_cpus_);
+  const auto it = tenant_ids_.find(tenant);
+  return it == tenant_ids_.end() ? 0 : share_of(it->second);
+}
+
+double OnlineScheduler::share_of(std::size_t t) const {
+  if (total_gpus_ == 0) return 0;
+  double s = static_cast<double>(usage_[t].gpus) / total_gpus_;
+  if (total_cpus_ > 0) s = std::max(s, static_cast<double>(usage_[t].cpus) / total_cpus_);
   return s;
 }
 
@@ -107,9 +123,10 @@ std::optional<JobId> OnlineScheduler::head() const {
   if (cfg_.order == QueueOrder::kFifo) return queue_.begin()->second;
   const QueueEntry* best = nullptr;
   double best_share = 0;
-  for (const auto& [tenant, q] : tenant_queue_) {
+  for (std::size_t t = 0; t < tenant_queue_.size(); ++t) {
+    const auto& q = tenant_queue_[t];
     if (q.empty()) continue;
-    const double s = dominant_share(tenant);
+    const double s = share_of(t);
     const QueueEntry& cand = *q.begin();
     if (best == nullptr || s < best_share || (s == best_share && cand.first < best->first)) {
       best = &cand;
@@ -140,10 +157,11 @@ void OnlineScheduler::start(JobId id, PoolPlacement p, double now, SchedulePass*
   e.running = true;
   e.started = now;
   e.placement = std::move(p);
-  Usage& u = usage_[e.request.tenant];
+  Usage& u = usage_[e.tenant];
   u.gpus += e.request.gpus;
   u.cpus += e.request.cpus;
   held_gpus_ += e.request.gpus;
+  running_priorities_.insert(e.request.priority);
   e.end = hooks_.on_start ? hooks_.on_start(id, e.placement) : kUnknownEnd;
   running_.insert({e.end, id});
   if (pass != nullptr) pass->events.push_back({SchedulerEvent::Kind::kStart, id, 0, e.placement});
@@ -159,10 +177,11 @@ void OnlineScheduler::stop(JobId id) {
     auto& v = node_jobs_[static_cast<std::size_t>(e.placement.pool)][static_cast<std::size_t>(sl.node)];
     v.erase(std::find(v.begin(), v.end(), id));
   }
-  Usage& u = usage_[e.request.tenant];
+  Usage& u = usage_[e.tenant];
   u.gpus -= e.request.gpus;
   u.cpus -= e.request.cpus;
   held_gpus_ -= e.request.gpus;
+  running_priorities_.erase(running_priorities_.find(e.request.priority));
   e.running = false;
   e.placement = {};
 }
@@ -208,6 +227,9 @@ SchedulePass OnlineScheduler::schedule(double now) {
 // equals). Gangs wider than a node wait; they never evict.
 bool OnlineScheduler::preempt_for(JobId h, SchedulePass& pass) {
   const Request& r = jobs_.at(h).request;
+  // Nothing running has a lower priority: no node can make room (the common
+  // case on a busy queue, so it costs O(1) rather than a scan of every node).
+  if (running_priorities_.empty() || *running_priorities_.begin() >= r.priority) return false;
   int best_pool = -1;
   int best_node = -1;
   int best_cost = std::numeric_limits<int>::max();

@@ -222,6 +222,16 @@ void Agent::start_task_locked(const Assignment& a) {
   }
   std::map<std::string, std::string> env;
   const auto dev = std::find_if(devices_.begin(), devices_.end(), [&](const Device& d) { return d.id == a.task.device; });
+  if (dev != devices_.end() && !dev->healthy) {
+    // Placed before the control plane heard of the fault (the task report that
+    // restarted the job can overtake the heartbeat with the device's health).
+    // The refusal goes back with the next heartbeat, which carries the health
+    // first, so the restart lands on a healthy device.
+    finished_[a.task.id] = TaskReport{a.task.id, TaskState::kFailed, -1,
+                                      fmt::format("device {} unhealthy: {}", dev->id, dev->health_reason), {}, {},
+                                      isolation_};
+    return;
+  }
   if (dev != devices_.end() && dev->backend == "cuda") env["CUDA_VISIBLE_DEVICES"] = std::to_string(dev->index);
   env["GPULAB_TASK_ID"] = a.task.id;
   try {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "cluster_sim/placement.hpp"
 
@@ -75,7 +76,7 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
   // Pools: every backend some node has, in the auto order.
   std::vector<Pool> pools;
   std::map<std::string, int, std::less<>> pool_of;
-  std::map<std::string, Bit> where;  // "<node>/<device>" -> its bit
+  std::unordered_map<std::string, Bit> where;  // "<node>/<device>" -> its bit
   for (auto backend : kAutoBackendOrder) {
     Pool p = build(nodes, backend);
     if (p.members.empty()) continue;

@@ -132,6 +132,7 @@ class OnlineScheduler {
   using QueueEntry = std::pair<QueueKey, JobId>;
   struct Entry {
     Request request;
+    std::size_t tenant = 0;  // index into tenant_names_
     bool running = false;
     double started = 0;
     double end = 0;
@@ -164,10 +165,16 @@ class OnlineScheduler {
   int held_gpus_ = 0;
   std::unordered_map<JobId, Entry> jobs_;
   std::set<QueueEntry> queue_;
-  std::map<std::string, std::set<QueueEntry>> tenant_queue_;
-  std::map<std::string, Usage> usage_;
+  [[nodiscard]] std::size_t tenant_index(const std::string& name);
+  [[nodiscard]] double share_of(std::size_t tenant) const;
+  // Tenants by index (first seen first), so queue operations compare no strings.
+  std::unordered_map<std::string, std::size_t> tenant_ids_;
+  std::vector<std::string> tenant_names_;
+  std::vector<std::set<QueueEntry>> tenant_queue_;
+  std::vector<Usage> usage_;
   std::multiset<int> needs_;
   std::set<std::pair<double, JobId>> running_;
+  std::multiset<int> running_priorities_;
   std::vector<std::vector<std::vector<JobId>>> node_jobs_;  // [pool][node] -> running jobs there
 };
 
