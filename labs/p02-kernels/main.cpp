@@ -119,19 +119,20 @@ int main(int argc, char** argv) {
         throw gpulab::UsageError(fmt::format("--gpu '{}': expected t4, a100, h100 or h200", gpu));
       if (!measured_path.empty() && plot_path.empty())
         throw gpulab::UsageError("--measured needs --plot FILE.svg");
+      // Read before anything is printed: a bad file is an error, not half a report.
+      std::optional<gpulab::Json> measured;
+      if (!measured_path.empty()) {
+        auto text = gpulab::read_text_file(measured_path, kMaxReportBytes);
+        if (!text) throw gpulab::UsageError(fmt::format("--measured: {}", text.error().message));
+        measured = gpulab::Json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
+        if (measured->is_discarded())
+          throw gpulab::UsageError(fmt::format("--measured: '{}' is not JSON", measured_path));
+      }
       if (common.json)
         gpulab::print_json(kernels::model_json(model_n, *roof));
       else
         fmt::print("{}", kernels::render_model(model_n, *roof));
       if (!plot_path.empty()) {
-        std::optional<gpulab::Json> measured;
-        if (!measured_path.empty()) {
-          auto text = gpulab::read_text_file(measured_path, kMaxReportBytes);
-          if (!text) throw gpulab::UsageError(fmt::format("--measured: {}", text.error().message));
-          measured = gpulab::Json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
-          if (measured->is_discarded())
-            throw gpulab::UsageError(fmt::format("--measured: '{}' is not JSON", measured_path));
-        }
         gpulab::write_svg_plot(kernels::roofline_plot(*roof, measured ? &*measured : nullptr),
                                plot_path);
       }

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   std::uint64_t limit_mb = 0;
   limited->add_option("MB", limit_mb, "Memory limit in MiB")
       ->required()
-      ->check(gpulab::whole_in<std::uint64_t>(1, std::uint64_t{1} << 30));
+      ->check(gpulab::whole_in<std::uint64_t>());  // -1 is not 2^64-1; 0 and > 1 PiB: run_container says why
   add_run_flags(*limited, limited_spec, limited_flags);
 
   auto* mkrootfs =

@@ -30,8 +30,9 @@ import sys
 import tempfile
 import time
 
-ADDRESS_SPACE = 1 << 30  # prlimit --as: runtimes and thread stacks fit, an endless read does not
-PEAK_RSS_LIMIT = 256 << 20  # resident memory a run may reach: far above any sane input
+ADDRESS_SPACE = 1 << 30  # prlimit --as: cuBLAS (which needs over 512 MiB to load) fits, an endless read does not
+PEAK_RSS_LIMIT = 384 << 20  # resident: cuda-kernels' libraries take 215 MiB; a read that stops at the
+                            # address-space limit reaches about 516 MiB
 TIME_LIMIT_S = 20        # per run; every run here finishes in well under a second
 
 BAD_NUMBERS = {
@@ -52,11 +53,11 @@ def make_files(scratch):
     files["garbage"] = os.path.join(scratch, "garbage")
     with open(files["garbage"], "wb") as f:
         f.write(random.Random(1).randbytes(4096))
+    # One 50 MB line with no newline: a sparse file of NUL bytes, so making it
+    # costs nothing, yet a reader without a cap reads every byte.
     files["long-line"] = os.path.join(scratch, "long-line")
     with open(files["long-line"], "wb") as f:
-        chunk = b"a" * (1 << 20)
-        for _ in range(50):
-            f.write(chunk)
+        f.truncate(50 << 20)
     files["numbers"] = os.path.join(scratch, "numbers")
     with open(files["numbers"], "w") as f:
         f.write("nan,inf,-1,1e999,99999999999999999999\n-nan -inf 0x7fffffffffffffff\n")
@@ -144,7 +145,7 @@ def main():
             sys.exit(f"no line '{o.only}' in {o.table}")
     failures, cases = [], 0
     with tempfile.TemporaryDirectory(prefix="gpulab-hostile-") as scratch:
-        files = make_files(scratch)
+        files = make_files(scratch) if any("{}" in a for l in lines for a in l["args"]) else {}
         for line in lines:
             binary = os.path.join(o.bin, line["program"])
             workdir = tempfile.mkdtemp(prefix=line["id"] + ".", dir=scratch)

@@ -33,6 +33,13 @@ TEST(MininerCli, LimitZero) {
                      "memory limit 0 MB");
 }
 
+TEST(MininerCli, LimitNegativeIsRefusedNotWrapped) {
+  // Before: CLI11 read -1 as 2^64-1 and the error spoke of 18446744073709551615 MB.
+  const auto r = run_program("mininer", "run-limited -1 --rootfs /tmp /bin/sh");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "mininer: error: MB: must be a whole number in [0, 2^64-1], got '-1' (see --help)\n");
+}
+
 TEST(MininerCli, LimitNotANumber) {
   const auto r = run_program("mininer", "run-limited lots /bin/sh");
   EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -264,6 +264,8 @@ TEST(Process, MalformedConfigExits2WithTheReason) {
   EXPECT_EQ(out, "gpu-device-plugin: error: " + cfg + ": 'timeslice.replicas' must be between 1 and 64\n");
 }
 
+namespace {
+
 // Runs `cmd 2>&1` and returns {exit status, output}.
 std::pair<int, std::string> shell(const std::string& cmd) {
   FILE* p = popen((cmd + " 2>&1").c_str(), "r");
@@ -273,6 +275,8 @@ std::pair<int, std::string> shell(const std::string& cmd) {
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
 }
+
+}  // namespace
 
 TEST(Process, ADirectoryOrDeviceIsNotAConfig) {
   // Before: a directory read as "cannot open", /dev/zero grew without bound.
