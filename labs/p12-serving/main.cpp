@@ -7,6 +7,7 @@
 #include "gpulab/cli.hpp"
 #include "gpulab/text.hpp"
 #include "serving/app.hpp"
+#include "serving/demo.hpp"
 
 namespace {
 
@@ -53,7 +54,11 @@ int main(int argc, char** argv) {
   app.fallthrough();
   app.add_option("--listen", serve.listen, "HOST:PORT to serve on (port 0: any free port)")->capture_default_str();
   app.add_option("--ready-file", serve.ready_file, "Write the server's URL here once it listens");
-  app.add_option("--threads", serve.server.threads, "HTTP worker threads")->capture_default_str();
+  serve.server.threads = 0;
+  app.add_option("--threads", serve.server.threads,
+                 "HTTP worker threads; 0: max-running + max-waiting + 4, so every request the engine can hold "
+                 "has a thread and a full queue answers 429 instead of piling up in the HTTP layer")
+      ->capture_default_str();
 
   serving::GenerateOptions gen;
   std::string prompt_ids;
@@ -79,6 +84,9 @@ int main(int argc, char** argv) {
   throughput->add_option("--seed", tp.seed, "Prompt seed")->capture_default_str();
   throughput->add_flag("--json", tp.json, "Print one JSON document");
 
+  auto* demo = app.add_subcommand("demo", "Start the server on a free loopback port and run a scripted, checked HTTP session");
+  demo->footer("Model and engine flags (--model, --backend, --block-size, ...) are gpulab-serve's: see its --help.");
+
   return gpulab::run_program(kProgram, app, argc, argv, [&] {
     gen.choice = tp.choice = serve.choice;
     gen.engine = tp.engine = serve.engine;
@@ -89,6 +97,7 @@ int main(int argc, char** argv) {
       return serving::run_generate(gen);
     }
     if (throughput->parsed()) return serving::run_throughput(tp);
+    if (demo->parsed()) return serving::run_demo(serve.choice, serve.engine);
     return serving::run_serve(serve);
   });
 }

@@ -285,10 +285,10 @@ TEST(ServeCli, BadFlagsAreOneLineAndExit2) {
   EXPECT_EQ(r.err, "gpulab-serve: error: --listen: expected HOST:PORT with PORT in 0..65535, got 'nonsense'\n");
   const auto k = gpulab_test::run_program("gpulab-serve", "--model tiny --kv-blocks 3 generate --prompt x");
   EXPECT_EQ(k.exit_code, 2) << k.err;
-  EXPECT_EQ(k.err, "gpulab-serve: error: kv_blocks (3) x block_size (16) must hold one full context of 256 tokens\n");
+  EXPECT_EQ(k.err, "gpulab-serve: error: --kv-blocks (3) x --block-size (16) must hold one full context of 256 tokens\n");
   const auto g = gpulab_test::run_program("gpulab-serve", "generate --model tiny --kv-blocks 3 --prompt x");
   EXPECT_EQ(g.exit_code, 2);
-  EXPECT_EQ(g.err, "gpulab-serve: error: kv_blocks (3) x block_size (16) must hold one full context of 256 tokens\n");
+  EXPECT_EQ(g.err, "gpulab-serve: error: --kv-blocks (3) x --block-size (16) must hold one full context of 256 tokens\n");
   const auto m = gpulab_test::run_program("gpulab-serve", "generate --model /nonexistent.json --prompt x");
   EXPECT_EQ(m.exit_code, 2);
   EXPECT_NE(m.err.find("gpulab-serve: error: --model: "), std::string::npos) << m.err;

@@ -53,7 +53,10 @@ int run_serve(const ServeOptions& options) {
   auto loaded = load(options.choice, options.engine);
   Engine engine(*loaded->model, options.engine);
   EngineLoop loop(engine);
-  Server server(loop, loaded->config, options.server);
+  ServerOptions server_options = options.server;
+  if (server_options.threads == 0)
+    server_options.threads = options.engine.max_running + options.engine.max_waiting + 4;
+  Server server(loop, loaded->config, server_options);
   const int port = server.bind(address);
   const std::string url = fmt::format("http://{}:{}", address.host, port);
   std::thread waiter([&] {
