@@ -27,6 +27,8 @@ void add_model_flags(CLI::App& app, serving::ModelChoice& m, serving::EngineOpti
   app.add_option("--max-waiting", e.max_waiting, "Queued requests beyond which new ones are refused (HTTP 429)")
       ->capture_default_str();
   app.add_flag("!--no-prefix-cache", e.prefix_cache, "Turn automatic prefix caching off");
+  app.add_flag("--static-batching", e.static_batching,
+               "Admit a new batch only when the last one has drained (the baseline for continuous batching)");
 }
 
 std::vector<serving::TokenId> parse_ids(const std::string& text) {

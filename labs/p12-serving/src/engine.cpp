@@ -194,7 +194,10 @@ std::vector<TokenEvent> Engine::step() {
     budget -= s.take;
   }
   // Admission, oldest first; a request the pool cannot hold yet waits (FCFS, no overtaking).
-  while (budget > 0 && !waiting_.empty() && running_.size() < options_.max_running) {
+  // A static batch is admitted whole, its prompts then prefilled under the budget.
+  const bool may_admit = !options_.static_batching || running_.empty();
+  while (may_admit && (budget > 0 || options_.static_batching) && !waiting_.empty() &&
+         running_.size() < options_.max_running) {
     Seq& s = *waiting_.front();
     if (!admit(s)) break;
     s.take = std::min(s.tokens.size() - s.computed, budget);
