@@ -8,6 +8,7 @@
 #include "gpulab/text.hpp"
 #include "serving/app.hpp"
 #include "serving/demo.hpp"
+#include "serving/load_generator.hpp"
 
 namespace {
 
@@ -89,6 +90,20 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "Start the server on a free loopback port and run a scripted, checked HTTP session");
   demo->footer("Model and engine flags (--model, --backend, --block-size, ...) are gpulab-serve's: see its --help.");
 
+  serving::LoadOptions load;
+  auto* loadgen = app.add_subcommand(
+      "loadgen", "Replay a P07 trace (plain or Azure CSV) against a running server over HTTP; TTFT/TPOT, goodput");
+  loadgen->add_option("--url", load.url, "The server")->capture_default_str();
+  loadgen->add_option("--trace", load.trace, "Trace CSV: arrival_ms,prompt_tokens,output_tokens or Azure's layout")
+      ->required();
+  loadgen->add_option("--max-requests", load.max_requests, "Replay only the first N requests (0: all)")
+      ->capture_default_str();
+  loadgen->add_option("--speed", load.speed, "Arrivals this many times faster than the trace")->capture_default_str();
+  loadgen->add_option("--slo-ttft-ms", load.slo.ttft_ms, "Goodput SLO: TTFT below this")->capture_default_str();
+  loadgen->add_option("--slo-tpot-ms", load.slo.tpot_ms, "Goodput SLO: TPOT below this")->capture_default_str();
+  loadgen->add_option("--seed", load.seed, "Seed of the prompts' token ids")->capture_default_str();
+  loadgen->add_flag("--json", load.json, "Print one JSON document");
+
   return gpulab::run_program(kProgram, app, argc, argv, [&] {
     gen.choice = tp.choice = serve.choice;
     gen.engine = tp.engine = serve.engine;
@@ -99,6 +114,7 @@ int main(int argc, char** argv) {
       return serving::run_generate(gen);
     }
     if (throughput->parsed()) return serving::run_throughput(tp);
+    if (loadgen->parsed()) return serving::run_loadgen(load);
     if (demo->parsed()) return serving::run_demo(serve.choice, serve.engine);
     return serving::run_serve(serve);
   });

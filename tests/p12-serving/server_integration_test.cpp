@@ -295,3 +295,37 @@ TEST(ServeCli, BadFlagsAreOneLineAndExit2) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(LoadGenerator, ReplaysATraceOverHttpAndSummarisesWithP07Metrics) {
+  ServerProcess s(kTiny);
+  ASSERT_TRUE(s.up());
+  const std::string trace = s.dir() + "/trace.csv";
+  std::ofstream(trace) << "arrival_ms,prompt_tokens,output_tokens\n0,20,5\n5,40,8\n10,20,3\n15,300,4\n";
+  const auto r = gpulab_test::run_program(
+      "gpulab-serve", "loadgen --json --url http://127.0.0.1:" + std::to_string(s.port()) + " --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["requests"], 4);
+  EXPECT_EQ(j["completed"], 4);
+  EXPECT_EQ(j["failed"], 0);
+  EXPECT_EQ(j["refused_429"], 0);
+  EXPECT_EQ(j["clipped"], 1) << "the 300-token prompt does not fit a 256-token context";
+  EXPECT_GT(j["throughput_tok_s"].get<double>(), 0);
+  EXPECT_LE(j["ttft_p50_ms"].get<double>(), j["ttft_p99_ms"].get<double>());
+}
+
+TEST(LoadGenerator, AnUnreachableServerIsOneLineAndExit1) {
+  // Port 1 on loopback: nothing listens there for an unprivileged test.
+  const auto r = gpulab_test::run_program(
+      "gpulab-serve", std::string("loadgen --url http://127.0.0.1:1 --trace ") + GPULAB_LAB_DIR +
+                          "/../p07-batching/traces/plain-sample.csv");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("gpulab-serve: error: cannot reach http://127.0.0.1:1: ", 0), 0u) << r.err;
+  const auto bad = gpulab_test::run_program("gpulab-serve", "loadgen --url localhost:80 --trace x.csv");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "gpulab-serve: error: --url: expected http://HOST:PORT, got 'localhost:80'\n");
+}
+
+}  // namespace
