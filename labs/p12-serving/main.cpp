@@ -102,6 +102,11 @@ int main(int argc, char** argv) {
   loadgen->add_option("--slo-ttft-ms", load.slo.ttft_ms, "Goodput SLO: TTFT below this")->capture_default_str();
   loadgen->add_option("--slo-tpot-ms", load.slo.tpot_ms, "Goodput SLO: TPOT below this")->capture_default_str();
   loadgen->add_option("--seed", load.seed, "Seed of the prompts' token ids")->capture_default_str();
+  loadgen->add_option("--shared-prefix", load.shared_prefix,
+                      "Every prompt starts with the same this many tokens (a system prompt), before its own")
+      ->capture_default_str();
+  loadgen->add_option("--max-output", load.max_output, "Cap each request's output tokens (0: the trace's)")
+      ->capture_default_str();
   loadgen->add_flag("--json", load.json, "Print one JSON document");
 
   return gpulab::run_program(kProgram, app, argc, argv, [&] {

@@ -126,15 +126,22 @@ int run_loadgen(const LoadOptions& o) {
   std::size_t clipped = 0;
   gpulab::Rng rng(o.seed);
   std::vector<std::vector<int>> prompts;
+  if (o.shared_prefix + 4 > context)
+    throw gpulab::UsageError(fmt::format("--shared-prefix must be at most {} for a context of {}", context - 4, context));
+  std::vector<int> prefix(o.shared_prefix);
+  for (int& id : prefix) id = static_cast<int>(rng.uniform_int(32, 126));
   for (auto& r : reqs) {
-    const std::uint32_t prompt = std::clamp<std::uint32_t>(r.prompt_tokens, 1, context / 2);
-    const std::uint32_t output = std::clamp<std::uint32_t>(r.output_tokens, 1, context - prompt - 1);
-    if (prompt != r.prompt_tokens || output != r.output_tokens) ++clipped;
+    // The shared prefix comes on top of the trace's own prompt.
+    const auto own = std::clamp<std::uint32_t>(r.prompt_tokens, 1, static_cast<std::uint32_t>((context - o.shared_prefix) / 2));
+    const auto prompt = static_cast<std::uint32_t>(o.shared_prefix) + own;
+    std::uint32_t output = std::clamp<std::uint32_t>(r.output_tokens, 1, context - prompt - 1);
+    if (o.max_output > 0) output = std::min<std::uint32_t>(output, static_cast<std::uint32_t>(o.max_output));
+    if (own != r.prompt_tokens || output != r.output_tokens) ++clipped;
     r.prompt_tokens = prompt;
     r.output_tokens = output;
     r.arrival_ms /= o.speed;
-    std::vector<int> ids(prompt);
-    for (int& id : ids) id = static_cast<int>(rng.uniform_int(32, 126));
+    std::vector<int> ids = prefix;
+    for (std::uint32_t k = 0; k < own; ++k) ids.push_back(static_cast<int>(rng.uniform_int(32, 126)));
     prompts.push_back(std::move(ids));
   }
 
@@ -168,8 +175,9 @@ int run_loadgen(const LoadOptions& o) {
                         {"goodput_tok_s", m.goodput_tok_s}, {"slo_met", m.slo_met},
                         {"cached_tokens", m.cached_tokens}});
   } else {
-    fmt::print("{} requests from {} at {}x speed against {} ({} clipped to the model's context of {})\n",
-               m.requests, o.trace, o.speed, o.url, clipped, context);
+    fmt::print("{} requests from {} at {}x speed against {} ({} clipped to the model's context of {}"
+               " or --max-output), {}-token shared prefix\n",
+               m.requests, o.trace, o.speed, o.url, clipped, context, o.shared_prefix);
     gpulab::Table t;
     for (const char* h : {"completed", "429", "failed", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms",
                           "tok/s", "goodput_tok/s", "slo_met", "cached_tok"})

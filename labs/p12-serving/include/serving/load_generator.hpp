@@ -20,6 +20,8 @@ struct LoadOptions {
   double speed = 1;               // arrivals come `speed` times faster than the trace says
   batching::Slo slo;
   std::uint64_t seed = 1;         // the prompts' token ids
+  std::size_t shared_prefix = 0;  // every prompt starts with the same this many tokens (a system prompt)
+  std::size_t max_output = 0;     // cap on each request's output tokens (0: the trace's)
   bool json = false;
 };
 
