@@ -168,6 +168,48 @@ TEST(EngineOracle, FastBackendBatchesGiveTheSameTokensAsItsOwnReference) {
   expect_same(run_engine(engine, jobs, 100), want, "fast backend");
 }
 
+TEST(EngineOracle, StaticBatchingGivesTheSameTokensButAdmitsOnlyIntoAnEmptyBatch) {
+  const auto jobs = seeded_jobs(12, 9, kSystemPrompt);
+  const auto want = reference(jobs);
+  EngineOptions o;
+  o.static_batching = true;
+  o.max_running = 4;
+  o.max_batched_tokens = 16;
+  Engine engine(serving_test::tiny_model(), o);
+  expect_same(run_engine(engine, jobs, 100), want, "static batching");
+
+  // Request 2 waits for both of the first batch to finish, though a slot frees earlier.
+  Engine two(serving_test::tiny_model(), [] {
+    EngineOptions t;
+    t.static_batching = true;
+    t.max_running = 2;
+    return t;
+  }());
+  SamplingParams shorter, longer;
+  shorter.max_tokens = 2;
+  longer.max_tokens = 10;
+  const RequestId a = two.submit({1, 2}, shorter).value(), b = two.submit({3, 4}, longer).value();
+  const RequestId c = two.submit({5, 6}, shorter).value();
+  std::vector<RequestId> order;
+  while (!two.idle())
+    for (const auto& e : two.step())
+      if (e.finish) order.push_back(e.id);
+  EXPECT_EQ(order, (std::vector<RequestId>{a, b, c}));
+  // Continuous batching lets c into a's slot and finish before b.
+  Engine cont(serving_test::tiny_model(), [] {
+    EngineOptions t;
+    t.max_running = 2;
+    return t;
+  }());
+  const RequestId ca = cont.submit({1, 2}, shorter).value(), cb = cont.submit({3, 4}, longer).value();
+  const RequestId cc = cont.submit({5, 6}, shorter).value();
+  std::vector<RequestId> finished;
+  while (!cont.idle())
+    for (const auto& e : cont.step())
+      if (e.finish) finished.push_back(e.id);
+  EXPECT_EQ(finished, (std::vector<RequestId>{ca, cc, cb}));
+}
+
 TEST(Engine, SampledRequestsDependOnTheirSeedNotTheirNeighbours) {
   SamplingParams p;
   p.max_tokens = 20;

@@ -26,9 +26,12 @@ inline serving::ModelConfig tiny() {
 }
 
 inline const serving::Model& tiny_model(const std::string& backend = "cpu_ref") {
+  // The registry first: statics die in reverse order, and a model's HAL buffers
+  // must be freed while its backend is still loaded.
+  auto& reg = registry();
   static std::map<std::string, std::unique_ptr<serving::Model>> models;
   auto& m = models[backend];
-  if (!m) m = std::make_unique<serving::Model>(tiny(), serving::choose_backend(registry(), backend));
+  if (!m) m = std::make_unique<serving::Model>(tiny(), serving::choose_backend(reg, backend));
   return *m;
 }
 

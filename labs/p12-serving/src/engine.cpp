@@ -26,14 +26,14 @@ void validate(const EngineOptions& o, const ModelConfig& model) {
   auto positive = [](std::size_t v, const char* name) {
     if (v == 0) throw std::invalid_argument(fmt::format("{} must be at least 1", name));
   };
-  positive(o.block_size, "block_size");
-  positive(o.kv_blocks, "kv_blocks");
-  positive(o.max_running, "max_running");
-  positive(o.max_batched_tokens, "max_batched_tokens");
-  positive(o.max_waiting, "max_waiting");
+  positive(o.block_size, "--block-size");
+  positive(o.kv_blocks, "--kv-blocks");
+  positive(o.max_running, "--max-running");
+  positive(o.max_batched_tokens, "--max-batched-tokens");
+  positive(o.max_waiting, "--max-waiting");
   if (o.block_size * o.kv_blocks < model.max_context)
     throw std::invalid_argument(fmt::format(
-        "kv_blocks ({}) x block_size ({}) must hold one full context of {} tokens", o.kv_blocks, o.block_size,
+        "--kv-blocks ({}) x --block-size ({}) must hold one full context of {} tokens", o.kv_blocks, o.block_size,
         model.max_context));
 }
 
@@ -194,7 +194,10 @@ std::vector<TokenEvent> Engine::step() {
     budget -= s.take;
   }
   // Admission, oldest first; a request the pool cannot hold yet waits (FCFS, no overtaking).
-  while (budget > 0 && !waiting_.empty() && running_.size() < options_.max_running) {
+  // A static batch is admitted whole, its prompts then prefilled under the budget.
+  const bool may_admit = !options_.static_batching || running_.empty();
+  while (may_admit && (budget > 0 || options_.static_batching) && !waiting_.empty() &&
+         running_.size() < options_.max_running) {
     Seq& s = *waiting_.front();
     if (!admit(s)) break;
     s.take = std::min(s.tokens.size() - s.computed, budget);

@@ -42,6 +42,9 @@ struct EngineOptions {
   std::size_t max_batched_tokens = 256;  // tokens per step (P07's prefill chunk budget, decodes included)
   std::size_t max_waiting = 64;        // queued requests beyond which submit() refuses (HTTP 429)
   bool prefix_cache = true;
+  // Static batching, the baseline continuous batching is measured against: a
+  // batch is admitted only when the previous one has fully drained.
+  bool static_batching = false;
 };
 
 // Throws std::invalid_argument naming the option when it is zero or the pool

@@ -1,0 +1,199 @@
+#include "serving/load_generator.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "batching/trace.hpp"
+#include "gpulab/cli.hpp"
+#include "gpulab/json.hpp"
+#include "gpulab/rng.hpp"
+#include "gpulab/table.hpp"
+#include "serving/server.hpp"
+
+namespace serving {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using gpulab::Json;
+
+struct Target {
+  std::string host;
+  int port = 0;
+};
+
+Target parse_url(const std::string& url) {
+  const std::string scheme = "http://";
+  if (url.rfind(scheme, 0) != 0) throw gpulab::UsageError(fmt::format("--url: expected http://HOST:PORT, got '{}'", url));
+  std::string rest = url.substr(scheme.size());
+  if (!rest.empty() && rest.back() == '/') rest.pop_back();
+  try {
+    const ListenAddress a = parse_listen(rest);
+    if (a.port == 0) throw gpulab::UsageError("");
+    return {a.host, a.port};
+  } catch (const gpulab::UsageError&) {
+    throw gpulab::UsageError(fmt::format("--url: expected http://HOST:PORT, got '{}'", url));
+  }
+}
+
+struct Result {
+  bool served = false, refused = false, failed = false;
+  std::string error;
+  double first_ms = 0, finish_ms = 0, worst_gap_ms = 0;
+  std::uint32_t tokens = 0, cached = 0;
+};
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+void one_request(const Target& t, const std::vector<int>& prompt, std::uint32_t max_tokens, Clock::time_point t0,
+                 Result& out) {
+  httplib::Client c(t.host, t.port);
+  c.set_read_timeout(600, 0);
+  c.set_connection_timeout(30, 0);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = Json({{"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}, {"stream", true}}).dump();
+  std::string buffer, body;
+  double last = 0;
+  bool finished = false;
+  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    buffer.append(data, n);
+    body.append(data, n);
+    for (std::size_t end; (end = buffer.find("\n\n")) != std::string::npos;) {
+      const std::string event = buffer.substr(0, end);
+      buffer.erase(0, end + 2);
+      if (event.rfind("data: ", 0) != 0 || event == "data: [DONE]") continue;
+      const double now = ms_since(t0);
+      const Json j = Json::parse(event.substr(6), nullptr, false);
+      if (j.is_discarded()) continue;
+      if (out.tokens == 0)
+        out.first_ms = now;
+      else
+        out.worst_gap_ms = std::max(out.worst_gap_ms, now - last);
+      last = now;
+      ++out.tokens;
+      if (!j["choices"][0]["finish_reason"].is_null()) {
+        finished = true;
+        out.finish_ms = now;
+        out.cached = j["usage"]["prompt_tokens_details"]["cached_tokens"].get<std::uint32_t>();
+      }
+    }
+    return true;
+  };
+  httplib::Response res;
+  httplib::Error err = httplib::Error::Success;
+  // A refusal (429, 400) arrives as a plain JSON body: the receiver collected it.
+  if (!c.send(req, res, err)) {
+    out.failed = true;
+    out.error = httplib::to_string(err);
+    return;
+  }
+  if (res.status == 429) {
+    out.refused = true;
+  } else if (res.status != 200 || !finished) {
+    out.failed = true;
+    out.error = fmt::format("HTTP {}: {}", res.status, body.substr(0, 200));
+  } else {
+    out.served = true;
+  }
+}
+
+}  // namespace
+
+int run_loadgen(const LoadOptions& o) {
+  const Target target = parse_url(o.url);
+  if (!(o.speed > 0)) throw gpulab::UsageError("--speed must be > 0");
+  auto reqs = batching::load_trace(o.trace);
+  if (o.max_requests > 0 && reqs.size() > o.max_requests) reqs.resize(o.max_requests);
+  if (reqs.empty()) throw gpulab::UsageError(fmt::format("{}: no requests", o.trace));
+
+  httplib::Client probe(target.host, target.port);
+  probe.set_connection_timeout(10, 0);
+  auto models = probe.Get("/v1/models");
+  if (!models || models->status != 200)
+    throw gpulab::RunError(fmt::format("cannot reach {}: {}", o.url,
+                                       models ? fmt::format("HTTP {}", models->status) : httplib::to_string(models.error())));
+  const auto context = Json::parse(models->body)["data"][0]["max_model_len"].get<std::uint32_t>();
+
+  // The trace's lengths are for big models: fit each request into this model's context.
+  std::size_t clipped = 0;
+  gpulab::Rng rng(o.seed);
+  std::vector<std::vector<int>> prompts;
+  if (o.shared_prefix + 4 > context)
+    throw gpulab::UsageError(fmt::format("--shared-prefix must be at most {} for a context of {}", context - 4, context));
+  std::vector<int> prefix(o.shared_prefix);
+  for (int& id : prefix) id = static_cast<int>(rng.uniform_int(32, 126));
+  for (auto& r : reqs) {
+    // The shared prefix comes on top of the trace's own prompt.
+    const auto own = std::clamp<std::uint32_t>(r.prompt_tokens, 1, static_cast<std::uint32_t>((context - o.shared_prefix) / 2));
+    const auto prompt = static_cast<std::uint32_t>(o.shared_prefix) + own;
+    std::uint32_t output = std::clamp<std::uint32_t>(r.output_tokens, 1, context - prompt - 1);
+    if (o.max_output > 0) output = std::min<std::uint32_t>(output, static_cast<std::uint32_t>(o.max_output));
+    if (own != r.prompt_tokens || output != r.output_tokens) ++clipped;
+    r.prompt_tokens = prompt;
+    r.output_tokens = output;
+    r.arrival_ms /= o.speed;
+    std::vector<int> ids = prefix;
+    for (std::uint32_t k = 0; k < own; ++k) ids.push_back(static_cast<int>(rng.uniform_int(32, 126)));
+    prompts.push_back(std::move(ids));
+  }
+
+  std::vector<Result> results(reqs.size());
+  std::vector<std::thread> threads;
+  const auto t0 = Clock::now();
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double, std::milli>(reqs[i].arrival_ms)));
+    threads.emplace_back(one_request, target, std::cref(prompts[i]), reqs[i].output_tokens, t0, std::ref(results[i]));
+  }
+  for (auto& t : threads) t.join();
+
+  std::vector<batching::Outcome> outs(reqs.size());
+  std::size_t refused = 0, failed = 0;
+  std::string first_error;
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    const Result& r = results[i];
+    refused += r.refused;
+    if (r.failed && failed++ == 0) first_error = r.error;
+    outs[i] = {r.served, r.first_ms, r.finish_ms, r.worst_gap_ms, r.cached};
+    if (r.served) reqs[i].output_tokens = r.tokens;
+  }
+  const batching::Metrics m = batching::summarize(reqs, outs, o.slo);
+  if (o.json) {
+    gpulab::print_json({{"requests", m.requests},     {"completed", m.completed},
+                        {"refused_429", refused},     {"failed", failed},
+                        {"clipped", clipped},         {"ttft_p50_ms", m.ttft_p50},
+                        {"ttft_p99_ms", m.ttft_p99},  {"tpot_p50_ms", m.tpot_p50},
+                        {"tpot_p99_ms", m.tpot_p99},  {"throughput_tok_s", m.throughput_tok_s},
+                        {"goodput_tok_s", m.goodput_tok_s}, {"slo_met", m.slo_met},
+                        {"cached_tokens", m.cached_tokens}});
+  } else {
+    fmt::print("{} requests from {} at {}x speed against {} ({} clipped to the model's context of {}"
+               " or --max-output), {}-token shared prefix\n",
+               m.requests, o.trace, o.speed, o.url, clipped, context, o.shared_prefix);
+    gpulab::Table t;
+    for (const char* h : {"completed", "429", "failed", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms",
+                          "tok/s", "goodput_tok/s", "slo_met", "cached_tok"})
+      t.column(h);
+    t.row({std::to_string(m.completed), std::to_string(refused), std::to_string(failed),
+           fmt::format("{:.1f}", m.ttft_p50), fmt::format("{:.1f}", m.ttft_p99), fmt::format("{:.1f}", m.tpot_p50),
+           fmt::format("{:.1f}", m.tpot_p99), fmt::format("{:.1f}", m.throughput_tok_s),
+           fmt::format("{:.1f}", m.goodput_tok_s), std::to_string(m.slo_met), std::to_string(m.cached_tokens)});
+    fmt::print("{}", t.render());
+    fmt::print("SLO: TTFT < {} ms and TPOT < {} ms\n", o.slo.ttft_ms, o.slo.tpot_ms);
+  }
+  if (failed > 0) {
+    fmt::print(stderr, "gpulab-serve loadgen: {} requests failed; the first: {}\n", failed, first_error);
+    return gpulab::kExitCheckFailed;
+  }
+  return gpulab::kExitOk;
+}
+
+}  // namespace serving
