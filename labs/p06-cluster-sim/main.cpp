@@ -11,6 +11,7 @@
 #include "cluster_sim/simulator.hpp"
 #include "cluster_sim/trace.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/flag_checks.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/inventory/inventory_json.hpp"
 #include "gpulab/json.hpp"
@@ -154,11 +155,14 @@ int main(int argc, char** argv) {
                          ->capture_default_str();
   for (auto* o : {nodes_opt, gpus_opt, cpus_opt, island_opt}) inventory_opt->excludes(o);
   run->add_option("--island-penalty", cfg.island_penalty, "Duration factor for a job split across islands")
+      ->check(gpulab::finite_in(0, 1e6))
       ->capture_default_str();
   run->add_option("--node-penalty", cfg.node_penalty, "Duration factor for a job split across nodes")
+      ->check(gpulab::finite_in(0, 1e6))
       ->capture_default_str();
   run->add_flag("--preempt", cfg.preempt, "Higher-priority jobs evict lower-priority ones");
   run->add_option("--checkpoint-penalty", cfg.checkpoint_penalty, "Work added to a preempted job")
+      ->check(gpulab::finite_in(-1e12, 1e12))
       ->capture_default_str();
   run->add_flag("--backfill", cfg.backfill, "EASY backfill behind a blocked queue head");
   run->add_option("--backfill-depth", cfg.backfill_depth, "Queued jobs examined for backfill")
@@ -181,13 +185,19 @@ int main(int argc, char** argv) {
   double checkpoint = 30, island_penalty = 1.5, node_penalty = 3.0;
   auto* pre = app.add_subcommand("preemption", "Extension 1: preemption with a checkpoint penalty");
   pre->add_option("--trace", ext_trace, "Trace (default: traces/preemption.csv, built in)");
-  pre->add_option("--checkpoint-penalty", checkpoint, "Work added to a preempted job")->capture_default_str();
+  pre->add_option("--checkpoint-penalty", checkpoint, "Work added to a preempted job")
+      ->check(gpulab::finite_in(-1e12, 1e12))
+      ->capture_default_str();
   auto* drf = app.add_subcommand("drf", "Extension 2: DRF vs FIFO across tenants with GPU and CPU demands");
   drf->add_option("--trace", ext_trace, "Trace (default: traces/drf.csv, built in)");
   auto* topo = app.add_subcommand("topology", "Extension 3: NVLink islands and topology_aware placement");
   topo->add_option("--trace", ext_trace, "Trace (default: traces/topology.csv, built in)");
-  topo->add_option("--island-penalty", island_penalty, "Duration factor across islands")->capture_default_str();
-  topo->add_option("--node-penalty", node_penalty, "Duration factor across nodes")->capture_default_str();
+  topo->add_option("--island-penalty", island_penalty, "Duration factor across islands")
+      ->check(gpulab::finite_in(0, 1e6))
+      ->capture_default_str();
+  topo->add_option("--node-penalty", node_penalty, "Duration factor across nodes")
+      ->check(gpulab::finite_in(0, 1e6))
+      ->capture_default_str();
   auto* bf = app.add_subcommand("backfill", "Extension 4: EASY backfill vs strict FIFO");
   bf->add_option("--trace", ext_trace, "Trace (default: traces/backfill.csv, built in)");
   auto* ext = app.add_subcommand("extensions", "All four extension tables");

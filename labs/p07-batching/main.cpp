@@ -9,6 +9,7 @@
 
 #include "batching/scenarios.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/plot.hpp"
 
@@ -38,6 +39,7 @@ int emit(const Shared& s, const Report& r) {
 
 void add_workload_flags(CLI::App& app, Shared& s) {
   app.add_option("--rate", s.setup.workload.rate_per_s, "Poisson arrival rate (requests/s)")
+      ->check(gpulab::finite_in(0, 1e9))
       ->capture_default_str();
   app.add_option("--requests", s.setup.workload.requests, "Requests to simulate")
       ->capture_default_str();

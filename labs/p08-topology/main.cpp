@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
 #include "topology/cluster.hpp"
 #include "topology/report.hpp"
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
                  "Cluster description (JSON); default: the curriculum's 4 x 8 cluster");
   app.add_option("--message-mib", o.message_mib,
                  "All-reduce message (TP activation, DP gradient bucket), MiB")
+      ->check(gpulab::finite_in(0, 1e9))
       ->capture_default_str();
   app.add_option("--layers", o.layers, "TP all-reduces per step (one per layer)")
       ->capture_default_str();
