@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <gpulab/cli.hpp>
+#include "gpulab/emit_report.hpp"
 #include <gpulab/file.hpp>
 #include <gpulab/json.hpp>
 #include <gpulab/output_file.hpp>
@@ -34,15 +35,6 @@ auto or_report(const std::string& file, F&& front_end) {
   }
 }
 
-// The report as text or as one JSON document; exit 1 when a check failed.
-template <class Report>
-int emit(const Report& r, const gpulab::CommonOptions& common) {
-  if (common.json)
-    gpulab::print_json(to_json(r));
-  else
-    fmt::print("{}", render(r));
-  return r.pass() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
-}
 
 // ptxc compile FILE
 int cmd_compile(const std::string& file, const std::string& out_path, const std::string& stage,
@@ -75,7 +67,7 @@ int cmd_run(ptxc::RunRequest q, const gpulab::CommonOptions& common) {
     q.against = &*other;
   }
   q.seed = common.seed;
-  return emit(ptxc::run_kernels(c, q), common);
+  return gpulab::emit_report(ptxc::run_kernels(c, q), common.json);
 }
 
 }  // namespace
@@ -137,6 +129,6 @@ int main(int argc, char** argv) {
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
     if (*compile) return cmd_compile(file, out_path, stage, flags);
     if (*run) return cmd_run({file, kernel, against, nullptr, device, flags, common.seed}, common);
-    return emit(ptxc::run_suite_report(flags, common.seed, dump), common);
+    return gpulab::emit_report(ptxc::run_suite_report(flags, common.seed, dump), common.json);
   });
 }

@@ -7,6 +7,7 @@
 #include "caching_alloc/reports.hpp"
 #include "caching_alloc/trace.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/emit_report.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/plot.hpp"
 #include "gpulab/progress.hpp"
@@ -55,15 +56,6 @@ void add_allocator_flags(CLI::App& sub, Flags& f) {
       ->capture_default_str();
 }
 
-// The report as text or as one JSON document; exit 1 when a check failed.
-template <class Report>
-int emit(const Report& r, const Flags& f) {
-  if (f.common.json)
-    gpulab::print_json(to_json(r));
-  else
-    fmt::print("{}", render(r));
-  return r.pass() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
-}
 
 int run_replay(const Flags& f) {
   ReplayReport r{f.trace_path, {}};
@@ -74,7 +66,7 @@ int run_replay(const Flags& f) {
       if (done % 4096 == 0) progress.update(done);
     });
   }
-  const int rc = emit(r, f);
+  const int rc = gpulab::emit_report(r, f.common.json);
   if (!f.plot_path.empty()) gpulab::write_svg_plot(replay_plot(r), f.plot_path);
   if (!f.metrics_out.empty())
     write_metrics_file(f.metrics_out, r.result.stats,
@@ -85,14 +77,14 @@ int run_replay(const Flags& f) {
 int run_metrics_cmd(const Flags& f) {
   const MetricsReport r =
       run_metrics(load_trace_file(f.trace_path), f.capacity_mib * kMiB, config_of(f));
-  const int rc = emit(r, f);
+  const int rc = gpulab::emit_report(r, f.common.json);
   if (!f.metrics_out.empty()) write_metrics_file(f.metrics_out, r.stats, r.largest_cached);
   return rc;
 }
 
 int run_sawtooth_cmd(const Flags& f) {
   const SawtoothReport r = run_sawtooth_report(config_of(f), f.idle_ticks);
-  const int rc = emit(r, f);
+  const int rc = gpulab::emit_report(r, f.common.json);
   if (!f.plot_path.empty()) gpulab::write_svg_plot(sawtooth_plot(r), f.plot_path);
   return rc;
 }
@@ -142,8 +134,8 @@ int main(int argc, char** argv) {
   return gpulab::run_program(kProgram, app, argc, argv, [&] {
     if (replay->parsed()) return run_replay(f);
     if (metrics->parsed()) return run_metrics_cmd(f);
-    if (fit->parsed()) return emit(run_fit(config_of(f), f.common.seed, f.steps), f);
+    if (fit->parsed()) return gpulab::emit_report(run_fit(config_of(f), f.common.seed, f.steps), f.common.json);
     if (saw->parsed()) return run_sawtooth_cmd(f);
-    return emit(run_demos(), f);
+    return gpulab::emit_report(run_demos(), f.common.json);
   });
 }

@@ -9,6 +9,7 @@
 
 #include "batching/scenarios.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/emit_report.hpp"
 #include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/plot.hpp"
@@ -30,11 +31,7 @@ struct Shared {
 template <class Report>
 int emit(const Shared& s, const Report& r) {
   if (!s.metrics_out.empty()) r.serving.write(s.metrics_out);
-  if (s.common.json)
-    gpulab::print_json(to_json(r));
-  else
-    fmt::print("{}", render(r));
-  return gpulab::kExitOk;
+  return gpulab::emit_report(r, s.common.json);
 }
 
 void add_workload_flags(CLI::App& app, Shared& s) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/emit_report.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/plot.hpp"
 #include "paged_kv/metrics_out.hpp"
@@ -19,15 +20,6 @@ using namespace paged_kv;
 
 constexpr const char* kProgram = "paged-kv";
 
-// One report, as the README's text or as one JSON document; exit 1 when a check failed.
-template <class Report>
-int emit(const Report& r, const gpulab::CommonOptions& common) {
-  if (common.json)
-    gpulab::print_json(to_json(r));
-  else
-    fmt::print("{}", render(r));
-  return r.pass() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
-}
 
 }  // namespace
 
@@ -177,25 +169,25 @@ int main(int argc, char** argv) {
           "prefix-cache or evict)",
           app.get_subcommands().front()->get_name()));
     const bool metrics = !metrics_out.empty();
-    if (kv_cmd->parsed()) return emit(run_kv_math(kv), common);
-    if (beam_cmd->parsed()) return emit(run_beam(beam, common.seed), common);
+    if (kv_cmd->parsed()) return gpulab::emit_report(run_kv_math(kv), common.json);
+    if (beam_cmd->parsed()) return gpulab::emit_report(run_beam(beam, common.seed), common.json);
     if (px_cmd->parsed()) {
       const auto r = run_prefix_cache(px, common.seed);
       if (metrics) write_metrics_file(metrics_out, prefix_cache_metrics(r.runs));
-      return emit(r, common);
+      return gpulab::emit_report(r, common.json);
     }
     if (ev_cmd->parsed()) {
       const auto r = run_evict(ev);
       if (metrics) write_metrics_file(metrics_out, eviction_metrics(r.runs));
-      return emit(r, common);
+      return gpulab::emit_report(r, common.json);
     }
     if (sw_cmd->parsed()) {
       const auto r = run_sweep(sw, common.seed, common.quick);
       if (!plot.empty()) gpulab::write_svg_plot(sweep_plot(r), plot);
-      return emit(r, common);
+      return gpulab::emit_report(r, common.json);
     }
     const auto r = run_demo(demo);
     if (metrics) write_metrics_file(metrics_out, sharing_metrics(r.share, demo.pool_blocks));
-    return emit(r, common);
+    return gpulab::emit_report(r, common.json);
   });
 }

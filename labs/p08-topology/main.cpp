@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/emit_report.hpp"
 #include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
 #include "topology/cluster.hpp"
@@ -13,15 +14,6 @@
 
 namespace {
 
-// The report as text or as one JSON document.
-template <class Report>
-int emit(const Report& r, const gpulab::CommonOptions& common) {
-  if (common.json)
-    gpulab::print_json(to_json(r));
-  else
-    fmt::print("{}", render(r));
-  return gpulab::kExitOk;
-}
 
 }  // namespace
 
@@ -71,13 +63,13 @@ int main(int argc, char** argv) {
 
   return gpulab::run_program("topo-sim", app, argc, argv, [&] {
     topo::validate(o);
-    if (cal->parsed()) return emit(topo::run_calibration(world, common.quick), common);
+    if (cal->parsed()) return gpulab::emit_report(topo::run_calibration(world, common.quick), common.json);
     topo::Cluster c = topo::curriculum_cluster();
     if (!topology.empty()) {
       auto loaded = topo::load_cluster(topology);
       if (!loaded) throw gpulab::UsageError(loaded.error().message);
       c = loaded.value();
     }
-    return emit(topo::build_report(c, o), common);
+    return gpulab::emit_report(topo::build_report(c, o), common.json);
   });
 }
