@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
   auto* pre = app.add_subcommand("preemption", "Extension 1: preemption with a checkpoint penalty");
   pre->add_option("--trace", ext_trace, "Trace (default: traces/preemption.csv, built in)");
   pre->add_option("--checkpoint-penalty", checkpoint, "Work added to a preempted job")
-      ->check(gpulab::finite_in(-1e12, 1e12))
+      ->check(gpulab::finite_in(0, 1e12))
       ->capture_default_str();
   auto* drf = app.add_subcommand("drf", "Extension 2: DRF vs FIFO across tenants with GPU and CPU demands");
   drf->add_option("--trace", ext_trace, "Trace (default: traces/drf.csv, built in)");

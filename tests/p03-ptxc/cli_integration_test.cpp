@@ -77,7 +77,7 @@ TEST(PtxcCli, HugeExpressionAndDirectoryAreOneErrorEach) {
   EXPECT_NE(r.out.find("ptxc: error: 1 error in "), std::string::npos) << r.out.substr(0, 300);
   const auto dir = run("run /");
   EXPECT_EQ(dir.exit_code, 2);
-  EXPECT_EQ(dir.out, "ptxc: error: cannot read '/': Is a directory\n");
+  EXPECT_EQ(dir.out, "ptxc: error: '/' is a directory, not a file\n");
 }
 
 TEST(PtxcCli, RemovingTheGuardFailsTheDifferentialTestWithTheFaultingThread) {

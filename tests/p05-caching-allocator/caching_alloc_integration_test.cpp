@@ -58,10 +58,10 @@ TEST(CachingAllocProgram, MissingFileAndBadFlagsExit2) {
   // A directory or an endless device is one error line naming it, read under the size cap.
   const ProgramRun dir = run("metrics /");
   EXPECT_EQ(dir.exit_code, 2);
-  EXPECT_EQ(dir.out, "caching-alloc: error: cannot read '/': Is a directory\n");
+  EXPECT_EQ(dir.out, "caching-alloc: error: '/' is a directory, not a file\n");
   const ProgramRun zero = run("replay /dev/zero");
   EXPECT_EQ(zero.exit_code, 2);
-  EXPECT_EQ(zero.out, "caching-alloc: error: '/dev/zero' is larger than 256 MiB\n");
+  EXPECT_EQ(zero.out, "caching-alloc: error: '/dev/zero' is a device, not a file\n");
   EXPECT_EQ(run("replay").exit_code, 2);
   EXPECT_EQ(run("--bogus").exit_code, 2);
   EXPECT_EQ(run("replay traces/sample.csv --fit worst").exit_code, 2);

@@ -108,8 +108,8 @@ TEST(Reports, TraceFileIsReadUnderTheCap) {
     }
     return "";
   };
-  EXPECT_EQ(error_of("/"), "cannot read '/': Is a directory");
-  EXPECT_EQ(error_of("/dev/zero"), "'/dev/zero' is larger than 256 MiB");
+  EXPECT_EQ(error_of("/"), "'/' is a directory, not a file");
+  EXPECT_EQ(error_of("/dev/zero"), "'/dev/zero' is a device, not a file");
   EXPECT_EQ(error_of("/nonexistent/t.csv"),
             "cannot open '/nonexistent/t.csv': No such file or directory");
 }

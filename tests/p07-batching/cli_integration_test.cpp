@@ -78,7 +78,7 @@ TEST(BatchingSimCli, TraceReplayAndBadTraceLine) {
   EXPECT_EQ(run("--trace /nonexistent.csv").exit_code, 2);
   const ProgramRun dir = run("--trace /");
   EXPECT_EQ(dir.exit_code, 2);
-  EXPECT_EQ(dir.err, "batching-sim: error: cannot read '/': Is a directory\n");
+  EXPECT_EQ(dir.err, "batching-sim: error: '/' is a directory, not a file\n");
 }
 
 TEST(BatchingSimCli, SubcommandsRunAndHelpExitsZero) {

@@ -90,8 +90,8 @@ std::string load_error(const std::string& path) {
 // A trace is read under a size cap: a directory or an endless device is one
 // error naming the file, not an empty trace or an exhausted memory.
 TEST(Trace, DirectoryAndEndlessFileAreRefused) {
-  EXPECT_EQ(load_error("/"), "cannot read '/': Is a directory");
-  EXPECT_EQ(load_error("/dev/zero"), "'/dev/zero' is larger than 256 MiB");
+  EXPECT_EQ(load_error("/"), "'/' is a directory, not a file");
+  EXPECT_EQ(load_error("/dev/zero"), "'/dev/zero' is a device, not a file");
 }
 
 TEST(Workload, RejectsImpossibleSpecs) {

@@ -126,10 +126,10 @@ TEST(ClusterYaml, AliasBombDepthAndSizeAreCapped) {
 TEST(Cluster, UnreadableFilesAreRefusedByName) {
   auto r = topo::load_cluster("/");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "cannot read '/': Is a directory");
+  EXPECT_EQ(r.error().message, "'/' is a directory, not a file");
   r = topo::load_cluster("/dev/zero");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "'/dev/zero' is larger than 64 MiB");
+  EXPECT_EQ(r.error().message, "'/dev/zero' is a device, not a file");
 }
 
 }  // namespace

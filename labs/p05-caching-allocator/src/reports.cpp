@@ -35,6 +35,9 @@ std::vector<TraceEvent> load_trace_file(const std::string& path) {
   if (!text) throw gpulab::UsageError(text.error().message);
   auto parsed = parse_trace(text.value());
   if (!parsed) throw gpulab::UsageError(fmt::format("{}: {}", path, parsed.error().message));
+  // A trace with no events replays nothing and would print an all-zero report that looks
+  // like a result: an empty file is almost always the wrong path or a failed export.
+  if (parsed.value().empty()) throw gpulab::UsageError(fmt::format("{}: the trace has no events", path));
   return std::move(parsed).value();
 }
 
