@@ -159,8 +159,9 @@ int main(int argc, char** argv) {
   gpulab::CommonOptions common;
   gpulab::add_json_flag(app, common);
   std::string artifacts = PTX_DISSECT_ARTIFACTS;
-  app.add_option("--artifacts", artifacts, "Directory with the nvcc outputs the build made")
-      ->capture_default_str();
+  auto* artifacts_opt =
+      app.add_option("--artifacts", artifacts, "Directory with the nvcc outputs the build made")
+          ->capture_default_str();
   std::string cuobjdump = PTX_DISSECT_CUOBJDUMP;
   app.add_option("--cuobjdump", cuobjdump,
                  "cuobjdump for the SASS rows (default: the one the build found; empty: SKIP)")
@@ -186,6 +187,10 @@ int main(int argc, char** argv) {
   gpulab::add_json_flag(*pipeline, common);
 
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
+    // Missing artifacts are a skip only where the build made none (no nvcc); a directory the
+    // user named that is not there is their mistake, not a missing toolkit.
+    if (artifacts_opt->count() > 0 && !std::filesystem::is_directory(artifacts))
+      throw gpulab::UsageError(fmt::format("--artifacts {}: no such directory", artifacts));
     if (*load) return cmd_load_table(fatbin, common);
     if (*pipeline) {
       if (dryrun.empty()) {

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -36,10 +37,18 @@ TEST(PtxDissectCli, BadInputExitsTwoWithOneLine) {
   }
 }
 
+// A build without nvcc leaves its artifacts directory empty: that is a skip. A directory the
+// user names that does not exist is their mistake: an error, not "install the CUDA Toolkit".
 TEST(PtxDissectCli, MissingArtifactsAreASkipNotAFailure) {
-  const auto r = run("--artifacts /nonexistent-dir");
+  const std::string empty = ::testing::TempDir() + "ptx-dissect-no-artifacts-" + std::to_string(::getpid());
+  std::filesystem::create_directories(empty);
+  const auto r = run("--artifacts '" + empty + "'");
   EXPECT_EQ(r.exit_code, 77) << r.out;
   EXPECT_NE(r.out.find("ptx-dissect: SKIPPED: no nvcc artifacts"), std::string::npos) << r.out;
+  const auto wrong = run("--artifacts /nonexistent-dir");
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
+  EXPECT_EQ(wrong.out, "ptx-dissect: error: --artifacts /nonexistent-dir: no such directory\n");
+  std::filesystem::remove_all(empty);
 }
 
 namespace {
@@ -108,9 +117,12 @@ TEST(PtxDissectCli, PipelineRefusesWhatIsNotADryRun) {
   const auto missing = run("pipeline --from /no/such/dryrun.txt");
   EXPECT_EQ(missing.exit_code, 2) << missing.out;
   EXPECT_EQ(missing.out.rfind("ptx-dissect: error: ", 0), 0U) << missing.out;
-  const auto unbuilt = run("--artifacts /nonexistent-dir pipeline");
+  const std::string empty = ::testing::TempDir() + "ptx-dissect-unbuilt-" + std::to_string(::getpid());
+  std::filesystem::create_directories(empty);
+  const auto unbuilt = run("--artifacts '" + empty + "' pipeline");
   EXPECT_EQ(unbuilt.exit_code, 77) << unbuilt.out;
-  EXPECT_NE(unbuilt.out.find("ptx-dissect: SKIPPED: no /nonexistent-dir/nvcc-dryrun.txt"),
+  EXPECT_NE(unbuilt.out.find("ptx-dissect: SKIPPED: no " + empty + "/nvcc-dryrun.txt"),
             std::string::npos)
       << unbuilt.out;
+  std::filesystem::remove_all(empty);
 }

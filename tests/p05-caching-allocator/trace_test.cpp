@@ -15,6 +15,15 @@ std::string error_of(std::string_view text) {
   return r.ok() ? std::string("(parsed)") : r.error().message;
 }
 
+// Excel's CSV export starts with a UTF-8 byte-order mark; the header still reads as a header.
+TEST(TraceParser, AcceptsAByteOrderMarkBeforeTheHeader) {
+  const auto r = parse_trace("\xEF\xBB\xBFop,id,size,stream\nalloc,a,1024,0\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().size(), 1u);
+  EXPECT_EQ(error_of("alloc,a,1024,0\n\xEF\xBB\xBF" "free,a,,\n").find("line 2"), 0u)
+      << "a mark anywhere but the start is still an error";
+}
+
 TEST(TraceParser, AcceptsHeaderCommentsBlanksAndCrlf) {
   const auto r = parse_trace("op,id,size,stream\r\n# comment\n\nalloc, a ,1024,0\r\nfree,a,,\n");
   ASSERT_TRUE(r.ok()) << r.error().message;

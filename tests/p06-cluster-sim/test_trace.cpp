@@ -134,3 +134,9 @@ TEST(Trace, LoadRefusesDirectoriesDevicesAndMissingFiles) {
   EXPECT_NE(message("/dev/zero").find("(accepted)"), 0u);
   EXPECT_NE(message("/nonexistent/trace.csv").find("/nonexistent/trace.csv"), std::string::npos);
 }
+
+// Excel's CSV export starts with a UTF-8 byte-order mark; the header still reads as a header.
+TEST(Trace, AcceptsAByteOrderMarkBeforeTheHeader) {
+  std::istringstream in("\xEF\xBB\xBFid,arrival,gpus,duration\nA,0,2,10\n");
+  EXPECT_EQ(cs::parse_trace(in, "t.csv").size(), 1u);
+}

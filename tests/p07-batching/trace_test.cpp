@@ -107,4 +107,9 @@ TEST(Workload, RejectsImpossibleSpecs) {
 }
 
 }  // namespace
+// Excel's CSV export starts with a UTF-8 byte-order mark; the header still reads as a header.
+TEST(Trace, AcceptsAByteOrderMarkBeforeTheHeader) {
+  EXPECT_EQ(parse("\xEF\xBB\xBF" "arrival_ms,prompt_tokens,output_tokens\n0,10,5\n").size(), 1u);
+}
+
 }  // namespace batching

@@ -6,6 +6,7 @@
 
 #include "caching_alloc/replay.hpp"
 #include "gpulab/text.hpp"
+#include "gpulab/utf8_bom.hpp"
 
 namespace caching_alloc {
 
@@ -54,7 +55,7 @@ gpulab::Expected<std::vector<TraceEvent>> parse_trace(std::string_view text) {
         text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
-    const std::string_view line = trim(raw);
+    const std::string_view line = trim(line_no == 1 ? gpulab::without_utf8_bom(raw) : raw);
     if (line.empty() || line.front() == '#') continue;
     if (line == "op,id,size,stream") continue;  // the header
 

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/utf8_bom.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/rng.hpp"
 #include "gpulab/text.hpp"
@@ -31,7 +32,7 @@ std::vector<Job> parse_trace(std::istream& in, const std::string& source) {
   bool header_allowed = true;  // only before the first data row
   while (std::getline(in, raw)) {
     ++line_no;
-    const std::string_view line = trim(raw);
+    const std::string_view line = trim(line_no == 1 ? gpulab::without_utf8_bom(raw) : raw);
     if (line.empty() || line.front() == '#') continue;
     auto fail = [&](const std::string& what) {
       throw gpulab::UsageError(fmt::format("{}:{}: {}", source, line_no, what));

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/utf8_bom.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/text.hpp"
 
@@ -98,7 +99,7 @@ std::vector<Request> parse_trace(std::istream& in, const std::string& name) {
   };
   while (std::getline(in, line)) {
     ++lineno;
-    const std::string_view text = trim(line);
+    const std::string_view text = trim(lineno == 1 ? gpulab::without_utf8_bom(line) : line);
     if (text.empty() || text.front() == '#') continue;
     const auto f = split(text);
     if (layout == Layout::kUnknown) {
