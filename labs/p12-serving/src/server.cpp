@@ -128,7 +128,12 @@ void Server::Impl::serve_stream(httplib::Response& res, RequestId id, std::share
   EngineLoop* engine = loop;
   const std::string model_name = model.name;
   res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
+  // Close-delimited rather than chunked: the Debian libcpp-httplib's chunked
+  // done() reads a function-local static string whose guarded initialisation
+  // happens inside the uninstrumented library, which TSan reports as a race
+  // between concurrent streams. An SSE body ended by closing the connection is
+  // equally valid HTTP/1.1, and every SSE client reads it.
+  res.set_content_provider(
       "text/event-stream",
       [=](std::size_t, httplib::DataSink& sink) {
         auto send = [&](const gpulab::Json& j) {
