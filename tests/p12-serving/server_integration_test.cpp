@@ -110,6 +110,19 @@ TEST(Server, StreamingSendsTheSameTextAsServerSentEvents) {
   EXPECT_EQ(last["usage"]["completion_tokens"], 7);
 }
 
+// A second server on a port that is taken refuses to start with one line, exit 1.
+TEST(Server, ASecondServerOnATakenPortRefusesToStart) {
+  ServerProcess first(kTiny);
+  ASSERT_NE(first.port(), 0);
+  const auto second = gpulab_test::run_program(
+      "gpulab-serve", "--model tiny --backend cpu_ref --listen 127.0.0.1:" + std::to_string(first.port()));
+  EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
+  EXPECT_NE(second.err.find("gpulab-serve: error: cannot listen on 127.0.0.1:" +
+                            std::to_string(first.port())),
+            std::string::npos)
+      << second.err;
+}
+
 TEST(Server, ModelsHealthAndMetrics) {
   ServerProcess s(kTiny);
   ASSERT_TRUE(s.up());

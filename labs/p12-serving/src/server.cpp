@@ -179,6 +179,12 @@ Server::Server(EngineLoop& loop, const ModelConfig& model, const ServerOptions& 
   const std::size_t threads = std::max<std::size_t>(2, options.threads);
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_tcp_nodelay(true);
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server on a
+  // taken port starts and silently takes half the connections instead of refusing.
+  http.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http.set_payload_max_length(options.max_body_bytes);
   http.set_read_timeout(options.read_timeout_s, 0);
   http.set_write_timeout(options.write_timeout_s, 0);
