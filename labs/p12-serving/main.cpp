@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/flag_checks.hpp"
 #include "gpulab/text.hpp"
 #include "serving/app.hpp"
 #include "serving/demo.hpp"
@@ -69,7 +70,9 @@ int main(int argc, char** argv) {
   generate->footer("Model and engine flags (--model, --backend, --block-size, ...) are gpulab-serve's: see its --help.");
   generate->add_option("--prompt", gen.prompt, "Prompt text (ASCII: one token per character)");
   generate->add_option("--prompt-ids", prompt_ids, "Prompt as comma-separated token ids");
-  generate->add_option("--max-tokens", gen.params.max_tokens, "Tokens to generate at most")->capture_default_str();
+  generate->add_option("--max-tokens", gen.params.max_tokens, "Tokens to generate at most")
+      ->check(gpulab::whole_in<long long>(1, 1'000'000))
+      ->capture_default_str();
   generate->add_option("--temperature", gen.params.temperature, "0: greedy")->capture_default_str();
   generate->add_option("--top-p", gen.params.top_p, "Nucleus sampling mass")->capture_default_str();
   generate->add_option("--seed", gen.params.seed, "Sampling seed")->capture_default_str();
@@ -81,7 +84,9 @@ int main(int argc, char** argv) {
   throughput->footer("Model and engine flags (--model, --backend, --block-size, ...) are gpulab-serve's: see its --help.");
   throughput->add_option("--requests", tp.requests, "Requests")->capture_default_str();
   throughput->add_option("--prompt-tokens", tp.prompt_tokens, "Prompt length")->capture_default_str();
-  throughput->add_option("--max-tokens", tp.max_tokens, "Tokens generated per request")->capture_default_str();
+  throughput->add_option("--max-tokens", tp.max_tokens, "Tokens generated per request")
+      ->check(gpulab::whole_in<long long>(1, 1'000'000))
+      ->capture_default_str();
   throughput->add_option("--shared-prefix", tp.shared_prefix, "Leading prompt tokens all requests share")
       ->capture_default_str();
   throughput->add_option("--seed", tp.seed, "Prompt seed")->capture_default_str();
