@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <gpulab/number_format.hpp>
 #include <gpulab/stats.hpp>
 #include <gpulab/table.hpp>
 #include <sstream>
@@ -20,13 +21,6 @@ namespace {
 
 using gpulab::Table;
 constexpr auto L = Table::Align::kLeft;
-
-std::string grouped(std::uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
-    s.insert(static_cast<std::size_t>(i), ",");
-  return s;
-}
 
 std::string version(int v) {
   return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
@@ -240,7 +234,7 @@ std::string render(const MeasureReport& r) {
       r.options.plan.reps, r.options.plan.warmup);
   if (!r.memory_rows.empty()) {
     out += fmt::format("\nmemory-bound, vec_add n = {} floats, copy {} MiB\n",
-                       grouped(r.options.vec_n), r.options.copy_bytes >> 20);
+                       gpulab::with_commas(r.options.vec_n), r.options.copy_bytes >> 20);
     const Row* copy = find(r.memory_rows, "copy");
     Table t;
     t.column("kernel", L)
@@ -410,12 +404,12 @@ std::string render_launch(const LaunchConfig& cfg, std::uint64_t elements) {
   const auto& b = cfg.block;
   const std::string problem = launch_problem(cfg);
   std::string out;
-  out += fmt::format("block    {} x {} = {} threads\n", b.x, b.y, grouped(threads_per_block(b)));
-  out += fmt::format("grid     {} x {} = {} blocks\n", g.x, g.y, grouped(std::uint64_t{g.x} * g.y));
+  out += fmt::format("block    {} x {} = {} threads\n", b.x, b.y, gpulab::with_commas(threads_per_block(b)));
+  out += fmt::format("grid     {} x {} = {} blocks\n", g.x, g.y, gpulab::with_commas(std::uint64_t{g.x} * g.y));
   out += fmt::format(
       "threads  {} launched for {} elements, {} idle past the edge (the tail guard switches them "
       "off)\n",
-      grouped(total_threads(cfg)), grouped(elements), grouped(idle_tail_threads(cfg, elements)));
+      gpulab::with_commas(total_threads(cfg)), gpulab::with_commas(elements), gpulab::with_commas(idle_tail_threads(cfg, elements)));
   out += fmt::format("launch   {}\n",
                      problem.empty() ? "valid on every sm_75+ GPU" : "INVALID: " + problem);
   return out;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/number_format.hpp"
 #include "gpulab/table.hpp"
 #include "paged_kv/format.hpp"
 
@@ -201,13 +202,13 @@ std::string render(const KvMathReport& r) {
   fmt::format_to(put, "== KV-cache math: {} ({} layers x {} KV heads x {} head dim, {}) ==\n",
                  m.name, m.layers, m.kv_heads, m.head_dim, dtype_name(m.dtype));
   fmt::format_to(put, "KV per token    : {} B ({}) = 2 x {} x {} x {} x {} B\n",
-                 with_commas(c.bytes_per_token), binary_bytes(c.bytes_per_token), m.layers,
+                 gpulab::with_commas(c.bytes_per_token), binary_bytes(c.bytes_per_token), m.layers,
                  m.kv_heads, m.head_dim, dtype_bytes(m.dtype));
   fmt::format_to(put, "KV per sequence : {} B ({}, {:.2f} GB) at {} tokens\n",
-                 with_commas(c.bytes_per_sequence), binary_bytes(c.bytes_per_sequence),
-                 static_cast<double>(c.bytes_per_sequence) / 1e9, with_commas(o.context));
+                 gpulab::with_commas(c.bytes_per_sequence), binary_bytes(c.bytes_per_sequence),
+                 static_cast<double>(c.bytes_per_sequence) / 1e9, gpulab::with_commas(o.context));
   fmt::format_to(put, "KV per block    : {} B ({}) at {} tokens per block\n",
-                 with_commas(c.bytes_per_block), binary_bytes(c.bytes_per_block), o.block_size);
+                 gpulab::with_commas(c.bytes_per_block), binary_bytes(c.bytes_per_block), o.block_size);
   fmt::format_to(
       put, "KV budget       : {:.1f} GB HBM - {:.1f} GB weights - {:.1f} GB reserve = {:.1f} GB\n",
       o.hbm_gb, m.weights_gb, o.reserve_gb, c.kv_budget_gb);
@@ -215,7 +216,7 @@ std::string render(const KvMathReport& r) {
     out += "sequences fit   : 0 (the weights alone do not fit: shard the model or add HBM)\n";
   else
     fmt::format_to(put, "sequences fit   : {} concurrent sequences of {} tokens\n", c.sequences_fit,
-                   with_commas(o.context));
+                   gpulab::with_commas(o.context));
   return out;
 }
 
@@ -511,7 +512,7 @@ std::string render(const SweepReport& r) {
       .column("wasted slots/seq")
       .column("waste (% of KV)")
       .column("table entries/seq")
-      .column(fmt::format("seqs in {} tokens", with_commas(r.options.pool_tokens)));
+      .column(fmt::format("seqs in {} tokens", gpulab::with_commas(r.options.pool_tokens)));
   for (const auto& row : r.rows)
     t.row({std::to_string(row.block_size), fmt::format("{:.1f}", row.waste_tokens_mean),
            fmt::format("{:.2f}%", row.waste_percent), fmt::format("{:.1f}", row.table_entries_mean),

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "gpulab/timing.hpp"
+#include "ring_allreduce/chunks.hpp"
 
 namespace ring {
 namespace {
@@ -115,6 +116,20 @@ Headline fold_headline(const std::vector<RankOutcome>& ranks) {
     h.naive_correct = h.naive_correct && rep["naive_wrong"].get<std::uint64_t>() == 0;
   }
   return h;
+}
+
+std::vector<std::string> byte_count_failures(const Headline& h, std::size_t count, std::size_t elem_bytes) {
+  std::vector<std::string> fails;
+  const auto naive = naive_bytes_sent(count, h.world, elem_bytes);
+  for (int r = 0; r < h.world; ++r) {
+    const auto at = static_cast<std::size_t>(r);
+    const auto exact = ring_bytes_sent(count, h.world, r, elem_bytes);
+    if (h.ring_bytes[at] != exact)
+      fails.push_back(fmt::format("rank {} wrote {} ring bytes, the exact formula says {}", r, h.ring_bytes[at], exact));
+    if (h.naive_bytes[at] != naive)
+      fails.push_back(fmt::format("rank {} wrote {} naive bytes, (N-1)*V is {}", r, h.naive_bytes[at], naive));
+  }
+  return fails;
 }
 
 RankJob timing_job(const TimingSpec& spec) {

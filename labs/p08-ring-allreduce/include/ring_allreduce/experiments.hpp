@@ -35,6 +35,10 @@ struct Headline {
 };
 // Throws RunError-like std::runtime_error when a rank did not report.
 Headline fold_headline(const std::vector<RankOutcome>& ranks);
+// The byte counts every rank must have written for `count` elements of
+// `elem_bytes`: empty when each equals its exact formula, else one line per
+// rank and algorithm that does not.
+std::vector<std::string> byte_count_failures(const Headline& h, std::size_t count, std::size_t elem_bytes);
 
 // ---- nccl-tests-style timing
 struct TimingSpec {

@@ -1,0 +1,68 @@
+// What the ring-allreduce program does, one function per table it prints:
+// the byte-count headline (or the failure report), the nccl-tests timing
+// table, the ring/tree crossover, the overlap schedule and the world sweep.
+// main.cpp parses flags into RunOptions and calls them in order; each adds
+// its part to the --json document and returns an exit status.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "gpulab/cli.hpp"
+#include "gpulab/json.hpp"
+#include "ring_allreduce/chunks.hpp"
+#include "ring_allreduce/experiments.hpp"
+#include "ring_allreduce/launcher.hpp"
+#include "ring_allreduce/mpi_launch.hpp"
+
+namespace ring {
+
+struct RunOptions {
+  gpulab::CommonOptions common;
+  int world = 8;
+  std::size_t size = 80'000;
+  std::string dtype = "f64";
+  std::vector<std::string> algos{"ring"};
+  int iters = 0;
+  int warmup = 5;
+  bool sweep = false;
+  std::size_t sweep_min = 1024;
+  std::size_t sweep_max = 16u << 20;
+  bool crossover = false;
+  bool world_sweep = false;
+  bool overlap = false;
+  int buckets = 8;
+  double compute_ms = 5.0;
+  int kill_rank = -1;
+  int kill_step = -1;
+  int timeout_ms = 0;
+  bool compare_mpi = false;
+  std::string listen_addr = "127.0.0.1";
+  std::string metrics_out;
+  const MpiSession* mpi = nullptr;  // set when mpirun started us
+  // Under MPI only rank 0 reports.
+  [[nodiscard]] bool root() const { return mpi == nullptr || mpi->rank() == 0; }
+  [[nodiscard]] bool print() const { return root() && !common.json; }
+};
+
+// Throws gpulab::UsageError naming the flag that is out of range.
+void validate(const RunOptions& o);
+// The --algo names (plus "mpi" with --compare-mpi), checked against how we were started.
+std::vector<Algo> chosen_algos(const RunOptions& o);
+
+// Forked ranks on this machine, or — under mpirun — this process as one MPI
+// rank. Under MPI only rank 0 gets the outcomes; the others get none.
+std::vector<RankOutcome> launch(const RunOptions& o, int world, const RankJob& job);
+LaunchOptions launch_options(const RunOptions& o, int world);
+
+int run_headline(const RunOptions& o, DType dtype, gpulab::Json& doc);
+std::vector<TimingRow> run_timing(const RunOptions& o, DType dtype, const std::vector<std::size_t>& sizes,
+                                  const std::vector<Algo>& algos, int iters, gpulab::Json& doc);
+bool all_right(const std::vector<TimingRow>& rows);
+int run_crossover(const RunOptions& o, DType dtype, gpulab::Json& doc);
+int run_overlap(const RunOptions& o, DType dtype, gpulab::Json& doc);
+int run_world_sweep(const RunOptions& o, DType dtype, gpulab::Json& doc);
+
+}  // namespace ring

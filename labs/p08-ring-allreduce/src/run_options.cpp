@@ -1,0 +1,58 @@
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "ring_allreduce/commands.hpp"
+
+namespace ring {
+
+void validate(const RunOptions& o) {
+  if (o.world < 2 || o.world > 64) throw gpulab::UsageError(fmt::format("--world {} is out of range: use 2..64 ranks", o.world));
+  if (o.size == 0) throw gpulab::UsageError("--size 0: the vector needs at least one element");
+  if (o.size > (std::size_t{1} << 27))
+    throw gpulab::UsageError(fmt::format("--size {} is too large for this demo (at most 134217728 elements)", o.size));
+  if (o.iters < 0 || o.warmup < 0) throw gpulab::UsageError("--iters and --warmup must be >= 0");
+  if (o.timeout_ms < 0) throw gpulab::UsageError("--timeout-ms must be >= 0 (0 = wait forever)");
+  if ((o.kill_rank >= 0) != (o.kill_step >= 0))
+    throw gpulab::UsageError("--kill-rank and --kill-step go together");
+  if (o.kill_rank >= o.world)
+    throw gpulab::UsageError(fmt::format("--kill-rank {} is not a rank of a world of {}", o.kill_rank, o.world));
+  const int steps = step_count(Algo::kRing, o.world);
+  if (o.kill_step >= steps)
+    throw gpulab::UsageError(fmt::format("--kill-step {}: a ring all-reduce on {} ranks has steps 0..{}", o.kill_step,
+                                         o.world, steps - 1));
+  if (o.buckets < 1 || o.buckets > 4096) throw gpulab::UsageError("--buckets must be 1..4096");
+  if (!(o.compute_ms >= 0) || o.compute_ms > 10'000) throw gpulab::UsageError("--compute-ms must be 0..10000");
+  if (o.sweep_min == 0 || o.sweep_min > o.sweep_max || o.sweep_max > (std::size_t{1} << 30))
+    throw gpulab::UsageError("--sweep-min/--sweep-max: need 0 < min <= max <= 1 GiB");
+}
+
+std::vector<Algo> chosen_algos(const RunOptions& o) {
+  std::vector<std::string> names = o.algos;
+  if (o.compare_mpi) names.emplace_back("mpi");
+  std::vector<Algo> algos;
+  for (const auto& a : names) {
+    try {
+      algos.push_back(parse_algo(a));
+    } catch (const std::invalid_argument& e) {
+      throw gpulab::UsageError(fmt::format("--algo: {}", e.what()));
+    }
+    if (algos.back() == Algo::kMpi && o.mpi == nullptr)
+      throw gpulab::UsageError("--algo mpi times MPI_Allreduce, so it needs a run under mpirun");
+  }
+  return algos;
+}
+
+LaunchOptions launch_options(const RunOptions& o, int world) {
+  LaunchOptions l;
+  l.world = world;
+  l.timeout = std::chrono::milliseconds(o.timeout_ms);
+  return l;
+}
+
+std::vector<RankOutcome> launch(const RunOptions& o, int world, const RankJob& job) {
+  if (o.mpi != nullptr) return launch_mpi(*o.mpi, o.listen_addr, std::chrono::milliseconds(o.timeout_ms), job);
+  return launch_local(launch_options(o, world), job);
+}
+
+}  // namespace ring
