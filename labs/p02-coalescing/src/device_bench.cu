@@ -7,11 +7,16 @@
 #include <cstdint>
 #include <string>
 
-#include "coalescing/cuda_error.hpp"
+#include "gpulab/cuda/check.hpp"
+#include "gpulab/cuda/device_array.cuh"
+#include "gpulab/cuda/event.cuh"
 #include "coalescing/device.hpp"
 
 namespace coalescing {
 namespace {
+
+using gpulab::cuda::DeviceArray;
+using gpulab::cuda::Event;
 
 constexpr int kTile = 32;      // transpose tile edge
 constexpr int kBlockRows = 8;  // 32 x 8 threads per tile, 4 rows each (Harris)
@@ -131,43 +136,6 @@ __global__ void transpose_padded_cp_async(const float* in, float* out, int n) {
 
 // ---------------------------------------------------------------- host helpers
 
-template <class T>
-class DeviceArray {
- public:
-  explicit DeviceArray(std::size_t count) : count_(count) {
-    GPULAB_CUDA_CHECK(cudaMalloc(&ptr_, count * sizeof(T)));
-  }
-  ~DeviceArray() { cudaFree(ptr_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return ptr_; }
-  void upload(const std::vector<T>& host) {
-    GPULAB_CUDA_CHECK(
-        cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  std::vector<T> download() const {
-    std::vector<T> host(count_);
-    GPULAB_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-
- private:
-  T* ptr_ = nullptr;
-  std::size_t count_;
-};
-
-class Event {
- public:
-  Event() { GPULAB_CUDA_CHECK(cudaEventCreate(&ev_)); }
-  ~Event() { cudaEventDestroy(ev_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return ev_; }
-
- private:
-  cudaEvent_t ev_{};
-};
-
 // Exactly representable values (integers below 2^24), so copies compare with ==.
 std::vector<float> pattern(std::size_t count) {
   std::vector<float> v(count);
@@ -224,26 +192,6 @@ unsigned blocks_for(std::size_t threads, unsigned block) {
 }
 
 }  // namespace
-
-DeviceInfo open_device() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess)
-    throw_no_device(std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err));
-  if (count == 0) throw_no_device("cudaGetDeviceCount found 0 devices");
-  GPULAB_CUDA_CHECK(cudaSetDevice(0));
-  GPULAB_CUDA_CHECK(cudaFree(nullptr));  // create the context before anything is timed
-  cudaDeviceProp prop{};
-  GPULAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  DeviceInfo info;
-  info.name = prop.name;
-  info.cc_major = prop.major;
-  info.cc_minor = prop.minor;
-  info.sm_count = prop.multiProcessorCount;
-  GPULAB_CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
-  GPULAB_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
-  return info;
-}
 
 Measured run_strided_copy(std::size_t floats, int stride, const Plan& plan) {
   const std::vector<float> host_in = pattern(floats);

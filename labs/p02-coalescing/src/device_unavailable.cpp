@@ -14,9 +14,6 @@ namespace {
 
 }  // namespace
 
-DeviceInfo open_device() {
-  unavailable();
-}
 Measured run_strided_copy(std::size_t, int, const Plan&) {
   unavailable();
 }

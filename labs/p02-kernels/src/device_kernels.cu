@@ -8,11 +8,17 @@
 #include <stdexcept>
 #include <utility>
 
-#include "kernels/cuda_error.hpp"
+#include "gpulab/cuda/check.hpp"
+#include "gpulab/cuda/device_array.cuh"
+#include "gpulab/cuda/event.cuh"
 #include "kernels/device.hpp"
 
 namespace kernels {
 namespace {
+
+using DeviceBuffer = gpulab::cuda::DeviceArray<float>;
+using gpulab::cuda::Event;
+using gpulab::cuda::throw_cuda_error;
 
 // ---------------------------------------------------------------- kernels
 
@@ -142,43 +148,6 @@ __global__ void __launch_bounds__(256, 4)
 
 // ---------------------------------------------------------------- host helpers
 
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
-    GPULAB_CUDA_CHECK(cudaMalloc(&ptr_, count * sizeof(float)));
-  }
-  ~DeviceBuffer() { cudaFree(ptr_); }  // a failure here cannot be reported usefully
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  float* get() const { return ptr_; }
-  void upload(const std::vector<float>& host) {
-    GPULAB_CUDA_CHECK(
-        cudaMemcpy(ptr_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
-  }
-  std::vector<float> download() const {
-    std::vector<float> host(count_);
-    GPULAB_CUDA_CHECK(
-        cudaMemcpy(host.data(), ptr_, count_ * sizeof(float), cudaMemcpyDeviceToHost));
-    return host;
-  }
-
- private:
-  float* ptr_ = nullptr;
-  std::size_t count_;
-};
-
-class Event {
- public:
-  Event() { GPULAB_CUDA_CHECK(cudaEventCreate(&ev_)); }
-  ~Event() { cudaEventDestroy(ev_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return ev_; }
-
- private:
-  cudaEvent_t ev_{};
-};
-
 // Warm-up, one enqueue timed with std::chrono (the lie), then `reps` launches
 // each bracketed by CUDA events. `launch` must enqueue exactly one operation.
 template <class Launch, class AfterRep>
@@ -278,26 +247,6 @@ KernelLaunch matmul_launch(MatmulKernel k, int n, bool second_sync) {
 }
 
 }  // namespace
-
-DeviceInfo open_device() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess)
-    throw_no_device(std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err));
-  if (count == 0) throw_no_device("cudaGetDeviceCount found 0 devices");
-  GPULAB_CUDA_CHECK(cudaSetDevice(0));
-  GPULAB_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, not inside the first timing
-  cudaDeviceProp prop{};
-  GPULAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  DeviceInfo info;
-  info.name = prop.name;
-  info.cc_major = prop.major;
-  info.cc_minor = prop.minor;
-  info.sm_count = prop.multiProcessorCount;
-  GPULAB_CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
-  GPULAB_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
-  return info;
-}
 
 TimedRun run_copy(std::size_t bytes, const TimingPlan& plan) {
   check_plan(plan);

@@ -14,9 +14,6 @@ namespace {
 
 }  // namespace
 
-DeviceInfo open_device() {
-  unavailable();
-}
 TimedRun run_copy(std::size_t, const TimingPlan&) {
   unavailable();
 }

@@ -9,16 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/cuda/device_info.hpp"
+
 namespace coalescing {
 
-struct DeviceInfo {
-  std::string name;
-  int cc_major = 0, cc_minor = 0;
-  int sm_count = 0;
-  int driver_version = 0;
-  int runtime_version = 0;
-};
-DeviceInfo open_device();
+using gpulab::cuda::DeviceInfo;
+using gpulab::cuda::open_device;
 
 struct Measured {
   std::vector<double> event_ms;  // one per timed repetition (CUDA events)

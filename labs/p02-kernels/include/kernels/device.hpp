@@ -10,20 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/cuda/device_info.hpp"
 #include "kernels/matmul_model.hpp"
 
 namespace kernels {
 
-struct DeviceInfo {
-  std::string name;
-  int cc_major = 0, cc_minor = 0;
-  int sm_count = 0;
-  int driver_version = 0;  // e.g. 13000 for CUDA 13.0
-  int runtime_version = 0;
-};
-
-// Selects device 0 and warms up its context (the first CUDA call pays for it).
-DeviceInfo open_device();
+using gpulab::cuda::DeviceInfo;
+using gpulab::cuda::open_device;
 
 struct TimingPlan {
   int warmup = 1;
