@@ -9,6 +9,7 @@
 #include "gpulab/cli.hpp"
 #include "gpulab/emit_report.hpp"
 #include "gpulab/json.hpp"
+#include "gpulab/metrics_out.hpp"
 #include "gpulab/plot.hpp"
 #include "gpulab/progress.hpp"
 
@@ -39,9 +40,7 @@ AllocatorConfig config_of(const Flags& f) {
 }
 
 void add_allocator_flags(CLI::App& sub, Flags& f) {
-  sub.add_option("--metrics-out", f.metrics_out,
-                 "Also write the allocator's end state as Prometheus text to FILE (atomically; "
-                 "for gpu-exporter --textfile-dir)");
+  gpulab::add_metrics_out_flag(sub, f.metrics_out, "the allocator's end state");
   sub.add_option("--capacity-mib", f.capacity_mib, "Device memory in MiB")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 28));

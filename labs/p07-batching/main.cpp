@@ -12,6 +12,7 @@
 #include "gpulab/emit_report.hpp"
 #include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
+#include "gpulab/metrics_out.hpp"
 #include "gpulab/plot.hpp"
 
 namespace {
@@ -63,9 +64,7 @@ void add_workload_flags(CLI::App& app, Shared& s) {
   app.add_option("--prefill-ms-per-token", s.setup.cost.prefill_ms_per_token,
                  "Prefill cost per prompt token (ms)")
       ->capture_default_str();
-  app.add_option("--metrics-out", s.metrics_out,
-                 "Also write each policy's TTFT/TPOT histograms and good/all request counts as "
-                 "Prometheus text to FILE, atomically (for gpu-exporter --textfile-dir)");
+  gpulab::add_metrics_out_flag(app, s.metrics_out, "each policy's TTFT/TPOT histograms and good/all request counts");
 }
 
 }  // namespace

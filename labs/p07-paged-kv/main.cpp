@@ -10,6 +10,7 @@
 #include "gpulab/cli.hpp"
 #include "gpulab/emit_report.hpp"
 #include "gpulab/json.hpp"
+#include "gpulab/metrics_out.hpp"
 #include "gpulab/plot.hpp"
 #include "paged_kv/metrics_out.hpp"
 #include "paged_kv/reports.hpp"
@@ -34,11 +35,9 @@ int main(int argc, char** argv) {
   gpulab::add_json_flag(app, common);
   gpulab::add_seed_flag(app, common);
   std::string metrics_out;
-  auto* metrics_flag = app.add_option(
-      "--metrics-out", metrics_out,
-      "Also write KV-cache metrics as Prometheus text to FILE, atomically (for gpu-exporter "
-      "--textfile-dir): the default run's block states, prefix-cache's hit ratio, evict's "
-      "preemptions");
+  auto* metrics_flag = gpulab::add_metrics_out_flag(
+      app, metrics_out,
+      "KV-cache metrics (the default run's block states, prefix-cache's hit ratio, evict's preemptions)");
 
   DemoOptions demo;
   // The default run's flags; a subcommand would otherwise accept them (fallthrough) and ignore

@@ -9,6 +9,7 @@
 
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
+#include "gpulab/metrics_out.hpp"
 #include "ring_allreduce/commands.hpp"
 #include "ring_allreduce/mpi_launch.hpp"
 
@@ -76,9 +77,8 @@ int main(int argc, char** argv) {
   app.add_option("--listen-addr", o.listen_addr,
                  "Under mpirun: this rank's numeric IPv4 address for the ring's TCP connections")
       ->capture_default_str();
-  app.add_option("--metrics-out", o.metrics_out,
-                 "Write the byte-count run's per-rank all-reduce metrics (operations, timeouts, seconds, "
-                 "bytes) as Prometheus text to FILE, atomically (for gpu-exporter --textfile-dir)");
+  gpulab::add_metrics_out_flag(app, o.metrics_out,
+                               "the byte-count run's per-rank all-reduce metrics (operations, timeouts, seconds, bytes)");
   gpulab::add_json_flag(app, o.common);
   gpulab::add_quick_flag(app, o.common, "Smaller sweeps and fewer iterations (for tests)");
 

@@ -11,6 +11,7 @@
 
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
+#include "gpulab/metrics_out.hpp"
 #include "gpulab/prom_text.hpp"
 #include "hal/hal.hpp"
 #include "hal/walkthrough.hpp"
@@ -111,11 +112,7 @@ void write_metrics(const std::string& path, const hal::Registry& reg) {
   e.gauge("hal_backends", "HAL backends found by discovery, by outcome.")
       .set({{"state", "loaded"}}, static_cast<double>(reg.backends().size()))
       .set({{"state", "rejected"}}, static_cast<double>(reg.rejected().size()));
-  try {
-    gpulab::prom::write_file_atomic(path, e.render());
-  } catch (const std::runtime_error& err) {
-    throw gpulab::UsageError(std::string("--metrics-out: ") + err.what());
-  }
+  gpulab::write_metrics_out(path, e);
 }
 
 int run(const Options& o) {
@@ -245,7 +242,6 @@ int main(int argc, char** argv) {
   app.add_flag("--no-gate", o.no_gate,
                "Trust declarations: do not quarantine a backend that fails a declared dtype (the war story)");
   app.add_flag("--devices", o.devices, "Also print the device line each backend reports (ABI 2.1 describe_device)");
-  app.add_option("--metrics-out", o.metrics_out,
-                 "Write hal_backends{state=\"loaded\"|\"rejected\"} to FILE (Prometheus text, atomically)");
+  gpulab::add_metrics_out_flag(app, o.metrics_out, "hal_backends{state=\"loaded\"|\"rejected\"}");
   return gpulab::run_program("hal-demo", app, argc, argv, [&] { return run(o); });
 }

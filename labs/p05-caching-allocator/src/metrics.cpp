@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/metrics_out.hpp"
 
 namespace caching_alloc {
 
@@ -89,11 +90,7 @@ gpulab::prom::Exposition platform_metrics(const AllocatorStats& stats,
 
 void write_metrics_file(const std::filesystem::path& path, const AllocatorStats& stats,
                         std::uint64_t largest_free_block) {
-  try {
-    gpulab::prom::write_file_atomic(path, platform_metrics(stats, largest_free_block).render());
-  } catch (const std::runtime_error& e) {
-    throw gpulab::UsageError(fmt::format("--metrics-out: {}", e.what()));
-  }
+  gpulab::write_metrics_out(path, platform_metrics(stats, largest_free_block));
 }
 
 }  // namespace caching_alloc

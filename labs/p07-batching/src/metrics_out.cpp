@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/metrics_out.hpp"
 
 namespace batching {
 
@@ -50,11 +51,7 @@ void ServingMetrics::add_prefix_cache(const std::string& policy, const PrefixKvS
 }
 
 void ServingMetrics::write(const std::filesystem::path& path) const {
-  try {
-    gpulab::prom::write_file_atomic(path, e_.render());
-  } catch (const std::runtime_error& e) {
-    throw gpulab::UsageError(fmt::format("--metrics-out: {}", e.what()));
-  }
+  gpulab::write_metrics_out(path, e_);
 }
 
 }  // namespace batching

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/metrics_out.hpp"
 
 namespace paged_kv {
 
@@ -46,11 +47,7 @@ gpulab::prom::Exposition eviction_metrics(const std::vector<PressureRun>& runs) 
 }
 
 void write_metrics_file(const std::filesystem::path& path, const gpulab::prom::Exposition& e) {
-  try {
-    gpulab::prom::write_file_atomic(path, e.render());
-  } catch (const std::runtime_error& err) {
-    throw gpulab::UsageError(fmt::format("--metrics-out: {}", err.what()));
-  }
+  gpulab::write_metrics_out(path, e);
 }
 
 }  // namespace paged_kv

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/metrics_out.hpp"
 
 namespace ring {
 
@@ -40,11 +41,7 @@ gpulab::prom::Exposition headline_metrics(const std::vector<RankOutcome>& ranks)
 }
 
 void write_metrics_file(const std::filesystem::path& path, const std::vector<RankOutcome>& ranks) {
-  try {
-    gpulab::prom::write_file_atomic(path, headline_metrics(ranks).render());
-  } catch (const std::runtime_error& e) {
-    throw gpulab::UsageError(fmt::format("--metrics-out: {}", e.what()));
-  }
+  gpulab::write_metrics_out(path, headline_metrics(ranks));
 }
 
 }  // namespace ring
