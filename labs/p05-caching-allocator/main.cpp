@@ -3,7 +3,7 @@
 // prints is in caching_alloc/reports.hpp.
 #include <fmt/format.h>
 
-#include "caching_alloc/metrics.hpp"
+#include "caching_alloc/metrics_out.hpp"
 #include "caching_alloc/reports.hpp"
 #include "caching_alloc/trace.hpp"
 #include "gpulab/cli.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "caching_alloc/caching_allocator.hpp"
-#include "caching_alloc/metrics.hpp"
+#include "caching_alloc/metrics_out.hpp"
 #include "caching_alloc/workloads.hpp"
 
 namespace caching_alloc {

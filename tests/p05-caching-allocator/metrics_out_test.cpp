@@ -1,7 +1,7 @@
 // --metrics-out: the allocator's end state under the platform's metric names.
 #include <gtest/gtest.h>
 
-#include "caching_alloc/metrics.hpp"
+#include "caching_alloc/metrics_out.hpp"
 #include "gpulab/prom_text.hpp"
 
 namespace caching_alloc {

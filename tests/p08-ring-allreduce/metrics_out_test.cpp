@@ -1,7 +1,7 @@
 // --metrics-out: the byte-count run's per-rank collective metrics.
 #include <gtest/gtest.h>
 
-#include "ring_allreduce/metrics.hpp"
+#include "ring_allreduce/metrics_out.hpp"
 
 namespace ring {
 namespace {

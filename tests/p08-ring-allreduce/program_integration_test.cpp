@@ -8,25 +8,18 @@
 #include <string>
 
 #include "gpulab/json.hpp"
+#include "gpulab_test/program_run.hpp"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  double seconds = 0;
+struct Result : gpulab_test::ProgramRun {
+  double seconds = 0;  // wall time, to tell a hang from an answer
 };
 
+// ring-allreduce as a user runs it, stderr merged into what we read.
 Result run(const std::string& args) {
-  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/ring-allreduce " + args + " 2>&1";
   const auto start = std::chrono::steady_clock::now();
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  Result r{gpulab_test::run_program("ring-allreduce", args, gpulab_test::Stderr::kMerged)};
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

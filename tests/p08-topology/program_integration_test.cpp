@@ -8,24 +8,13 @@
 #include <string>
 
 #include "gpulab/json.hpp"
+#include "gpulab_test/program_run.hpp"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(GPULAB_BIN_DIR) + "/topo-sim " + args + " 2>&1";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+// topo-sim as a user runs it, stderr merged into what we read.
+gpulab_test::ProgramRun run(const std::string& args) {
+  return gpulab_test::run_program("topo-sim", args, gpulab_test::Stderr::kMerged);
 }
 
 TEST(TopoSimProgram, PrintsTheCurriculumTablesExactly) {

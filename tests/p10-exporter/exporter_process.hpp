@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "gpulab_test/raw_tcp.hpp"
+
 namespace p10test {
 
 inline std::string read_file(const std::string& path) {
@@ -138,47 +140,10 @@ class Exporter : public Process {
   int port_ = 0;
 };
 
-inline int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-inline bool send_all(int fd, const std::string& data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// Reads until the peer closes or `timeout_ms` passes without data.
-inline std::string read_until_close(int fd, int timeout_ms, bool* closed = nullptr) {
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) <= 0) {
-      if (closed != nullptr) *closed = false;
-      return out;
-    }
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) {
-      if (closed != nullptr) *closed = true;
-      return out;
-    }
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-}
+// Raw loopback clients for the hostile-connection tests (shared with the platform's).
+using gpulab_test::connect_to;
+using gpulab_test::read_until_close;
+using gpulab_test::send_all;
 
 struct HttpReply {
   int status = 0;  // 0: no HTTP answer

@@ -14,25 +14,14 @@
 #include <filesystem>
 #include <thread>
 
+#include "gpulab_test/raw_tcp.hpp"
 #include "platform/control_plane.hpp"
 #include "platform/control_server.hpp"
 
 namespace {
 
 using namespace platform;
-
-int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+using gpulab_test::connect_to;
 
 // True once the server has closed `fd` (EOF or reset), waiting up to `limit`.
 bool closed_by_server(int fd, std::chrono::seconds limit) {

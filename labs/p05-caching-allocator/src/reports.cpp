@@ -6,7 +6,7 @@
 #include <string_view>
 #include <utility>
 
-#include "caching_alloc/metrics.hpp"
+#include "caching_alloc/metrics_out.hpp"
 #include "caching_alloc/replay.hpp"
 #include "gpulab/cli.hpp"
 #include "gpulab/file.hpp"

@@ -8,7 +8,7 @@
 #include "gpulab/number_format.hpp"
 #include "gpulab/table.hpp"
 #include "ring_allreduce/commands.hpp"
-#include "ring_allreduce/metrics.hpp"
+#include "ring_allreduce/metrics_out.hpp"
 
 namespace ring {
 namespace {

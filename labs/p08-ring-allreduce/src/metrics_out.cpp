@@ -1,4 +1,4 @@
-#include "ring_allreduce/metrics.hpp"
+#include "ring_allreduce/metrics_out.hpp"
 
 #include <fmt/format.h>
 

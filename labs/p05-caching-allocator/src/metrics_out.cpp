@@ -1,4 +1,4 @@
-#include "caching_alloc/metrics.hpp"
+#include "caching_alloc/metrics_out.hpp"
 
 #include <fmt/format.h>
 
