@@ -13,13 +13,49 @@
 #     SUMMARY  "one line for `tools/lab list`"
 #     PROGRAMS simt-sim
 #     SOURCES  src/assembler.cpp src/warp.cpp
+#     LABS     p05-caching-allocator  # labs this one builds on: their libraries are linked,
+#                                     # they are configured first (cmake/GpulabLabOrder.cmake),
+#                                     # and if one could not be configured this lab is skipped
+#                                     # with the reason. Keep the keyword on its own line.
 #     DEPS     Threads::Threads
 #     NEEDS    cuda-gpu          # what running needs: cuda-gpu, root (tools/lab list checks)
 #     TEST_ENV "NAME=value")
-function(gpulab_add_lab name)
-  cmake_parse_arguments(PARSE_ARGV 1 LAB "" "SUMMARY" "PROGRAMS;SOURCES;DEPS;NEEDS;TEST_ENV")
+#
+# A macro, so that a lab whose prerequisite labs are missing returns from its
+# own CMakeLists.txt (what follows the call there wires targets that would not exist).
+macro(gpulab_add_lab name)
+  _gpulab_unmet_labs(_gpulab_unmet ${ARGN})
+  if(_gpulab_unmet)
+    get_filename_component(_gpulab_folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
+    gpulab_feature("lab ${_gpulab_folder}" OFF "needs ${_gpulab_unmet}")
+    return()
+  endif()
+  _gpulab_add_lab(${name} ${ARGN})
+endmacro()
+
+# The LABS of a gpulab_add_lab() call that did not configure, in words ("lab p07-paged-kv (needs
+# libxxhash-dev)"); empty when all did.
+function(_gpulab_unmet_labs out)
+  cmake_parse_arguments(PARSE_ARGV 1 LAB "" "SUMMARY" "PROGRAMS;SOURCES;LABS;DEPS;NEEDS;TEST_ENV")
+  set(unmet "")
+  foreach(folder IN LISTS LAB_LABS)
+    get_property(lib GLOBAL PROPERTY GPULAB_LAB_${folder}_LIBRARY)
+    if(NOT lib)
+      list(APPEND unmet "lab ${folder}")
+    endif()
+  endforeach()
+  string(REPLACE ";" ", " unmet "${unmet}")
+  set(${out} "${unmet}" PARENT_SCOPE)
+endfunction()
+
+function(_gpulab_add_lab name)
+  cmake_parse_arguments(PARSE_ARGV 1 LAB "" "SUMMARY" "PROGRAMS;SOURCES;LABS;DEPS;NEEDS;TEST_ENV")
   get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
   set(lib gpulab_${name})
+  foreach(prerequisite IN LISTS LAB_LABS)
+    get_property(prerequisite_lib GLOBAL PROPERTY GPULAB_LAB_${prerequisite}_LIBRARY)
+    list(APPEND LAB_DEPS ${prerequisite_lib})
+  endforeach()
 
   # The library: all the lab's logic. Tests and benches link this, never the program.
   if(LAB_SOURCES)
@@ -58,6 +94,7 @@ function(gpulab_add_lab name)
   endif()
 
   set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_FOLDERS ${folder})
+  set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_LIBRARY gpulab::${name})
   set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_PROGRAMS ${program_names})
   set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_NEEDS ${LAB_NEEDS})
   set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_SUMMARY "${LAB_SUMMARY}")
@@ -164,6 +201,7 @@ endfunction()
 #   folder  programs (comma-separated)  needs (comma-separated)  summary
 function(gpulab_write_lab_index)
   get_property(folders GLOBAL PROPERTY GPULAB_LAB_FOLDERS)
+  list(SORT folders)  # configured prerequisites first; listed by name
   set(text "")
   foreach(folder IN LISTS folders)
     get_property(programs GLOBAL PROPERTY GPULAB_LAB_${folder}_PROGRAMS)
