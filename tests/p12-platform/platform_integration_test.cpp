@@ -83,9 +83,29 @@ TEST_F(PlatformTest, MatmulAndATwoNodeTrainingGangSucceed) {
   // One device per node: the gang crossed nodes, so the all-reduce crossed processes of two agents.
   EXPECT_NE(tj.at("placement").at(0).at("node"), tj.at("placement").at(1).at("node"));
   EXPECT_LT(tj.at("result").at("final_loss").get<double>(), tj.at("result").at("first_loss").get<double>());
+  // The only placement there was: the ring crosses the network.
+  EXPECT_EQ(tj.at("topology").at("bottleneck"), "ethernet") << tj.dump();
+  EXPECT_EQ(tj.at("topology").at("nodes"), 2);
   const auto logs = run_program("gpulabctl", ctl("logs " + t.at("id").get<std::string>()));
   EXPECT_EQ(logs.exit_code, 0);
   EXPECT_NE(logs.out.find("\"event\":\"done\""), std::string::npos) << logs.out;
+}
+
+TEST_F(PlatformTest, ATrainingGangLandsOnOneNodeAndDescribeSaysWhy) {
+  // Two agents with two devices each: the gang could spread over both nodes,
+  // but the cost model keeps both ranks in one node's NVLink island.
+  start(2, "cpu_ref:2");
+  const auto id = api_->post("/v1/jobs", train(2, 2).dump()).at("id").get<std::string>();
+  const auto job = wait_state(id, {"succeeded", "failed"});
+  ASSERT_EQ(job.at("state"), "succeeded") << job.dump();
+  EXPECT_EQ(job.at("placement").at(0).at("node"), job.at("placement").at(1).at("node"));
+  const auto& t = job.at("topology");
+  EXPECT_EQ(t.at("bottleneck"), "nvlink") << job.dump();
+  EXPECT_LT(t.at("allreduce_s").get<double>(), t.at("next_best_s").get<double>()) << job.dump();
+  const auto described = run_program("gpulabctl", ctl("describe " + id));
+  EXPECT_EQ(described.exit_code, 0) << described.err;
+  EXPECT_NE(described.out.find("topology  ring all-reduce of"), std::string::npos) << described.out;
+  EXPECT_NE(described.out.find("1 node, 1 island, over nvlink; the next best"), std::string::npos) << described.out;
 }
 
 TEST_F(PlatformTest, AKilledAgentIsLostAndItsJobResumesFromTheCheckpointElsewhere) {

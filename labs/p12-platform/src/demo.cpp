@@ -193,7 +193,7 @@ int run_demo(const DemoOptions& options) {
       bool unhealthy = false;
       for (const auto& n : api.get("/v1/nodes")) {
         for (const auto& d : n.at("devices")) {
-          if (n.at("name") == node && d.at("id") == device) unhealthy = !d.at("healthy").get<bool>();
+          if (n.at("name") == node && d.at("id") == device) unhealthy = !d.at("health").at("healthy").get<bool>();
         }
       }
       checks.check(unhealthy && job.at("state") == "succeeded" && job.at("restarts").get<int>() >= 1 && resumed > 0 &&
