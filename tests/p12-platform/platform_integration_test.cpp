@@ -291,7 +291,7 @@ TEST_F(PlatformTest, AnXid79StopsTheTaskAndTheJobMovesToAHealthyDevice) {
   for (const auto& d : nodes.at(0).at("devices")) {
     if (d.at("id") == device) {
       EXPECT_FALSE(d.at("healthy").get<bool>());
-      EXPECT_EQ(d.at("health_reason"), "Xid 79: GPU has fallen off the bus");
+      EXPECT_EQ(d.at("health").at("reason"), "Xid 79: GPU has fallen off the bus");
     }
   }
   // A bad fault is a 400, not a crash.

@@ -71,7 +71,7 @@ TEST(Scheduler, AGangSpansNodesWholeNodesFirst) {
 
 TEST(Scheduler, UnhealthyUncertifiedAllocatedAndLostDevicesAreNotOffered) {
   std::vector<Node> nodes{node("a", {{"fast", 4}})};
-  nodes[0].devices[0].healthy = false;      // Xid 79
+  nodes[0].devices[0].health = gpulab::inventory::Health::unhealthy("Xid 79");
   nodes[0].devices[1].dtypes.clear();       // conformance did not certify it
   const auto j = job("j", 2, "fast");
   SchedulerInput in = input(nodes, {"a/fast:2"}, -1);  // held by a running task
