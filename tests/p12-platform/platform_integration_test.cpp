@@ -92,13 +92,19 @@ TEST_F(PlatformTest, MatmulAndATwoNodeTrainingGangSucceed) {
 }
 
 TEST_F(PlatformTest, ATrainingGangLandsOnOneNodeAndDescribeSaysWhy) {
-  // Two agents with two devices each: the gang could spread over both nodes,
-  // but the cost model keeps both ranks in one node's NVLink island.
-  start(2, "cpu_ref:2");
+  // node-0 has two devices, node-1 and node-2 one each: the gang could spread
+  // over node-1 and node-2 (best fit by device), but the cost model keeps both
+  // ranks in node-0's NVLink island.
+  start(0);
+  cluster_->start_agent("node-0", "cpu_ref:2", {"--heartbeat-ms", "200", "--no-certify"});
+  cluster_->start_agent("node-1", "cpu_ref:1", {"--heartbeat-ms", "200", "--no-certify"});
+  cluster_->start_agent("node-2", "cpu_ref:1", {"--heartbeat-ms", "200", "--no-certify"});
+  ASSERT_TRUE(wait_until([&] { return api_->get("/v1/nodes").size() == 3U; }, 10s));
   const auto id = api_->post("/v1/jobs", train(2, 2).dump()).at("id").get<std::string>();
   const auto job = wait_state(id, {"succeeded", "failed"});
   ASSERT_EQ(job.at("state"), "succeeded") << job.dump();
-  EXPECT_EQ(job.at("placement").at(0).at("node"), job.at("placement").at(1).at("node"));
+  EXPECT_EQ(job.at("placement").at(0).at("node"), "node-0");
+  EXPECT_EQ(job.at("placement").at(1).at("node"), "node-0");
   const auto& t = job.at("topology");
   EXPECT_EQ(t.at("bottleneck"), "nvlink") << job.dump();
   EXPECT_LT(t.at("allreduce_s").get<double>(), t.at("next_best_s").get<double>()) << job.dump();
@@ -372,7 +378,9 @@ TEST_F(LicensedPlatformTest, FeaturesGateKindsAndMaxGpusCapsDevicesInUse) {
   const auto a = api_->post("/v1/jobs", m.dump()).at("id").get<std::string>();
   const auto b = api_->post("/v1/jobs", m.dump()).at("id").get<std::string>();
   wait_state(a, {"running", "succeeded"});
-  const auto jb = api_->get("/v1/jobs/" + b);
+  // The pass that placed a may have run before b arrived: wait for one that saw b.
+  Json jb;
+  ASSERT_TRUE(wait_until([&] { return (jb = api_->get("/v1/jobs/" + b)).at("reason") != "queued"; }, 60s));
   if (api_->get("/v1/jobs/" + a).at("state") == "running") {
     EXPECT_EQ(jb.at("state"), "pending");
     EXPECT_NE(jb.at("reason").get<std::string>().find("licence allows 1 devices in use"), std::string::npos) << jb.dump();
