@@ -64,6 +64,12 @@ TEST(DeviceJson, RoundTripsThroughTheInventoryFormAndRefusesBadFieldsByName) {
     EXPECT_EQ(e.field(), "devices[1].memory_bytes");
   }
   list[1] = platform::to_json(d[1]);
+  try {
+    platform::devices_from_json(list, "node a");  // the inventory's names have no blanks
+    ADD_FAILURE() << "a node name with a blank accepted";
+  } catch (const platform::SpecError& e) {
+    EXPECT_EQ(e.field(), "name");
+  }
   list[1]["colour"] = "blue";
   try {
     platform::devices_from_json(list, "node-a");

@@ -164,6 +164,7 @@ std::vector<Device> devices_from_json(const Json& devices, const std::string& no
   if (!inv) {
     std::string msg = inv.error().message;
     if (msg.starts_with("accelerators[")) msg = "devices[" + msg.substr(13);
+    if (msg.starts_with("node: ")) msg = "name: " + msg.substr(6);  // the inventory's node is the node's name
     const auto colon = msg.find(": ");
     throw SpecError(msg.substr(0, colon), colon == std::string::npos ? "invalid" : msg.substr(colon + 2));
   }
