@@ -43,6 +43,8 @@ void BM_SchedulePass(benchmark::State& state) {
     jobs[i].id = "j" + std::to_string(i);
     jobs[i].spec.gpus = 1 << (i % 5);
     jobs[i].spec.backend = "cuda";
+    // train: gangs are placed by the cost model over every candidate; matmul: best fit first.
+    jobs[i].spec.kind = state.range(0) != 0 ? JobKind::kTrain : JobKind::kMatmul;
     queue.push_back(&jobs[i]);
   }
   SchedulerInput in;
@@ -55,7 +57,7 @@ void BM_SchedulePass(benchmark::State& state) {
   state.counters["queued"] = 1000;
   state.counters["nodes"] = 100;
 }
-BENCHMARK(BM_SchedulePass)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SchedulePass)->ArgName("train")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 struct Server {
   explicit Server(Durability durability) {
