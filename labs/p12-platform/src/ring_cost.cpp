@@ -45,8 +45,10 @@ std::string island_of(const RankDevice& r) {
 
 inv::Link link_between(const RankDevice& a, const RankDevice& b) {
   const inv::Link nvlink{"", inv::LinkKind::kNvlink, kIslandLinkGbps, kIslandLinkUs};
-  const inv::Link pcie{std::string(inv::kHostPeer), inv::LinkKind::kPcie, kHostLinkGbps, kHostLinkUs};
-  const inv::Link ethernet{std::string(inv::kNetworkPeer), inv::LinkKind::kEthernet, kNetworkLinkGbps, kNetworkLinkUs};
+  const inv::Link pcie{std::string(inv::kHostPeer), inv::LinkKind::kPcie, kHostLinkGbps,
+                       kHostLinkUs};
+  const inv::Link ethernet{std::string(inv::kNetworkPeer), inv::LinkKind::kEthernet,
+                           kNetworkLinkGbps, kNetworkLinkUs};
   if (a.node == b.node) {
     if (const auto* l = a.device->link_to(b.device->id)) return *l;
     // No direct link: through host memory, over each device's PCIe.
@@ -55,9 +57,11 @@ inv::Link link_between(const RankDevice& a, const RankDevice& b) {
   if (const auto* l = a.device->link_to(inv::qualified_id(b.node, b.device->id))) return *l;
   if (!a.device->domain.island.empty() && a.device->domain.island == b.device->domain.island) {
     // One NVLink switch domain across nodes (an NVL72 rack).
-    return slower(fastest(*a.device, inv::LinkKind::kNvlink, nvlink), fastest(*b.device, inv::LinkKind::kNvlink, nvlink));
+    return slower(fastest(*a.device, inv::LinkKind::kNvlink, nvlink),
+                  fastest(*b.device, inv::LinkKind::kNvlink, nvlink));
   }
-  return slower(rail(*a.device, inv::kNetworkPeer, ethernet), rail(*b.device, inv::kNetworkPeer, ethernet));
+  return slower(rail(*a.device, inv::kNetworkPeer, ethernet),
+                rail(*b.device, inv::kNetworkPeer, ethernet));
 }
 
 RingCost ring_cost(std::span<const RankDevice> ranks, double bytes) {
@@ -75,19 +79,21 @@ RingCost ring_cost(std::span<const RankDevice> ranks, double bytes) {
   for (std::size_t i = 1; i < n; ++i) {
     const auto l = link_between(ranks[i], ranks[(i + 1) % n]);
     if (l.bandwidth_gbps < out.bottleneck.bandwidth_gbps ||
-        (l.bandwidth_gbps == out.bottleneck.bandwidth_gbps && l.latency_us > out.bottleneck.latency_us)) {
+        (l.bandwidth_gbps == out.bottleneck.bandwidth_gbps &&
+         l.latency_us > out.bottleneck.latency_us)) {
       out.bottleneck = l;
     }
   }
-  const topo::Link link{std::string(inv::link_kind_name(out.bottleneck.kind)), out.bottleneck.bandwidth_gbps * 1e9,
-                        out.bottleneck.latency_us * 1e-6};
+  const topo::Link link{std::string(inv::link_kind_name(out.bottleneck.kind)),
+                        out.bottleneck.bandwidth_gbps * 1e9, out.bottleneck.latency_us * 1e-6};
   out.seconds = topo::ring_allreduce_time(static_cast<int>(n), bytes, link);
   return out;
 }
 
 double allreduce_bytes(const JobSpec& spec) {
   if (spec.kind != JobKind::kTrain) return 0;
-  const auto shape = gpulab::platform::task::train_shape(static_cast<std::uint64_t>(spec.train.hidden));
+  const auto shape =
+      gpulab::platform::task::train_shape(static_cast<std::uint64_t>(spec.train.hidden));
   return static_cast<double>(shape.param_count() * sizeof(float));
 }
 

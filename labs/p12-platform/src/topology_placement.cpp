@@ -18,7 +18,8 @@ enum class Order { kMostFreeFirst, kLeastFreeFirst };
 // first among equals: most free first spans the fewest nodes; least free
 // first is best fit by device (it uses up leftovers and keeps roomy nodes
 // whole for bigger jobs). nullopt when they hold fewer.
-std::optional<cs::Placement> fill(std::vector<std::pair<int, std::uint64_t>> room, int gpus, Order order) {
+std::optional<cs::Placement> fill(std::vector<std::pair<int, std::uint64_t>> room, int gpus,
+                                  Order order) {
   std::stable_sort(room.begin(), room.end(), [order](const auto& a, const auto& b) {
     const int fa = cs::popcount(a.second), fb = cs::popcount(b.second);
     return order == Order::kMostFreeFirst ? fa > fb : fa < fb;
@@ -41,8 +42,9 @@ bool same_gpus(cs::Placement a, cs::Placement b) {
   const auto by_node = [](const cs::Slice& x, const cs::Slice& y) { return x.node < y.node; };
   std::sort(a.begin(), a.end(), by_node);
   std::sort(b.begin(), b.end(), by_node);
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                    [](const cs::Slice& x, const cs::Slice& y) { return x.node == y.node && x.mask == y.mask; });
+  return std::equal(
+      a.begin(), a.end(), b.begin(), b.end(),
+      [](const cs::Slice& x, const cs::Slice& y) { return x.node == y.node && x.mask == y.mask; });
 }
 
 // Every free GPU of the pool, per node.
@@ -57,7 +59,8 @@ std::vector<std::pair<int, std::uint64_t>> all_free(const cs::Cluster& free) {
 std::vector<cs::Placement> candidates(const cs::Cluster& free, const PoolView& pool, int gpus) {
   std::vector<cs::Placement> out;
   const auto add = [&](std::optional<cs::Placement> p) {
-    if (p && std::none_of(out.begin(), out.end(), [&](const cs::Placement& q) { return same_gpus(*p, q); })) {
+    if (p && std::none_of(out.begin(), out.end(),
+                          [&](const cs::Placement& q) { return same_gpus(*p, q); })) {
       out.push_back(std::move(*p));
     }
   };
@@ -69,7 +72,8 @@ std::vector<cs::Placement> candidates(const cs::Cluster& free, const PoolView& p
     std::map<std::string, std::uint64_t> here;
     for (std::size_t b = 0; b < devs.size(); ++b) {
       if ((mask >> b & 1U) == 0) continue;
-      here[island_of(RankDevice{pool.node_names[static_cast<std::size_t>(n)], devs[b]})] |= std::uint64_t{1} << b;
+      here[island_of(RankDevice{pool.node_names[static_cast<std::size_t>(n)], devs[b]})] |=
+          std::uint64_t{1} << b;
     }
     for (const auto& [island, m] : here) islands[island].emplace_back(n, m);
   }
@@ -86,14 +90,16 @@ std::vector<RankDevice> ranks_of(const cs::Placement& p, const PoolView& pool) {
   for (const auto& slice : p) {
     const auto n = static_cast<std::size_t>(slice.node);
     for (int bit = 0; bit < 64; ++bit) {
-      if ((slice.mask >> bit & 1U) != 0) out.push_back(RankDevice{pool.node_names[n], pool.devices[n][static_cast<std::size_t>(bit)]});
+      if ((slice.mask >> bit & 1U) != 0)
+        out.push_back(
+            RankDevice{pool.node_names[n], pool.devices[n][static_cast<std::size_t>(bit)]});
     }
   }
   return out;
 }
 
-std::optional<TopologyChoice> place_by_topology(const cs::Cluster& free, const PoolView& pool, const JobSpec& spec,
-                                                int gpus) {
+std::optional<TopologyChoice> place_by_topology(const cs::Cluster& free, const PoolView& pool,
+                                                const JobSpec& spec, int gpus) {
   if (free.total_free() < gpus) return std::nullopt;
   const double bytes = allreduce_bytes(spec);
   if (gpus < 2 || bytes <= 0) {
@@ -122,14 +128,16 @@ std::optional<TopologyChoice> place_by_topology(const cs::Cluster& free, const P
   e.islands = costs[best].islands;
   e.considered = static_cast<int>(options.size());
   for (std::size_t i = 0; i < options.size(); ++i) {
-    if (i != best && (e.next_best_s < 0 || costs[i].seconds < e.next_best_s)) e.next_best_s = costs[i].seconds;
+    if (i != best && (e.next_best_s < 0 || costs[i].seconds < e.next_best_s))
+      e.next_best_s = costs[i].seconds;
   }
-  const std::string where = fmt::format("{} node{}, {} island{}, over {}", e.nodes, e.nodes == 1 ? "" : "s",
-                                        e.islands, e.islands == 1 ? "" : "s", e.bottleneck);
+  const std::string where =
+      fmt::format("{} node{}, {} island{}, over {}", e.nodes, e.nodes == 1 ? "" : "s", e.islands,
+                  e.islands == 1 ? "" : "s", e.bottleneck);
   e.reason = e.considered == 1
                  ? fmt::format("the only placement with {} free devices: {}", gpus, where)
-                 : fmt::format("cheapest ring of {} placements: {}; the next best {}", e.considered, where,
-                               format_seconds(e.next_best_s));
+                 : fmt::format("cheapest ring of {} placements: {}; the next best {}", e.considered,
+                               where, format_seconds(e.next_best_s));
   return TopologyChoice{std::move(options[best]), std::move(e)};
 }
 

@@ -35,8 +35,9 @@ struct TopologyChoice {
 };
 
 // `free` is the pool's free GPUs now. nullopt: `gpus` free devices do not exist.
-std::optional<TopologyChoice> place_by_topology(const cluster_sim::Cluster& free, const PoolView& pool,
-                                                const JobSpec& spec, int gpus);
+std::optional<TopologyChoice> place_by_topology(const cluster_sim::Cluster& free,
+                                                const PoolView& pool, const JobSpec& spec,
+                                                int gpus);
 
 // The ranks of a placement in rank order (slices in order, bits ascending:
 // the order the scheduler numbers ranks in).
