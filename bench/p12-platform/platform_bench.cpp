@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "platform/control_server.hpp"
+#include "platform/inventory.hpp"
 #include "platform/scheduler.hpp"
 
 namespace {
@@ -22,7 +23,8 @@ std::vector<Node> make_nodes(int count, int devices) {
   for (int n = 0; n < count; ++n) {
     Node node;
     node.name = "node-" + std::to_string(n);
-    for (int i = 0; i < devices; ++i) node.devices.push_back(Device{"cuda:" + std::to_string(i), "cuda", i, true, "", {"f32"}});
+    node.devices = parse_device_spec("cuda:" + std::to_string(devices));
+    for (auto& d : node.devices) d.dtypes = {"f32"};
     nodes.push_back(std::move(node));
   }
   return nodes;
@@ -41,6 +43,8 @@ void BM_SchedulePass(benchmark::State& state) {
     jobs[i].id = "j" + std::to_string(i);
     jobs[i].spec.gpus = 1 << (i % 5);
     jobs[i].spec.backend = "cuda";
+    // train: gangs are placed by the cost model over every candidate; matmul: best fit first.
+    jobs[i].spec.kind = state.range(0) != 0 ? JobKind::kTrain : JobKind::kMatmul;
     queue.push_back(&jobs[i]);
   }
   SchedulerInput in;
@@ -53,7 +57,7 @@ void BM_SchedulePass(benchmark::State& state) {
   state.counters["queued"] = 1000;
   state.counters["nodes"] = 100;
 }
-BENCHMARK(BM_SchedulePass)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SchedulePass)->ArgName("train")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 struct Server {
   explicit Server(Durability durability) {
@@ -84,6 +88,13 @@ struct Server {
   std::thread thread;
 };
 
+// One cpu_ref device, certified, as an agent registers it.
+Device certified_cpu_ref() {
+  auto d = parse_device_spec("cpu_ref:1").front();
+  d.dtypes = {"f32"};
+  return d;
+}
+
 const std::string kMatmul = R"({"name":"m","kind":"matmul","backend":"cpu_ref","params":{"n":64}})";
 
 void BM_SubmitToAssigned(benchmark::State& state) {
@@ -94,7 +105,7 @@ void BM_SubmitToAssigned(benchmark::State& state) {
   agent.set_tcp_nodelay(true);
   user.set_tcp_nodelay(true);
   const Json reg{{"name", "idle"}, {"address", "http://127.0.0.1:9"}, {"protocol", kProtocolVersion},
-                 {"devices", Json::array({Json{{"backend", "cpu_ref"}, {"index", 0}, {"dtypes", {"f32"}}}})}};
+                 {"devices", Json::array({to_json(certified_cpu_ref())})}};
   agent.Post("/v1/nodes/register", reg.dump(), "application/json");
   for (auto _ : state) {
     // The agent waits in its long poll; the clock runs from the submission

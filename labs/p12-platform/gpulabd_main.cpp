@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   auto* a = app.add_subcommand("agent", "Run a node agent.");
   a->add_option("--control", agent.agent.control_url, "Control plane URL")->capture_default_str();
   a->add_option("--name", agent.agent.name, "Node name")->required();
-  a->add_option("--devices", agent.agent.devices, "auto, or BACKEND:COUNT,... (cpu_ref:2,fast:1)")->capture_default_str();
+  a->add_option("--devices", agent.agent.devices, "auto, or BACKEND:COUNT[@ISLAND],... (cpu_ref:2,fast:1; fast:2@rack-1 puts both in NVLink island rack-1, shared with other nodes that name it; default: the node is the island)")->capture_default_str();
   a->add_option("--listen", agent.agent.listen, "HOST:PORT for the agent's metrics, logs and faults")->capture_default_str();
   a->add_option("--work", agent.agent.work_dir, "Directory for task logs");
   a->add_option("--inject", agent.agent.inject, "Faults, exporter syntax: xid:79:DEVICE@TIME (e.g. xid:79:0@5s)");

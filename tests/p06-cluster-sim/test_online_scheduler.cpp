@@ -127,3 +127,36 @@ TEST(OnlineScheduler, DrfPicksTheTenantWithTheSmallestDominantShare) {
 }
 
 }  // namespace
+
+TEST(OnlineScheduler, APlacementHookChoosesWhereAndSeesTheJob) {
+  // The policy alone keeps a job of <= G GPUs on one node, so 2 GPUs with one
+  // free on each node would wait; a hook may spread it, and is asked per job.
+  SchedulerConfig cfg;
+  cfg.blocking = Blocking::kSkip;
+  std::vector<JobId> asked;
+  SchedulerHooks hooks;
+  hooks.place = [&](JobId id, const Request& r, int, const Cluster& c) -> std::optional<Placement> {
+    asked.push_back(id);
+    Placement out;
+    int left = r.gpus;
+    for (int n = 0; n < c.nodes() && left > 0; ++n) {
+      const std::uint64_t got = lowest_bits(c.free_mask(n), left);
+      if (got != 0) out.push_back(Slice{n, got, 0});
+      left -= popcount(got);
+    }
+    if (left > 0) return std::nullopt;
+    return out;
+  };
+  OnlineScheduler s({Cluster(2, 2)}, cfg, hooks);
+  s.block(0, Slice{0, 0b01, 0});
+  s.block(0, Slice{1, 0b01, 0});
+  s.submit(7, req(2, 0, 1));
+  s.submit(8, req(1, 0, 2));
+  const auto pass = s.schedule(0);
+  EXPECT_EQ(started(pass), (std::vector<JobId>{7}));
+  ASSERT_EQ(pass.events.size(), 1U);
+  EXPECT_EQ(pass.events[0].placement.placement.size(), 2U);  // one GPU on each node
+  EXPECT_EQ(asked, (std::vector<JobId>{7, 8}));              // 8 asked, found no room
+  ASSERT_EQ(pass.pending.size(), 1U);
+  EXPECT_EQ(pass.pending[0].first, 8U);
+}

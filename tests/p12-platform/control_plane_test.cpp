@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "gpulab/cli.hpp"
+#include "platform/inventory.hpp"
 
 namespace {
 
@@ -39,7 +40,8 @@ class ControlPlaneTest : public ::testing::Test {
     nd.address = "http://127.0.0.1:2";
     nd.protocol = kProtocolVersion;
     nd.isolation = "process";
-    for (int i = 0; i < n; ++i) nd.devices.push_back(Device{backend + ":" + std::to_string(i), backend, i, true, "", {"f32"}});
+    nd.devices = parse_device_spec(backend + ":" + std::to_string(n));
+    for (auto& d : nd.devices) d.dtypes = {"f32"};
     return nd;
   }
 
@@ -173,8 +175,7 @@ TEST_F(ControlPlaneTest, AnUnhealthyDeviceIsNotUsedAgain) {
   Heartbeat hb;
   hb.node = "a";
   auto n = node("a", "cpu_ref", 2);
-  n.devices[0].healthy = false;
-  n.devices[0].health_reason = "Xid 79: GPU has fallen off the bus";
+  n.devices[0].health = gpulab::inventory::Health::unhealthy("Xid 79: GPU has fallen off the bus");
   hb.devices = n.devices;
   cp->heartbeat(hb, std::chrono::milliseconds(0));
   const auto id = cp->submit(train(1), "").first.id;

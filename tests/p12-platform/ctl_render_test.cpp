@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "platform/inventory.hpp"
+
 namespace {
 
 using gpulab::Json;
@@ -29,11 +31,27 @@ TEST(CtlRender, DescribeShowsPlacementAndTasks) {
   EXPECT_NE(text.find("j-000001.2.0  a     fast:0  running     -  process"), std::string::npos) << text;
 }
 
+TEST(CtlRender, DescribeShowsTheTopologyEstimateOfAGang) {
+  auto j = job();
+  EXPECT_EQ(platform::render_job(j).find("topology"), std::string::npos);  // one rank: no ring, no line
+  j["topology"] = Json{{"ranks", 2},       {"bytes", 22032.0},  {"allreduce_s", 4.1e-5}, {"bottleneck", "nvlink"},
+                       {"nodes", 1},       {"islands", 1},      {"considered", 2},       {"next_best_s", 3.6e-3},
+                       {"reason", "cheapest ring of 2 placements: 1 node, 1 island, over nvlink; the next best 3.60 ms"}};
+  const auto text = platform::render_job(j);
+  EXPECT_NE(text.find("topology  ring all-reduce of 22032 bytes: est. 41.0 us over nvlink; cheapest ring of 2 "
+                      "placements: 1 node, 1 island, over nvlink; the next best 3.60 ms\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(CtlRender, NodesTableNamesUnhealthyAndUncertifiedDevices) {
-  const auto nodes = Json::parse(R"([{"name":"a","address":"","state":"ready","draining":false,"heartbeat_age_s":0.25,
-    "protocol":1,"isolation":"process","devices":[
-      {"id":"cpu_ref:0","backend":"cpu_ref","index":0,"healthy":false,"health_reason":"Xid 79","dtypes":["f32"]},
-      {"id":"opencl:0","backend":"opencl","index":0,"healthy":true,"health_reason":"","dtypes":[]}]}])");
+  platform::Node n;
+  n.name = "a";
+  n.last_heartbeat = 100;
+  n.devices = platform::parse_device_spec("cpu_ref:1,opencl:1");
+  n.devices[0].health = gpulab::inventory::Health::unhealthy("Xid 79");
+  n.devices[0].dtypes = {"f32"};
+  const auto nodes = Json::array({platform::to_json(n, 100.25)});
   const auto text = platform::render_nodes(nodes);
   EXPECT_NE(text.find("cpu_ref:1,opencl:1"), std::string::npos) << text;
   EXPECT_NE(text.find("cpu_ref:0 (Xid 79), opencl:0 (not certified)"), std::string::npos) << text;
@@ -42,7 +60,7 @@ TEST(CtlRender, NodesTableNamesUnhealthyAndUncertifiedDevices) {
 
 TEST(CtlRender, TopCountsDevicesAndLicence) {
   const auto nodes = Json::parse(R"([{"name":"a","state":"ready","devices":[
-      {"id":"fast:0","healthy":true},{"id":"fast:1","healthy":false}]}])");
+      {"id":"fast:0","health":{"healthy":true}},{"id":"fast:1","health":{"healthy":false,"reason":"Xid 48"}}]}])");
   const auto lic = Json::parse(R"({"state":"GRACE","max_devices":4,"days_left":3})");
   const auto text = platform::render_top(Json::array({job()}), nodes, lic);
   EXPECT_EQ(text,

@@ -14,6 +14,7 @@
 
 #include "gpulab/file.hpp"
 #include "platform/control_server.hpp"
+#include "platform/inventory.hpp"
 #include "topology/yaml.hpp"
 
 namespace {
@@ -169,11 +170,27 @@ TEST_F(OpenApiTest, EveryDocumentedOperationAnswersAsDocumented) {
   call("get", "/healthz");
   call("get", "/v1/version");
   call("get", "/v1/licence");
-  const Json reg{{"name", "a"}, {"address", "http://127.0.0.1:9"}, {"protocol", kProtocolVersion},
-                 {"devices", Json::array({Json{{"backend", "cpu_ref"}, {"index", 0}, {"dtypes", {"f32"}}},
-                                          Json{{"backend", "cpu_ref"}, {"index", 1}, {"dtypes", {"f32"}}}})}};
+  // The devices as an agent reports them: inventory accelerators plus dtypes.
+  Json devices = Json::array();
+  for (auto d : parse_device_spec("cpu_ref:2")) {
+    d.dtypes = {"f32"};
+    devices.push_back(to_json(d));
+  }
+  Json reg{{"name", "a"}, {"address", "http://127.0.0.1:9"}, {"protocol", kProtocolVersion}, {"devices", devices}};
   EXPECT_EQ(call("post", "/v1/nodes/register", reg.dump())->status, 200);
   EXPECT_EQ(call("post", "/v1/nodes/register", Json{{"name", "b"}}.dump())->status, 400);
+  Json bad = reg;
+  bad["name"] = "b";
+  bad["devices"][1]["links"][0]["peer"] = "cpu_ref:7";
+  const auto refused = call("post", "/v1/nodes/register", bad.dump());
+  EXPECT_EQ(refused->status, 400);
+  EXPECT_NE(refused->body.find("devices[1].links[0].peer: no accelerator 'cpu_ref:7'"), std::string::npos)
+      << refused->body;
+  Json old = Json{{"name", "b"}, {"address", "http://127.0.0.1:9"}, {"protocol", 1},
+                  {"devices", Json::array({Json{{"backend", "cpu_ref"}, {"index", 0}}})}};
+  const auto v1 = call("post", "/v1/nodes/register", old.dump());
+  EXPECT_EQ(v1->status, 400);
+  EXPECT_NE(v1->body.find("agent speaks version 1"), std::string::npos) << v1->body;
   const std::string yaml = "name: t\nkind: train\ngpus: 2\nbackend: cpu_ref\n";
   const auto created = call("post", "/v1/jobs", yaml, {{"Idempotency-Key", "k"}});
   EXPECT_EQ(created->status, 201);
@@ -208,7 +225,8 @@ TEST_F(OpenApiTest, EveryDocumentedOperationAnswersAsDocumented) {
             200);
   EXPECT_EQ(call("post", "/v1/tasks/" + task0 + "/status", Json{{"id", task0}, {"state", "exploded"}}.dump())->status,
             400);
-  call("get", "/v1/jobs/" + id);
+  const auto detail = Json::parse(call("get", "/v1/jobs/" + id)->body);
+  EXPECT_EQ(detail.at("topology").value("bottleneck", ""), "nvlink") << detail.dump();  // both ranks on node a
   EXPECT_EQ(call("get", "/v1/jobs/j-999999")->status, 404);
   call("get", "/v1/jobs/" + id + "/logs");
   EXPECT_EQ(call("get", "/v1/jobs/nope/logs")->status, 404);

@@ -83,9 +83,35 @@ TEST_F(PlatformTest, MatmulAndATwoNodeTrainingGangSucceed) {
   // One device per node: the gang crossed nodes, so the all-reduce crossed processes of two agents.
   EXPECT_NE(tj.at("placement").at(0).at("node"), tj.at("placement").at(1).at("node"));
   EXPECT_LT(tj.at("result").at("final_loss").get<double>(), tj.at("result").at("first_loss").get<double>());
+  // The only placement there was: the ring crosses the network.
+  EXPECT_EQ(tj.at("topology").at("bottleneck"), "ethernet") << tj.dump();
+  EXPECT_EQ(tj.at("topology").at("nodes"), 2);
   const auto logs = run_program("gpulabctl", ctl("logs " + t.at("id").get<std::string>()));
   EXPECT_EQ(logs.exit_code, 0);
   EXPECT_NE(logs.out.find("\"event\":\"done\""), std::string::npos) << logs.out;
+}
+
+TEST_F(PlatformTest, ATrainingGangLandsOnOneNodeAndDescribeSaysWhy) {
+  // node-0 has two devices, node-1 and node-2 one each: the gang could spread
+  // over node-1 and node-2 (best fit by device), but the cost model keeps both
+  // ranks in node-0's NVLink island.
+  start(0);
+  cluster_->start_agent("node-0", "cpu_ref:2", {"--heartbeat-ms", "200", "--no-certify"});
+  cluster_->start_agent("node-1", "cpu_ref:1", {"--heartbeat-ms", "200", "--no-certify"});
+  cluster_->start_agent("node-2", "cpu_ref:1", {"--heartbeat-ms", "200", "--no-certify"});
+  ASSERT_TRUE(wait_until([&] { return api_->get("/v1/nodes").size() == 3U; }, 10s));
+  const auto id = api_->post("/v1/jobs", train(2, 2).dump()).at("id").get<std::string>();
+  const auto job = wait_state(id, {"succeeded", "failed"});
+  ASSERT_EQ(job.at("state"), "succeeded") << job.dump();
+  EXPECT_EQ(job.at("placement").at(0).at("node"), "node-0");
+  EXPECT_EQ(job.at("placement").at(1).at("node"), "node-0");
+  const auto& t = job.at("topology");
+  EXPECT_EQ(t.at("bottleneck"), "nvlink") << job.dump();
+  EXPECT_LT(t.at("allreduce_s").get<double>(), t.at("next_best_s").get<double>()) << job.dump();
+  const auto described = run_program("gpulabctl", ctl("describe " + id));
+  EXPECT_EQ(described.exit_code, 0) << described.err;
+  EXPECT_NE(described.out.find("topology  ring all-reduce of"), std::string::npos) << described.out;
+  EXPECT_NE(described.out.find("1 node, 1 island, over nvlink; the next best"), std::string::npos) << described.out;
 }
 
 TEST_F(PlatformTest, AKilledAgentIsLostAndItsJobResumesFromTheCheckpointElsewhere) {
@@ -271,7 +297,7 @@ TEST_F(PlatformTest, AnXid79StopsTheTaskAndTheJobMovesToAHealthyDevice) {
   for (const auto& d : nodes.at(0).at("devices")) {
     if (d.at("id") == device) {
       EXPECT_FALSE(d.at("healthy").get<bool>());
-      EXPECT_EQ(d.at("health_reason"), "Xid 79: GPU has fallen off the bus");
+      EXPECT_EQ(d.at("health").at("reason"), "Xid 79: GPU has fallen off the bus");
     }
   }
   // A bad fault is a 400, not a crash.
@@ -352,7 +378,9 @@ TEST_F(LicensedPlatformTest, FeaturesGateKindsAndMaxGpusCapsDevicesInUse) {
   const auto a = api_->post("/v1/jobs", m.dump()).at("id").get<std::string>();
   const auto b = api_->post("/v1/jobs", m.dump()).at("id").get<std::string>();
   wait_state(a, {"running", "succeeded"});
-  const auto jb = api_->get("/v1/jobs/" + b);
+  // The pass that placed a may have run before b arrived: wait for one that saw b.
+  Json jb;
+  ASSERT_TRUE(wait_until([&] { return (jb = api_->get("/v1/jobs/" + b)).at("reason") != "queued"; }, 60s));
   if (api_->get("/v1/jobs/" + a).at("state") == "running") {
     EXPECT_EQ(jb.at("state"), "pending");
     EXPECT_NE(jb.at("reason").get<std::string>().find("licence allows 1 devices in use"), std::string::npos) << jb.dump();

@@ -1,4 +1,5 @@
 #include "platform/scheduler.hpp"
+#include "platform/inventory.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,12 +9,16 @@ namespace {
 
 using namespace platform;
 
-Node node(const std::string& name, std::vector<std::pair<std::string, int>> backends) {
+// A node's devices as its agent reports them for "--devices B:K,...@island".
+Node node(const std::string& name, std::vector<std::pair<std::string, int>> backends, const std::string& island = "") {
   Node n;
   n.name = name;
+  std::string spec;
   for (const auto& [b, k] : backends) {
-    for (int i = 0; i < k; ++i) n.devices.push_back(Device{b + ":" + std::to_string(i), b, i, true, "", {"f32"}});
+    spec += (spec.empty() ? "" : ",") + b + ":" + std::to_string(k) + (island.empty() ? "" : "@" + island);
   }
+  n.devices = parse_device_spec(spec);
+  for (auto& d : n.devices) d.dtypes = {"f32"};
   return n;
 }
 
@@ -66,7 +71,7 @@ TEST(Scheduler, AGangSpansNodesWholeNodesFirst) {
 
 TEST(Scheduler, UnhealthyUncertifiedAllocatedAndLostDevicesAreNotOffered) {
   std::vector<Node> nodes{node("a", {{"fast", 4}})};
-  nodes[0].devices[0].healthy = false;      // Xid 79
+  nodes[0].devices[0].health = gpulab::inventory::Health::unhealthy("Xid 79");
   nodes[0].devices[1].dtypes.clear();       // conformance did not certify it
   const auto j = job("j", 2, "fast");
   SchedulerInput in = input(nodes, {"a/fast:2"}, -1);  // held by a running task
@@ -186,6 +191,81 @@ TEST(Scheduler, DrfServesTheTenantWithTheSmallestShareFirst) {
   plan = schedule(in, {&a2, &b1});
   EXPECT_FALSE(plan.decisions[0].placement);
   EXPECT_TRUE(plan.decisions[1].placement);
+}
+
+
+
+std::set<std::string> nodes_of(const std::vector<Slot>& p) {
+  std::set<std::string> out;
+  for (const auto& s : p) out.insert(s.node);
+  return out;
+}
+
+TEST(TopologyAwarePlacement, ATwoRankGangLandsPackedWhenSpreadingIsPossibleToo) {
+  // Best fit alone would take the 1-device nodes b and c first if it could
+  // spread; the cost model prefers a's NVLink island over Ethernet.
+  const std::vector<Node> nodes{node("a", {{"fast", 2}}), node("b", {{"fast", 1}}), node("c", {{"fast", 1}})};
+  const auto j = job("g", 2, "fast");
+  const auto d = schedule(input(nodes, {}, -1), {&j}).decisions;
+  ASSERT_TRUE(d[0].placement);
+  EXPECT_EQ(nodes_of(*d[0].placement), std::set<std::string>{"a"});
+  const auto& t = d[0].topology;
+  EXPECT_EQ(t.ranks, 2);
+  EXPECT_EQ(t.bottleneck, "nvlink");
+  EXPECT_EQ(t.nodes, 1);
+  EXPECT_GE(t.considered, 2);  // packed on a, and spread over b and c
+  EXPECT_GT(t.next_best_s, t.allreduce_s);
+  EXPECT_GT(t.bytes, 0);
+  EXPECT_NE(t.reason.find("cheapest ring of"), std::string::npos) << t.reason;
+}
+
+TEST(TopologyAwarePlacement, WithOnlyCrossNodeCapacityTheGangStillPlacesWholeAtAHigherCost) {
+  const std::vector<Node> nodes{node("a", {{"fast", 2}}), node("b", {{"fast", 1}}), node("c", {{"fast", 1}})};
+  const auto packed_job = job("p", 2, "fast");
+  const auto packed = schedule(input(nodes, {}, -1), {&packed_job}).decisions[0];
+  ASSERT_TRUE(packed.placement);
+
+  // a:fast:0 held: no node has 2 free devices, so P06's best fit alone would
+  // leave the gang pending; it spreads over two nodes instead.
+  const auto j = job("g", 2, "fast");
+  const auto d = schedule(input(nodes, {"a/fast:0"}, -1), {&j}).decisions;
+  ASSERT_TRUE(d[0].placement) << d[0].reason;
+  ASSERT_EQ(d[0].placement->size(), 2U);
+  EXPECT_EQ(nodes_of(*d[0].placement).size(), 2U);
+  EXPECT_EQ(d[0].topology.bottleneck, "ethernet");
+  EXPECT_EQ(d[0].topology.nodes, 2);
+  EXPECT_GT(d[0].topology.allreduce_s, packed.topology.allreduce_s);
+
+  // Never partial: three ranks with two free devices wait, nothing placed.
+  const auto big = job("big", 3, "fast");
+  const auto w = schedule(input(nodes, {"a/fast:0", "b/fast:0"}, -1), {&big}).decisions;
+  EXPECT_FALSE(w[0].placement);
+  EXPECT_EQ(w[0].reason, "waiting for 3 free devices of fast (4 schedulable, busy now)");
+}
+
+TEST(TopologyAwarePlacement, ANamedIslandAcrossNodesBeatsEthernet) {
+  // b and c share island "rack-1" (one NVLink domain across two nodes); d is
+  // on its own. One free device each: b + c rides the island's NVLink.
+  const std::vector<Node> nodes{node("b", {{"fast", 1}}, "rack-1"), node("d", {{"fast", 1}}),
+                                node("c", {{"fast", 1}}, "rack-1")};
+  const auto j = job("g", 2, "fast");
+  const auto d = schedule(input(nodes, {}, -1), {&j}).decisions;
+  ASSERT_TRUE(d[0].placement);
+  EXPECT_EQ(nodes_of(*d[0].placement), (std::set<std::string>{"b", "c"}));
+  EXPECT_EQ(d[0].topology.bottleneck, "nvlink");
+  EXPECT_EQ(d[0].topology.islands, 1);
+}
+
+TEST(TopologyAwarePlacement, JobsWithoutARingKeepBestFitAndCarryNoEstimate) {
+  const std::vector<Node> nodes{node("a", {{"cpu_ref", 4}}), node("b", {{"cpu_ref", 2}})};
+  auto m = job("m", 2, "cpu_ref");
+  m.spec.kind = JobKind::kMatmul;
+  const auto one = job("one", 1, "cpu_ref");
+  const auto d = schedule(input(nodes, {}, -1), {&m, &one}).decisions;
+  ASSERT_TRUE(d[0].placement && d[1].placement);
+  EXPECT_EQ(nodes_of(*d[0].placement), std::set<std::string>{"b"});
+  EXPECT_EQ(d[0].topology.ranks, 0);
+  EXPECT_EQ(d[1].topology.ranks, 0);
 }
 
 }  // namespace

@@ -140,9 +140,10 @@ bool OnlineScheduler::capped(const Request& r) const {
   return cfg_.gpu_cap >= 0 && held_gpus_ + r.gpus > cfg_.gpu_cap;
 }
 
-std::optional<PoolPlacement> OnlineScheduler::place_job(const Request& r) const {
+std::optional<PoolPlacement> OnlineScheduler::place_job(JobId id, const Request& r) const {
   for (int p : pools_of(r)) {
-    if (auto got = place(pool(p), cfg_.policy, r.gpus, r.cpus)) return PoolPlacement{p, std::move(*got)};
+    auto got = hooks_.place ? hooks_.place(id, r, p, pool(p)) : place(pool(p), cfg_.policy, r.gpus, r.cpus);
+    if (got) return PoolPlacement{p, std::move(*got)};
   }
   return std::nullopt;
 }
@@ -193,7 +194,7 @@ SchedulePass OnlineScheduler::schedule(double now) {
     const Request& r = jobs_.at(*h).request;
     const bool over_cap = capped(r);
     if (!over_cap) {
-      if (auto p = place_job(r)) {
+      if (auto p = place_job(*h, r)) {
         dequeue(*h);
         start(*h, std::move(*p), now, &pass);
         continue;
@@ -201,7 +202,7 @@ SchedulePass OnlineScheduler::schedule(double now) {
       if (cfg_.preempt && preempt_for(*h, pass)) {
         // Start h on the room it made at once: re-asking the queue here would let
         // another tenant's job (DRF) take the freed GPUs and evict forever.
-        if (auto p = place_job(r)) {
+        if (auto p = place_job(*h, r)) {
           dequeue(*h);
           start(*h, std::move(*p), now, &pass);
           continue;
@@ -318,7 +319,7 @@ void OnlineScheduler::backfill_behind(JobId h, double now, SchedulePass& pass) {
       }
     }
     if (!p) {
-      p = place_job(r);
+      p = place_job(j, r);
       if (!p) continue;
       const double end = hooks_.estimate_end ? hooks_.estimate_end(j, *p) : kUnknownEnd;
       if (end > res.time) continue;  // would delay the head

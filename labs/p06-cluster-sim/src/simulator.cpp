@@ -43,7 +43,8 @@ class Simulation {
                SchedulerHooks{
                    [this](JobId j, const PoolPlacement& p) { return on_start(j, p); },
                    [this](JobId j, const PoolPlacement& p) { return now_ + state_[j].remaining * factor_of(p); },
-                   [this](JobId v, JobId) { on_preempt(v); }}),
+                   [this](JobId v, JobId) { on_preempt(v); },
+                   {}}),  // placement: the configured policy
         state_(jobs.size()),
         seq_(jobs.size()) {
     result_.jobs.resize(jobs.size());

@@ -167,15 +167,14 @@ void Agent::update_health_locked() {
   for (const auto& inj : injections_) {
     if (inj.kind != exporter::Injection::Kind::kXid || !xid_is_fatal(inj.xid) || inj.at_seconds > t) continue;
     Device& d = devices_[inj.gpu];
-    if (!d.healthy) continue;
-    d.healthy = false;
-    d.health_reason = xid_reason(inj.xid);
+    if (!d.health.healthy) continue;
+    d.health = gpulab::inventory::Health::unhealthy(xid_reason(inj.xid));
     // Stop what runs there: the device is gone, the task would only hang or crash.
     for (auto& [id, r] : running_) {
       if (r.task.device != d.id) continue;
       const auto e = r.process->stop(std::chrono::milliseconds(500));
       ++tasks_stopped_unhealthy_;
-      finished_[id] = finish_locked(r, e, fmt::format("device {} unhealthy: {}", d.id, d.health_reason));
+      finished_[id] = finish_locked(r, e, fmt::format("device {} unhealthy: {}", d.id, d.health.reason));
       finished_[id].state = TaskState::kFailed;
     }
     for (const auto& [id, rep] : finished_) running_.erase(id);
@@ -222,17 +221,17 @@ void Agent::start_task_locked(const Assignment& a) {
   }
   std::map<std::string, std::string> env;
   const auto dev = std::find_if(devices_.begin(), devices_.end(), [&](const Device& d) { return d.id == a.task.device; });
-  if (dev != devices_.end() && !dev->healthy) {
+  if (dev != devices_.end() && !dev->health.healthy) {
     // Placed before the control plane heard of the fault (the task report that
     // restarted the job can overtake the heartbeat with the device's health).
     // The refusal goes back with the next heartbeat, which carries the health
     // first, so the restart lands on a healthy device.
     finished_[a.task.id] = TaskReport{a.task.id, TaskState::kFailed, -1,
-                                      fmt::format("device {} unhealthy: {}", dev->id, dev->health_reason), {}, {},
+                                      fmt::format("device {} unhealthy: {}", dev->id, dev->health.reason), {}, {},
                                       isolation_};
     return;
   }
-  if (dev != devices_.end() && dev->backend == "cuda") env["CUDA_VISIBLE_DEVICES"] = std::to_string(dev->index);
+  if (dev != devices_.end() && dev->backend == "cuda") env["CUDA_VISIBLE_DEVICES"] = std::to_string(backend_ordinal(*dev));
   env["GPULAB_TASK_ID"] = a.task.id;
   try {
     r.process = std::make_unique<TaskProcess>(options_.task_program, argv, env, r.log);
@@ -388,7 +387,7 @@ std::string Agent::metrics() const {
   auto& healthy = e.gauge("gpulab_agent_device_healthy", "1 when the device is healthy.");
   auto& certified = e.gauge("gpulab_agent_device_certified", "1 when conformance certified the device for F32.");
   for (const auto& d : devices_) {
-    healthy.set({{"device", d.id}, {"backend", d.backend}}, d.healthy ? 1 : 0);
+    healthy.set({{"device", d.id}, {"backend", d.backend}}, d.health.healthy ? 1 : 0);
     certified.set({{"device", d.id}, {"backend", d.backend}}, d.dtypes.empty() ? 0 : 1);
   }
   return e.render();

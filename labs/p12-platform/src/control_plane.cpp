@@ -260,9 +260,8 @@ std::vector<Assignment> ControlPlane::heartbeat(const Heartbeat& hb, std::chrono
   bool health_changed = false;
   for (const auto& d : hb.devices) {
     for (auto& mine : node.devices) {
-      if (mine.id == d.id && (mine.healthy != d.healthy || mine.health_reason != d.health_reason)) {
-        mine.healthy = d.healthy;
-        mine.health_reason = d.health_reason;
+      if (mine.id == d.id && mine.health != d.health) {
+        mine.health = d.health;
         health_changed = true;
       }
     }
@@ -371,6 +370,7 @@ void ControlPlane::restart_or_fail_locked(Job& job, const std::string& why, bool
     }
   }
   job.placement.clear();
+  job.topology = {};
   if (bad_input || job.restarts >= job.spec.max_restarts) {
     job.state = JobState::kFailed;
     job.reason = bad_input ? why : fmt::format("{} (after {} restarts)", why, job.restarts);
@@ -437,6 +437,7 @@ void ControlPlane::schedule_locked() {
       }
       victim.state = JobState::kPending;
       victim.placement.clear();
+      victim.topology = {};
       ++victim.preemptions;
       ++preemptions_total_;
       victim.requeued_because = why;
@@ -459,6 +460,7 @@ void ControlPlane::schedule_locked() {
       ++job.attempt;
       job.state = JobState::kRunning;
       job.placement = *d.placement;
+      job.topology = d.topology;
       job.reason = job.restarts > 0 || job.preemptions > 0
                        ? fmt::format("placed (attempt {}: {} restarts, {} preemptions)", job.attempt, job.restarts,
                                      job.preemptions)
@@ -593,7 +595,7 @@ std::string ControlPlane::metrics() const {
     for (const auto& d : n.devices) {
       if (held.count(name + "/" + d.id) != 0) {
         ++allocated;
-      } else if (!d.healthy || n.state == NodeState::kLost) {
+      } else if (!d.health.healthy || n.state == NodeState::kLost) {
         ++unhealthy;
       } else {
         ++idle;

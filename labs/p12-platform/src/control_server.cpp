@@ -60,12 +60,13 @@ Node node_from_register_json(const Json& j) {
   n.isolation = j.value("isolation", std::string("process"));
   const auto devices = field<Json>(j, "devices", "devices");
   if (!devices.is_array() || devices.size() > 64) throw ApiError(400, "devices: a list of at most 64 devices");
-  for (const auto& d : devices) {
-    try {
-      n.devices.push_back(device_from_json(d));
-    } catch (const SpecError& e) {
-      throw ApiError(400, e.what());
-    }
+  // Another protocol's devices would not parse; register_node() refuses the
+  // agent with the versions, which says more than a device field would.
+  if (n.protocol != kProtocolVersion) return n;
+  try {
+    n.devices = devices_from_json(devices, n.name);
+  } catch (const SpecError& e) {
+    throw ApiError(400, e.what());
   }
   return n;
 }
@@ -104,12 +105,10 @@ Heartbeat heartbeat_from_json(const std::string& node, const Json& j) {
   hb.node = node;
   const Json devices = j.value("devices", Json::array());
   const Json tasks = j.value("tasks", Json::array());
-  for (const auto& d : devices) {
-    try {
-      hb.devices.push_back(device_from_json(d));
-    } catch (const SpecError& e) {
-      throw ApiError(400, e.what());
-    }
+  try {
+    hb.devices = devices_from_json(devices, node);
+  } catch (const SpecError& e) {
+    throw ApiError(400, e.what());
   }
   for (const auto& t : tasks) hb.tasks.push_back(report_from_json(t));
   return hb;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "gpulab/table.hpp"
+#include "platform/ring_cost.hpp"
 
 namespace platform {
 
@@ -23,9 +24,10 @@ std::string render_nodes(const Json& nodes) {
     std::string unhealthy;
     for (const auto& d : n.at("devices")) {
       ++per_backend[d.at("backend").get<std::string>()];
-      if (!d.at("healthy").get<bool>()) {
+      const auto& health = d.at("health");
+      if (!health.at("healthy").get<bool>()) {
         unhealthy += (unhealthy.empty() ? "" : ", ") + d.at("id").get<std::string>() + " (" +
-                     d.at("health_reason").get<std::string>() + ")";
+                     health.value("reason", std::string()) + ")";
       }
       if (d.at("dtypes").empty()) {
         unhealthy += (unhealthy.empty() ? "" : ", ") + d.at("id").get<std::string>() + " (not certified)";
@@ -74,6 +76,12 @@ std::string render_job(const Json& j) {
                              s.at("node").get<std::string>(), s.at("device").get<std::string>());
   }
   out += fmt::format("placement {}\n", placement.empty() ? "-" : placement);
+  if (const auto t = j.find("topology"); t != j.end() && t->is_object() && !t->empty()) {
+    out += fmt::format("topology  ring all-reduce of {} bytes: est. {} over {}; {}\n",
+                       static_cast<std::uint64_t>(t->at("bytes").get<double>()),
+                       format_seconds(t->at("allreduce_s").get<double>()), t->at("bottleneck").get<std::string>(),
+                       t->at("reason").get<std::string>());
+  }
   if (j.contains("result") && j.at("result").is_object() && !j.at("result").empty()) {
     out += fmt::format("result    {}\n", j.at("result").dump());
   }
@@ -108,7 +116,7 @@ std::string render_top(const Json& jobs, const Json& nodes, const Json& licence)
     ready_nodes += n.at("state").get<std::string>() == "lost" ? 0 : 1;
     for (const auto& d : n.at("devices")) {
       ++total;
-      healthy += d.at("healthy").get<bool>() && n.at("state").get<std::string>() != "lost" ? 1 : 0;
+      healthy += d.at("health").at("healthy").get<bool>() && n.at("state").get<std::string>() != "lost" ? 1 : 0;
     }
   }
   int busy = 0;

@@ -12,6 +12,7 @@
 #include "gpulab/table.hpp"
 #include "platform/api_client.hpp"
 #include "platform/local_cluster.hpp"
+#include "platform/ring_cost.hpp"
 
 namespace platform {
 namespace {
@@ -143,6 +144,13 @@ int run_demo(const DemoOptions& options) {
       checks.check(job.at("state") == "succeeded" && last < first,
                    fmt::format("train, 2 ranks on cpu_ref ({}; {}): loss {:.4f} -> {:.4f} in {} steps",
                                node_of_rank(job, 0), node_of_rank(job, 1), first, last, steps));
+      // Topology-aware placement: P08's cost model kept the ring in one node's island.
+      const Json topo = job.value("topology", Json::object());
+      const bool packed = topo.value("bottleneck", "") == "nvlink" && topo.value("nodes", 0) == 1 &&
+                          topo.value("allreduce_s", 1.0) < topo.value("next_best_s", 0.0);
+      checks.check(packed, fmt::format("its ring all-reduce: est. {} over {} on {} node; spread over the network, {}",
+                                       format_seconds(topo.value("allreduce_s", 0.0)), topo.value("bottleneck", "?"),
+                                       topo.value("nodes", 0), format_seconds(topo.value("next_best_s", 0.0))));
     }
     {
       const Json spec{{"name", "same-key"}, {"kind", "matmul"}, {"backend", "cpu_ref"}, {"params", Json{{"n", 64}}}};
@@ -193,7 +201,7 @@ int run_demo(const DemoOptions& options) {
       bool unhealthy = false;
       for (const auto& n : api.get("/v1/nodes")) {
         for (const auto& d : n.at("devices")) {
-          if (n.at("name") == node && d.at("id") == device) unhealthy = !d.at("healthy").get<bool>();
+          if (n.at("name") == node && d.at("id") == device) unhealthy = !d.at("health").at("healthy").get<bool>();
         }
       }
       checks.check(unhealthy && job.at("state") == "succeeded" && job.at("restarts").get<int>() >= 1 && resumed > 0 &&

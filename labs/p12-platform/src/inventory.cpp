@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <set>
 
@@ -11,6 +13,71 @@
 #include "platform/job_spec.hpp"
 
 namespace platform {
+namespace {
+
+namespace inv = gpulab::inventory;
+
+std::uint64_t host_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::uint64_t{1} << 30;  // not reported: 1 GiB, a placeholder
+  return std::min(static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page), inv::kMaxMemoryBytes);
+}
+
+std::string_view vendor_of(std::string_view backend) {
+  if (backend == "cuda") return "nvidia";
+  if (backend == "opencl") return "opencl";  // whichever ICD is installed; the HAL does not say
+  return "cpu";
+}
+
+// An island name as --devices may give it: what the inventory allows in
+// domain.island, and nothing a shell or a URL would mangle.
+bool valid_island(std::string_view s) {
+  return !s.empty() && s.size() <= 63 && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+  });
+}
+
+}  // namespace
+
+Device hal_device(std::string_view backend, int backend_ordinal, int node_ordinal, std::string island) {
+  Device d;
+  d.id = fmt::format("{}:{}", backend, backend_ordinal);
+  d.index = node_ordinal;
+  d.vendor = vendor_of(backend);
+  d.backend = backend;
+  d.model = fmt::format("HAL {} backend", backend);
+  d.memory_bytes = host_memory_bytes();
+  d.domain.island = std::move(island);
+  return d;
+}
+
+int backend_ordinal(const Device& d) {
+  const auto colon = d.id.rfind(':');
+  try {
+    return colon == std::string::npos ? 0 : std::stoi(d.id.substr(colon + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+void link_devices(std::vector<Device>& devices) {
+  for (auto& d : devices) {
+    d.links.clear();
+    for (const auto& peer : devices) {
+      if (peer.id == d.id) continue;
+      if (peer.domain.island == d.domain.island) {
+        d.links.push_back(inv::Link{peer.id, inv::LinkKind::kNvlink, kIslandLinkGbps, kIslandLinkUs});
+      } else {
+        d.links.push_back(inv::Link{peer.id, inv::LinkKind::kPcie, kHostLinkGbps, kHostLinkUs});
+      }
+    }
+    d.links.push_back(inv::Link{std::string(inv::kHostPeer), inv::LinkKind::kPcie, kHostLinkGbps, kHostLinkUs});
+    d.links.push_back(
+        inv::Link{std::string(inv::kNetworkPeer), inv::LinkKind::kEthernet, kNetworkLinkGbps, kNetworkLinkUs});
+  }
+}
 
 std::vector<Device> parse_device_spec(std::string_view spec) {
   std::vector<Device> out;
@@ -18,8 +85,17 @@ std::vector<Device> parse_device_spec(std::string_view spec) {
   std::size_t pos = 0;
   while (pos <= spec.size()) {
     const auto comma = spec.find(',', pos);
-    const auto item = spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    auto item = spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     pos = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
+    std::string island;
+    if (const auto at = item.find('@'); at != std::string_view::npos) {
+      island = std::string(item.substr(at + 1));
+      item = item.substr(0, at);
+      if (!valid_island(island)) {
+        throw gpulab::UsageError(fmt::format(
+            "--devices '{}': island '{}' must be 1-63 letters, digits, '-', '_' or '.'", spec, island));
+      }
+    }
     const auto colon = item.find(':');
     const std::string backend(item.substr(0, colon));
     int count = 1;
@@ -40,8 +116,9 @@ std::vector<Device> parse_device_spec(std::string_view spec) {
     }
     if (count < 1 || count > 16) throw gpulab::UsageError(fmt::format("--devices '{}': 1-16 devices per backend", spec));
     if (!seen.insert(backend).second) throw gpulab::UsageError(fmt::format("--devices '{}': {} twice", spec, backend));
-    for (int i = 0; i < count; ++i) out.push_back(Device{fmt::format("{}:{}", backend, i), backend, i, true, "", {}});
+    for (int i = 0; i < count; ++i) out.push_back(hal_device(backend, i, static_cast<int>(out.size()), island));
   }
+  link_devices(out);
   return out;
 }
 
@@ -51,8 +128,11 @@ std::vector<Device> discover_devices() {
   for (const auto& b : reg.backends()) {
     const std::string name(b->name());
     if (std::find(std::begin(kBackendNames), std::end(kBackendNames), name) == std::end(kBackendNames)) continue;
-    out.push_back(Device{name + ":0", name, 0, true, "", {}});
+    Device d = hal_device(name, 0, static_cast<int>(out.size()));
+    if (const std::string line = b->device(); !line.empty()) d.model = line;
+    out.push_back(std::move(d));
   }
+  link_devices(out);
   return out;
 }
 

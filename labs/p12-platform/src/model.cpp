@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "gpulab/inventory/inventory_json.hpp"
+#include "platform/inventory.hpp"
+
 namespace platform {
 
 using gpulab::Json;
@@ -58,6 +61,30 @@ Json to_json(const Slot& s) {
   return Json{{"rank", s.rank}, {"node", s.node}, {"device", s.device}, {"backend", s.backend}};
 }
 
+Json to_json(const TopologyEstimate& t) {
+  if (t.ranks == 0) return Json::object();
+  return Json{{"ranks", t.ranks},       {"bytes", t.bytes},
+              {"allreduce_s", t.allreduce_s}, {"bottleneck", t.bottleneck},
+              {"nodes", t.nodes},       {"islands", t.islands},
+              {"considered", t.considered}, {"next_best_s", t.next_best_s},
+              {"reason", t.reason}};
+}
+
+TopologyEstimate topology_from_json(const Json& j) {
+  TopologyEstimate t;
+  if (!j.is_object() || j.empty()) return t;
+  t.ranks = j.at("ranks").get<int>();
+  t.bytes = j.at("bytes").get<double>();
+  t.allreduce_s = j.at("allreduce_s").get<double>();
+  t.bottleneck = j.at("bottleneck").get<std::string>();
+  t.nodes = j.at("nodes").get<int>();
+  t.islands = j.at("islands").get<int>();
+  t.considered = j.at("considered").get<int>();
+  t.next_best_s = j.at("next_best_s").get<double>();
+  t.reason = j.at("reason").get<std::string>();
+  return t;
+}
+
 Json to_json(const Job& j) {
   Json out;
   out["id"] = j.id;
@@ -67,6 +94,7 @@ Json to_json(const Job& j) {
   Json placement = Json::array();
   for (const auto& s : j.placement) placement.push_back(to_json(s));
   out["placement"] = placement;
+  out["topology"] = to_json(j.topology);
   out["attempt"] = j.attempt;
   out["restarts"] = j.restarts;
   out["preemptions"] = j.preemptions;
@@ -88,9 +116,11 @@ Json to_json(const Task& t) {
 }
 
 Json to_json(const Device& d) {
-  return Json{{"id", d.id},           {"backend", d.backend},
-              {"index", d.index},     {"healthy", d.healthy},
-              {"health_reason", d.health_reason}, {"dtypes", d.dtypes}};
+  Json j = gpulab::inventory::to_json(static_cast<const gpulab::inventory::Accelerator&>(d));
+  j["dtypes"] = d.dtypes;
+  j["healthy"] = d.health.healthy;
+  j["health_reason"] = d.health.reason;
+  return j;
 }
 
 Json to_json(const Node& n, double now) {
@@ -106,21 +136,61 @@ Json to_json(const Node& n, double now) {
               {"devices", devices}};
 }
 
-Device device_from_json(const Json& j) {
+std::vector<Device> devices_from_json(const Json& devices, const std::string& node) {
+  if (!devices.is_array()) throw SpecError("devices", "must be a list");
+  // The platform's fields come off; the rest is the inventory's accelerator,
+  // read and validated by the inventory's own reader as one node.
+  Json accelerators = Json::array();
+  std::vector<std::vector<std::string>> dtypes;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const std::string at = fmt::format("devices[{}]", i);
+    if (!devices[i].is_object()) throw SpecError(at, "must be an object");
+    Json a = devices[i];
+    std::vector<std::string> certified;
+    if (const auto it = a.find("dtypes"); it != a.end()) {
+      if (!it->is_array()) throw SpecError(at + ".dtypes", "must be a list of strings");
+      for (const auto& t : *it) {
+        if (!t.is_string()) throw SpecError(at + ".dtypes", "must be a list of strings");
+        certified.push_back(t.get<std::string>());
+      }
+    }
+    a.erase("dtypes");
+    a.erase("healthy");  // protocol 1's spelling of "health", derived on output
+    a.erase("health_reason");
+    accelerators.push_back(std::move(a));
+    dtypes.push_back(std::move(certified));
+  }
+  auto inv = gpulab::inventory::node_inventory_from_json(Json{{"node", node}, {"accelerators", accelerators}});
+  if (!inv) {
+    std::string msg = inv.error().message;
+    if (msg.starts_with("accelerators[")) msg = "devices[" + msg.substr(13);
+    if (msg.starts_with("node: ")) msg = "name: " + msg.substr(6);  // the inventory's node is the node's name
+    const auto colon = msg.find(": ");
+    throw SpecError(msg.substr(0, colon), colon == std::string::npos ? "invalid" : msg.substr(colon + 2));
+  }
+  std::vector<Device> out;
+  for (std::size_t i = 0; i < inv.value().accelerators.size(); ++i) {
+    Device d;
+    static_cast<gpulab::inventory::Accelerator&>(d) = inv.value().accelerators[i];
+    d.dtypes = std::move(dtypes[i]);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+Device device_from_v1_json(const Json& j, int ordinal) {
   if (!j.is_object()) throw SpecError("devices[]", "must be a mapping");
-  Device d;
   try {
-    d.backend = j.at("backend").get<std::string>();
-    d.index = j.at("index").get<int>();
-    d.id = j.value("id", fmt::format("{}:{}", d.backend, d.index));
-    d.healthy = j.value("healthy", true);
-    d.health_reason = j.value("health_reason", std::string());
+    const auto backend = j.at("backend").get<std::string>();
+    const int index = j.at("index").get<int>();
+    Device d = hal_device(backend, index, ordinal);
+    d.id = j.value("id", d.id);
+    if (!j.value("healthy", true)) d.health = gpulab::inventory::Health::unhealthy(j.value("health_reason", std::string("unhealthy")));
     d.dtypes = j.value("dtypes", std::vector<std::string>{});
+    return d;
   } catch (const Json::exception& e) {
     throw SpecError("devices[]", fmt::format("needs backend (string) and index (integer): {}", e.what()));
   }
-  if (d.backend.empty() || d.index < 0 || d.index > 63) throw SpecError("devices[].index", "must be 0-63");
-  return d;
 }
 
 }  // namespace platform

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "cluster_sim/placement.hpp"
+#include "platform/topology_placement.hpp"
 
 namespace platform {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 namespace cs = cluster_sim;
 
 bool usable(const Node& n, const Device& d, std::string_view backend) {
-  return n.state == NodeState::kReady && !n.draining && d.backend == backend && d.healthy &&
+  return n.state == NodeState::kReady && !n.draining && d.backend == backend && d.health.healthy &&
          std::find(d.dtypes.begin(), d.dtypes.end(), kJobDtype) != d.dtypes.end();
 }
 
@@ -21,8 +22,8 @@ bool usable(const Node& n, const Device& d, std::string_view backend) {
 // is nodes[members[i]], GPU bit b is the b-th device of that backend on it.
 struct Pool {
   std::string backend;
-  std::vector<int> members;                      // pool node -> index into nodes
-  std::vector<std::vector<std::string>> device;  // pool node -> bit -> device id
+  std::vector<int> members;  // pool node -> index into nodes
+  PoolView view;             // pool node -> its name and bit -> device
   int gpus_per_node = 0;
   int capacity = 0;  // schedulable devices, allocated or not (for "larger than the cluster")
 };
@@ -31,14 +32,15 @@ Pool build(const std::vector<Node>& nodes, std::string_view backend) {
   Pool p;
   p.backend = backend;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    std::vector<std::string> ids;
+    std::vector<const Device*> devs;
     for (const auto& d : nodes[i].devices) {
-      if (d.backend == backend && ids.size() < 64) ids.push_back(d.id);
+      if (d.backend == backend && devs.size() < 64) devs.push_back(&d);
     }
-    if (ids.empty()) continue;
+    if (devs.empty()) continue;
     p.members.push_back(static_cast<int>(i));
-    p.gpus_per_node = std::max(p.gpus_per_node, static_cast<int>(ids.size()));
-    p.device.push_back(std::move(ids));
+    p.gpus_per_node = std::max(p.gpus_per_node, static_cast<int>(devs.size()));
+    p.view.node_names.push_back(nodes[i].name);
+    p.view.devices.push_back(std::move(devs));
   }
   p.capacity = schedulable_devices(nodes, backend);
   return p;
@@ -83,8 +85,8 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
     const int pi = static_cast<int>(pools.size());
     for (std::size_t c = 0; c < p.members.size(); ++c) {
       const auto& name = nodes[static_cast<std::size_t>(p.members[c])].name;
-      for (std::size_t b = 0; b < p.device[c].size(); ++b) {
-        where[name + "/" + p.device[c][b]] = Bit{pi, static_cast<int>(c), static_cast<int>(b)};
+      for (std::size_t b = 0; b < p.view.devices[c].size(); ++b) {
+        where[name + "/" + p.view.devices[c][b]->id] = Bit{pi, static_cast<int>(c), static_cast<int>(b)};
       }
     }
     pool_of.emplace(std::string(backend), pi);
@@ -121,17 +123,16 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
       std::uint64_t blocked = 0;
       for (int bit = 0; bit < p.gpus_per_node; ++bit) {
         const auto b = static_cast<std::size_t>(bit);
-        if (b >= p.device[c].size()) {
+        if (b >= p.view.devices[c].size()) {
           blocked |= std::uint64_t{1} << bit;  // this node has fewer devices of the backend
           continue;
         }
-        const auto& id = p.device[c][b];
-        const auto key = n.name + "/" + id;
+        const Device& d = *p.view.devices[c][b];
+        const auto key = n.name + "/" + d.id;
         if (owned.count(key) != 0) continue;
         const bool held = in.allocated.count(key) != 0;
         unowned += held ? 1 : 0;
-        const auto d = std::find_if(n.devices.begin(), n.devices.end(), [&](const Device& x) { return x.id == id; });
-        if (held || !usable(n, *d, p.backend)) blocked |= std::uint64_t{1} << bit;
+        if (held || !usable(n, d, p.backend)) blocked |= std::uint64_t{1} << bit;
       }
       if (blocked != 0) clusters[pi].take(cs::Slice{static_cast<int>(c), blocked, 0});
     }
@@ -147,6 +148,16 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
   cs::SchedulerHooks hooks;
   // A victim waits for the next pass: its tasks must stop before it runs again.
   hooks.on_preempt = [&self](cs::JobId victim, cs::JobId) { self->withdraw(victim); };
+  // Where a job goes in a pool: topology-aware, by P08's cost model. The
+  // estimate of the last placement found for a job is the one it starts on
+  // (the scheduler starts a job on the placement it was just given).
+  std::map<std::size_t, TopologyEstimate> estimates;
+  hooks.place = [&](cs::JobId k, const cs::Request& r, int pool, const cs::Cluster& c) -> std::optional<cs::Placement> {
+    auto choice = place_by_topology(c, pools[static_cast<std::size_t>(pool)].view, all[k]->spec, r.gpus);
+    if (!choice) return std::nullopt;
+    estimates[k] = std::move(choice->estimate);
+    return std::move(choice->placement);
+  };
   cs::OnlineScheduler sched(std::move(clusters), cfg, hooks);
   self = &sched;
 
@@ -193,7 +204,7 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
       const Node& n = nodes[static_cast<std::size_t>(p.members[static_cast<std::size_t>(slice.node)])];
       for (int bit = 0; bit < 64; ++bit) {
         if ((slice.mask >> bit & 1U) == 0) continue;
-        const auto& id = p.device[static_cast<std::size_t>(slice.node)][static_cast<std::size_t>(bit)];
+        const auto& id = p.view.devices[static_cast<std::size_t>(slice.node)][static_cast<std::size_t>(bit)]->id;
         slots.push_back(Slot{static_cast<int>(slots.size()), n.name, id, p.backend});
       }
     }
@@ -208,6 +219,7 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
     d.job = job.id;
     if (const auto it = placed.find(k); it != placed.end() && it->second) {
       d.placement = it->second;
+      if (const auto e = estimates.find(k); e != estimates.end()) d.topology = e->second;
       plan.decisions.push_back(std::move(d));
       continue;
     }

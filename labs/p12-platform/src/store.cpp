@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "gpulab/cli.hpp"
+#include "platform/inventory.hpp"
 
 namespace platform {
 namespace {
@@ -98,6 +99,7 @@ Store::Store(const std::filesystem::path& dir, Durability durability) {
       "CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(idem) WHERE idem IS NOT NULL;"
       "CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, job TEXT NOT NULL, doc TEXT NOT NULL);"
       "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, doc TEXT NOT NULL);");
+  if (version == 1) migrate_nodes_from_v1();
   exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
   check(db_,
         sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO jobs(id, seq, state, idem, doc) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -116,6 +118,26 @@ Store::~Store() {
   sqlite3_finalize(put_task_);
   sqlite3_finalize(put_node_);
   sqlite3_close(db_);
+}
+
+void Store::migrate_nodes_from_v1() {
+  std::vector<Node> nodes;
+  for (const auto& d : load_docs(db_, "SELECT doc FROM nodes ORDER BY name")) nodes.push_back(node_from_v1_record(d));
+  exec("BEGIN IMMEDIATE");
+  try {
+    Stmt put(db_, "UPDATE nodes SET doc = ?2 WHERE name = ?1");
+    for (const auto& n : nodes) {
+      sqlite3_reset(put.get());
+      bind_text(put.get(), 1, n.name);
+      bind_text(put.get(), 2, node_record(n).dump());
+      check(db_, sqlite3_step(put.get()), "migrate node");
+    }
+    exec("PRAGMA user_version=2");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+  exec("COMMIT");
 }
 
 void Store::exec(const char* sql) {
@@ -218,6 +240,7 @@ Job job_from_record(const Json& j) {
     job.started_at = j.at("started_at").get<double>();
     job.finished_at = j.at("finished_at").get<double>();
     job.result = j.at("result");
+    job.topology = topology_from_json(j.value("topology", Json::object()));  // absent before topology-aware placement
     return job;
   } catch (const std::exception& e) {
     throw gpulab::RunError(fmt::format("state database: a job row is malformed: {}", e.what()));
@@ -253,18 +276,40 @@ Json node_record(const Node& n) {
   return j;
 }
 
+namespace {
+
+// Everything of a node row but its devices (the same in both schemas).
+Node node_fields(const Json& j) {
+  Node n;
+  n.name = j.at("name").get<std::string>();
+  n.address = j.at("address").get<std::string>();
+  n.draining = j.at("draining").get<bool>();
+  n.last_heartbeat = j.at("last_heartbeat").get<double>();
+  n.protocol = j.at("protocol").get<int>();
+  n.isolation = j.at("isolation").get<std::string>();
+  const auto st = j.at("state").get<std::string>();
+  n.state = st == "lost" ? NodeState::kLost : (n.draining ? NodeState::kDraining : NodeState::kReady);
+  return n;
+}
+
+}  // namespace
+
+Node node_from_v1_record(const Json& j) {
+  try {
+    Node n = node_fields(j);
+    int ordinal = 0;
+    for (const auto& d : j.at("devices")) n.devices.push_back(device_from_v1_json(d, ordinal++));
+    link_devices(n.devices);
+    return n;
+  } catch (const std::exception& e) {
+    throw gpulab::RunError(fmt::format("state database: a schema 1 node row is malformed: {}", e.what()));
+  }
+}
+
 Node node_from_record(const Json& j) {
   try {
-    Node n;
-    n.name = j.at("name").get<std::string>();
-    n.address = j.at("address").get<std::string>();
-    for (const auto& d : j.at("devices")) n.devices.push_back(device_from_json(d));
-    n.draining = j.at("draining").get<bool>();
-    n.last_heartbeat = j.at("last_heartbeat").get<double>();
-    n.protocol = j.at("protocol").get<int>();
-    n.isolation = j.at("isolation").get<std::string>();
-    const auto st = j.at("state").get<std::string>();
-    n.state = st == "lost" ? NodeState::kLost : (n.draining ? NodeState::kDraining : NodeState::kReady);
+    Node n = node_fields(j);
+    n.devices = devices_from_json(j.at("devices"), n.name);
     return n;
   } catch (const std::exception& e) {
     throw gpulab::RunError(fmt::format("state database: a node row is malformed: {}", e.what()));

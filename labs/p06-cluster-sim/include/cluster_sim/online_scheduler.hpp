@@ -68,6 +68,12 @@ struct SchedulerHooks {
   // A running job was evicted for `by` and is back in the queue (the hook may
   // withdraw it, to requeue it in a later pass).
   std::function<void(JobId victim, JobId by)> on_preempt;
+  // Where a job goes in one pool, all or nothing (nullopt: not there now).
+  // Unset: place(pool, cfg.policy, gpus, cpus), P06's policies. The platform
+  // sets it to choose among feasible placements by the topo-sim cost model;
+  // queue order, preemption, DRF and the cap stay the scheduler's (EASY
+  // backfill around a reservation still places by the policy).
+  std::function<std::optional<Placement>(JobId, const Request&, int pool, const Cluster&)> place;
 };
 
 struct SchedulerEvent {
@@ -149,7 +155,7 @@ class OnlineScheduler {
   void enqueue(JobId id);
   void dequeue(JobId id);
   [[nodiscard]] std::optional<JobId> head() const;
-  [[nodiscard]] std::optional<PoolPlacement> place_job(const Request& r) const;
+  [[nodiscard]] std::optional<PoolPlacement> place_job(JobId id, const Request& r) const;
   void start(JobId id, PoolPlacement p, double now, SchedulePass* pass);
   void stop(JobId id);
   bool preempt_for(JobId h, SchedulePass& pass);

@@ -34,7 +34,9 @@
 namespace platform {
 
 // Bumped when the agent <-> control plane messages change incompatibly.
-inline constexpr int kProtocolVersion = 1;
+// 2: devices are the shared inventory's accelerators (version 1 had its own
+// {id, backend, index, healthy, health_reason, dtypes}).
+inline constexpr int kProtocolVersion = 2;
 
 struct ControlOptions {
   std::filesystem::path state_dir;

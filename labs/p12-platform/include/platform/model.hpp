@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpulab/inventory/accelerator.hpp"
 #include "gpulab/json.hpp"
 #include "platform/job_spec.hpp"
 
@@ -36,6 +37,22 @@ struct Slot {
   std::string backend;
 };
 
+// Why a gang sits where it does: the topo-sim cost model's estimate of one
+// ring all-reduce of the job's gradients over the placement's slowest link,
+// and the cheapest placement the scheduler passed over. Empty (ranks 0) for a
+// job that has no ring (one rank, or not a train job).
+struct TopologyEstimate {
+  int ranks = 0;
+  double bytes = 0;         // per all-reduce (the MLP's gradients)
+  double allreduce_s = 0;   // the placement's estimated all-reduce time
+  std::string bottleneck;   // the slowest link kind the ring crosses ("nvlink", "ethernet")
+  int nodes = 0;
+  int islands = 0;
+  int considered = 0;       // feasible placements the scheduler costed
+  double next_best_s = -1;  // the cheapest other one; -1 = there was none
+  std::string reason;       // in words, for gpulabctl describe
+};
+
 struct Job {
   std::string id;  // "j-000042": sequence order is submission order
   std::int64_t seq = 0;
@@ -43,6 +60,7 @@ struct Job {
   JobState state = JobState::kPending;
   std::string reason;  // why pending/failed/cancelled, in words
   std::vector<Slot> placement;
+  TopologyEstimate topology;  // for the current placement
   int attempt = 0;   // 1 on first placement; +1 per restart
   int restarts = 0;  // restarts caused by failures
   int preemptions = 0;  // times evicted for a higher-priority job (not failures)
@@ -73,15 +91,13 @@ struct Task {
   std::string isolation;  // "container" or "process", as the agent ran it
 };
 
-enum class DeviceHealth { kHealthy, kUnhealthy };
-
-struct Device {
-  std::string id;       // "<backend>:<index>"
-  std::string backend;  // HAL backend name
-  int index = 0;
-  bool healthy = true;
-  std::string health_reason;        // "Xid 79 (fell off the bus)" when unhealthy
-  std::vector<std::string> dtypes;  // dtypes hal-conformance certified on this node ("f32")
+// A device the platform offers: the shared inventory's accelerator (id
+// "<backend>:<n>", node ordinal, backend, memory, island, links, health) and,
+// beside it, what only the platform knows: the dtypes hal-conformance
+// certified its backend for on this node ("f32").
+struct Device : gpulab::inventory::Accelerator {
+  std::vector<std::string> dtypes;
+  bool operator==(const Device&) const = default;
 };
 
 enum class NodeState { kReady, kDraining, kLost };
@@ -99,10 +115,21 @@ struct Node {
 };
 
 gpulab::Json to_json(const Slot& s);
+gpulab::Json to_json(const TopologyEstimate& t);  // {} when ranks == 0
+TopologyEstimate topology_from_json(const gpulab::Json& j);
 gpulab::Json to_json(const Job& j);
 gpulab::Json to_json(const Task& t);
+// The inventory's accelerator JSON (gpulab/inventory/inventory_json.hpp) plus
+// "dtypes", and "healthy" / "health_reason" as protocol 1 wrote them (derived
+// from "health"; readers ignore them).
 gpulab::Json to_json(const Device& d);
 gpulab::Json to_json(const Node& n, double now);
-Device device_from_json(const gpulab::Json& j);  // throws SpecError naming the field
+// A node's devices from that JSON, validated together as one node inventory
+// (unique ids and ordinals, links to devices that exist). Throws SpecError
+// naming the field: "devices[1].memory_bytes: ...".
+std::vector<Device> devices_from_json(const gpulab::Json& devices, const std::string& node);
+// A device as schema 1 of the state database stored it ({id, backend, index,
+// healthy, health_reason, dtypes}); `ordinal` is its place on its node.
+Device device_from_v1_json(const gpulab::Json& j, int ordinal);
 
 }  // namespace platform

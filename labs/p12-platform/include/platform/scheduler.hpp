@@ -7,7 +7,10 @@
 // remainder on one node), priority order with preemption of strictly
 // lower-priority jobs, FIFO or DRF across tenants. A job that does not fit
 // does not block the ones behind it (durations are unknown, so there is no
-// backfill reservation). There is one pool per HAL backend, built from the
+// backfill reservation). Where in a pool a job goes is topology-aware
+// (topology_placement.hpp): a train gang takes the feasible placement P08's
+// cost model says all-reduces fastest, and a gang that fits on no one node
+// spreads rather than waits. There is one pool per HAL backend, built from the
 // inventory each pass: a device that is missing, unhealthy, not certified by
 // conformance for the job's dtype, on a lost or draining node, or held by a
 // task is a taken GPU bit. A pass costs O(nodes) to build plus O(G log N) per job.
@@ -44,6 +47,7 @@ struct Decision {
   std::string job;
   std::optional<std::vector<Slot>> placement;  // nullopt: stays pending
   std::string reason;                          // why it stays pending
+  TopologyEstimate topology;                   // placed: why there (a train gang's ring cost)
 };
 
 // A running job evicted to make room for a higher-priority one. It goes back

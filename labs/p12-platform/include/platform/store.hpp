@@ -25,8 +25,10 @@ enum class Durability { kProcessCrash, kFsync };
 
 class Store {
  public:
-  // The schema version this build writes (PRAGMA user_version).
-  static constexpr int kSchemaVersion = 1;
+  // The schema version this build writes (PRAGMA user_version). 2: node rows
+  // hold the shared inventory's accelerators; a version 1 database is
+  // migrated when it is opened (its device rows rewritten, nothing else).
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates DIR/platform.db. Throws gpulab::UsageError when the
   // directory cannot be created or the file is not a gpulab database.
@@ -49,6 +51,7 @@ class Store {
 
  private:
   void exec(const char* sql);
+  void migrate_nodes_from_v1();
   sqlite3* db_ = nullptr;
   sqlite3_stmt* put_job_ = nullptr;
   sqlite3_stmt* put_task_ = nullptr;
@@ -63,5 +66,8 @@ gpulab::Json task_record(const Task& t);
 Task task_from_record(const gpulab::Json& j);
 gpulab::Json node_record(const Node& n);
 Node node_from_record(const gpulab::Json& j);
+// A schema 1 node row, its devices described as accelerators (HAL devices
+// with nominal links) until the node's agent registers again.
+Node node_from_v1_record(const gpulab::Json& j);
 
 }  // namespace platform

@@ -91,6 +91,8 @@ double row_loss(std::span<const float> logits, std::uint32_t label, double norma
 
 }  // namespace
 
+MlpShape train_shape(std::uint64_t hidden) { return MlpShape{16, hidden, 4}; }
+
 std::uint64_t MlpShape::param_count() const {
   return inputs * hidden + hidden + hidden * hidden + hidden + hidden * classes + classes;
 }

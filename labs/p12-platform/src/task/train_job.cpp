@@ -30,7 +30,7 @@ constexpr std::uint64_t kMaxSteps = 10'000'000;
 constexpr int kMaxWorld = 256;
 
 MlpShape shape_of(const TrainOptions& o) {
-  return MlpShape{16, o.hidden, 4};
+  return train_shape(o.hidden);
 }
 
 std::unique_ptr<Rendezvous> make_rendezvous(const TrainOptions& o) {

@@ -24,6 +24,10 @@ struct MlpShape {
   [[nodiscard]] std::uint64_t param_count() const;
 };
 
+// The train job's model: 16 inputs (the synthetic data's features), 4 classes,
+// `hidden` wide. The control plane sizes the all-reduce from it too.
+MlpShape train_shape(std::uint64_t hidden);
+
 struct Layer {
   std::uint64_t fan_in = 0, fan_out = 0;
   std::uint64_t weight_offset = 0, bias_offset = 0;
