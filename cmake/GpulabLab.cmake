@@ -19,10 +19,15 @@
 #                                     # with the reason. Keep the keyword on its own line.
 #     DEPS     Threads::Threads
 #     NEEDS    cuda-gpu          # what running needs: cuda-gpu, root (tools/lab list checks)
-#     TEST_ENV "NAME=value")
+#     TEST_ENV "NAME=value"
+#     CUDA_SOURCES src/device.cu          # built when nvcc (and every CUDA_DEPS target) is found,
+#     CUDA_DEPS    CUDA::cudart CUDA::cublas  # as C++17 with the shared runtime; the lab then
+#     STUB_SOURCES src/device_unavailable.cpp)  # defines <NAME>_HAVE_CUDA (compile definition
+#                                          # and CMake variable); without, the stubs (exit 77)
 #
 # A macro, so that a lab whose prerequisite labs are missing returns from its
 # own CMakeLists.txt (what follows the call there wires targets that would not exist).
+set(_GPULAB_LAB_LISTS "PROGRAMS;SOURCES;LABS;DEPS;NEEDS;TEST_ENV;CUDA_SOURCES;CUDA_DEPS;STUB_SOURCES")
 macro(gpulab_add_lab name)
   _gpulab_unmet_labs(_gpulab_unmet ${ARGN})
   if(_gpulab_unmet)
@@ -36,7 +41,7 @@ endmacro()
 # The LABS of a gpulab_add_lab() call that did not configure, in words ("lab p07-paged-kv (needs
 # libxxhash-dev)"); empty when all did.
 function(_gpulab_unmet_labs out)
-  cmake_parse_arguments(PARSE_ARGV 1 LAB "" "SUMMARY" "PROGRAMS;SOURCES;LABS;DEPS;NEEDS;TEST_ENV")
+  cmake_parse_arguments(PARSE_ARGV 1 LAB "" "SUMMARY" "${_GPULAB_LAB_LISTS}")
   set(unmet "")
   foreach(folder IN LISTS LAB_LABS)
     get_property(lib GLOBAL PROPERTY GPULAB_LAB_${folder}_LIBRARY)
@@ -49,9 +54,32 @@ function(_gpulab_unmet_labs out)
 endfunction()
 
 function(_gpulab_add_lab name)
-  cmake_parse_arguments(PARSE_ARGV 1 LAB "" "SUMMARY" "PROGRAMS;SOURCES;LABS;DEPS;NEEDS;TEST_ENV")
+  cmake_parse_arguments(PARSE_ARGV 1 LAB "" "SUMMARY" "${_GPULAB_LAB_LISTS}")
   get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
   set(lib gpulab_${name})
+  string(TOUPPER "${name}_HAVE_CUDA" have_cuda)
+  set(${have_cuda} OFF)
+  if(LAB_CUDA_SOURCES OR LAB_STUB_SOURCES)
+    set(missing "")
+    if(NOT GPULAB_HAVE_CUDA)
+      set(missing "no CUDA compiler")
+    endif()
+    foreach(dep IN LISTS LAB_CUDA_DEPS)
+      if(NOT missing AND NOT TARGET ${dep})
+        set(missing "${dep} not found in the CUDA Toolkit")
+      endif()
+    endforeach()
+    if(missing)
+      list(APPEND LAB_SOURCES ${LAB_STUB_SOURCES})
+      gpulab_feature("${folder} CUDA device code" OFF "${missing}: the programs build, and exit 77")
+    else()
+      set(${have_cuda} ON)
+      list(APPEND LAB_SOURCES ${LAB_CUDA_SOURCES})
+      list(APPEND LAB_DEPS ${LAB_CUDA_DEPS})
+      gpulab_feature("${folder} CUDA device code" ON "nvcc ${CMAKE_CUDA_COMPILER_VERSION}")
+    endif()
+  endif()
+  set(${have_cuda} ${${have_cuda}} PARENT_SCOPE)
   foreach(prerequisite IN LISTS LAB_LABS)
     get_property(prerequisite_lib GLOBAL PROPERTY GPULAB_LAB_${prerequisite}_LIBRARY)
     list(APPEND LAB_DEPS ${prerequisite_lib})
@@ -63,6 +91,15 @@ function(_gpulab_add_lab name)
     target_include_directories(${lib} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
     target_link_libraries(${lib} PUBLIC gpulab::common ${LAB_DEPS})
     gpulab_set_warnings(${lib})
+    if(${have_cuda})
+      # nvcc gets C++17 (CMake 3.25 cannot spell C++20 for it), so the headers the .cu files
+      # include stay C++17; the shared runtime once (the static default would be linked a second
+      # time through CUDA::cudart); line info for Nsight's source view.
+      set_target_properties(${lib} PROPERTIES
+        CUDA_RUNTIME_LIBRARY Shared CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+      target_compile_options(${lib} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo -Xcompiler=-Wall,-Wextra>)
+      target_compile_definitions(${lib} PUBLIC ${have_cuda}=1)
+    endif()
   else()
     add_library(${lib} INTERFACE)
     target_include_directories(${lib} INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/include)

@@ -3,7 +3,7 @@
 #
 #   slo.check-rules          promtool check rules on every rule file
 #   slo.test-rules.<file>    promtool test rules, one ctest per test file (they run in parallel)
-#   exporter.Drill*          GoogleTest cases in slo_drills_integration.cpp, which the lab's
+#   exporter.Drill*          GoogleTest cases in slo_drills_integration_test.cpp, which the lab's
 #                            test glob already puts into test-exporter-integration; below it is
 #                            made to depend on the lab programs the drills run.
 # Without promtool every one of them is skipped (exit 77 / GTEST_SKIP) with the reason.
