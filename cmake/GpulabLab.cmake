@@ -8,6 +8,8 @@
 #                        by the lab itself (p04-mininer).
 #   <name>.readme        the README expected-output check             (label: readme)
 #   bench-<name>         Google Benchmark suite from bench/<folder>/*.cpp, smoke-run (label: bench)
+#   tests/<folder>/tests.cmake, when it exists, is included after the tests are defined: the
+#                        test-only wiring of the lab (fake libraries, schemas, test backends)
 #
 #   gpulab_add_lab(simt
 #     SUMMARY  "one line for `tools/lab list`"
@@ -125,6 +127,9 @@ function(_gpulab_add_lab name)
 
   if(GPULAB_BUILD_TESTS)
     _gpulab_add_lab_tests(${name} ${folder} "${program_names}" "${LAB_TEST_ENV}")
+    # Wiring only the tests need (a fake library, a schema, extra test backends) lives
+    # beside them, not in the lab's CMakeLists.txt.
+    include(${PROJECT_SOURCE_DIR}/tests/${folder}/tests.cmake OPTIONAL)
   endif()
   if(GPULAB_BUILD_BENCH)
     _gpulab_add_lab_bench(${name} ${folder})

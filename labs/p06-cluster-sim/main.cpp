@@ -3,22 +3,17 @@
 // show each extension, or measure how the simulator scales.
 #include <fmt/format.h>
 
-#include <ctime>
 #include <sstream>
 
 #include "cluster_sim/inventory.hpp"
+#include "cluster_sim/scale.hpp"
 #include "cluster_sim/scenarios.hpp"
 #include "cluster_sim/simulator.hpp"
 #include "cluster_sim/trace.hpp"
 #include "gpulab/cli.hpp"
 #include "gpulab/flag_checks.hpp"
-#include "gpulab/file.hpp"
-#include "gpulab/inventory/inventory_json.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/output_file.hpp"
-#include "gpulab/progress.hpp"
-#include "gpulab/table.hpp"
-#include "gpulab/timing.hpp"
 
 namespace cs = cluster_sim;
 
@@ -26,92 +21,8 @@ namespace {
 
 constexpr const char* kProgram = "cluster-sim";
 
-// CPU time of this thread: the simulator is single-threaded, and on a shared
-// machine wall time would measure the neighbours too.
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-int emit(const std::vector<cs::Report>& reports, bool json) {
-  bool ok = true;
-  for (const auto& r : reports) ok = ok && r.passed();
-  if (json) {
-    gpulab::Json doc = gpulab::Json::array();
-    for (const auto& r : reports) doc.push_back(r.json);
-    gpulab::print_json(reports.size() == 1 ? reports.front().json : doc);
-  } else {
-    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("{}{}", i > 0 ? "\n" : "", reports[i].text);
-  }
-  return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
-}
-
-// The cluster of `run --inventory`: a JSON list of node inventories, as the
-// platform's agents report them.
-cs::Shape inventory_shape(const std::string& path) {
-  constexpr std::size_t kMaxInventoryBytes = std::size_t{256} << 20;
-  const auto text = gpulab::read_text_file(path, kMaxInventoryBytes);
-  if (!text) throw gpulab::UsageError(text.error().message);
-  const auto nodes = gpulab::inventory::parse_cluster(text.value());
-  if (!nodes) throw gpulab::UsageError(fmt::format("{}: {}", path, nodes.error().message));
-  const auto shape = cs::shape_from_inventory(nodes.value());
-  if (!shape) throw gpulab::UsageError(fmt::format("{}: {}", path, shape.error().message));
-  return shape.value();
-}
-
 std::vector<cs::Job> trace_or(const std::string& path, std::string_view scenario) {
   return path.empty() ? cs::scenario_trace(scenario) : cs::load_trace(path);
-}
-
-// Simulated jobs per second at growing cluster sizes with the load per node
-// held fixed: if placement scanned the nodes, cost per job would grow with N.
-int scale(const std::vector<int>& node_counts, int jobs_per_node, std::uint64_t seed, bool json) {
-  gpulab::Table t;
-  t.column("nodes").column("GPUs").column("jobs").column("events").column("wall_s").column("cpu_s").column("jobs/s")
-      .column("us/job");
-  gpulab::Json rows = gpulab::Json::array();
-  std::vector<double> per_job;
-  gpulab::Progress progress("scale", node_counts.size());
-  for (int nodes : node_counts) {
-    progress.update(per_job.size());
-    cs::GeneratorConfig g;
-    g.nodes = nodes;
-    g.gpus_per_node = 8;
-    g.jobs = static_cast<std::size_t>(nodes) * static_cast<std::size_t>(jobs_per_node);
-    g.load = 0.95;
-    g.seed = seed;
-    const auto jobs = cs::generate_trace(g);
-    cs::SimConfig cfg;
-    cfg.nodes = nodes;
-    cfg.gpus_per_node = 8;
-    cfg.policy = cs::Policy::kBestFit;
-    gpulab::Stopwatch sw;
-    const double cpu0 = thread_cpu_seconds();
-    const cs::SimResult r = cs::simulate(jobs, cfg);
-    const double s = thread_cpu_seconds() - cpu0;
-    const double wall = sw.seconds();
-    const double jps = static_cast<double>(jobs.size()) / s;
-    per_job.push_back(s / static_cast<double>(jobs.size()));
-    t.row({std::to_string(nodes), std::to_string(nodes * 8), std::to_string(jobs.size()),
-           std::to_string(r.events), fmt::format("{:.2f}", wall), fmt::format("{:.2f}", s), fmt::format("{:.0f}", jps),
-           fmt::format("{:.2f}", 1e6 * per_job.back())});
-    rows.push_back({{"nodes", nodes}, {"jobs", jobs.size()}, {"events", r.events}, {"wall_seconds", wall}, {"cpu_seconds", s},
-                    {"jobs_per_second", jps}, {"util_pct", r.util_pct}});
-  }
-  const double growth = per_job.back() / per_job.front();
-  const double nodes_growth = static_cast<double>(node_counts.back()) / node_counts.front();
-  // Sub-linear: 100x the nodes must cost far less than 100x per job.
-  const bool pass = growth < nodes_growth / 10;
-  const std::string verdict = fmt::format(
-      "  {} placement is sub-linear: cost per job grew {:.2f}x for {:.0f}x the nodes\n",
-      pass ? "PASS" : "FAIL", growth, nodes_growth);
-  if (json) {
-    gpulab::print_json({{"runs", rows}, {"per_job_cost_growth", growth}, {"pass", pass}});
-  } else {
-    fmt::print("== Scale: best_fit, load 0.95, {} jobs per node (jobs/s per CPU-second) ==\n{}{}", jobs_per_node, t.render(), verdict);
-  }
-  return pass ? gpulab::kExitOk : gpulab::kExitCheckFailed;
 }
 
 }  // namespace
@@ -222,7 +133,7 @@ int main(int argc, char** argv) {
       if (cfg.island_penalty < 1 || cfg.node_penalty < 1)
         throw gpulab::UsageError("--island-penalty and --node-penalty must be >= 1");
       if (cfg.backfill_depth < 1) throw gpulab::UsageError("--backfill-depth must be >= 1");
-      if (!inventory_path.empty()) cs::apply(inventory_shape(inventory_path), cfg);
+      if (!inventory_path.empty()) cs::apply(cs::load_inventory_shape(inventory_path), cfg);
       std::vector<cs::Job> jobs;
       if (generate > 0) {
         cs::GeneratorConfig g;
@@ -256,21 +167,24 @@ int main(int argc, char** argv) {
       }
       return gpulab::kExitOk;
     }
-    if (*pre) return emit({cs::preemption_comparison(trace_or(ext_trace, "preemption"), checkpoint)}, common.json);
-    if (*drf) return emit({cs::drf_comparison(trace_or(ext_trace, "drf"))}, common.json);
+    if (*pre) return cs::emit({cs::preemption_comparison(trace_or(ext_trace, "preemption"), checkpoint)}, common.json);
+    if (*drf) return cs::emit({cs::drf_comparison(trace_or(ext_trace, "drf"))}, common.json);
     if (*topo)
-      return emit({cs::topology_comparison(trace_or(ext_trace, "topology"), island_penalty, node_penalty)},
+      return cs::emit({cs::topology_comparison(trace_or(ext_trace, "topology"), island_penalty, node_penalty)},
                   common.json);
-    if (*bf) return emit({cs::backfill_comparison(trace_or(ext_trace, "backfill"))}, common.json);
+    if (*bf) return cs::emit({cs::backfill_comparison(trace_or(ext_trace, "backfill"))}, common.json);
     if (*ext) {
-      return emit({cs::preemption_comparison(cs::scenario_trace("preemption"), 30),
+      return cs::emit({cs::preemption_comparison(cs::scenario_trace("preemption"), 30),
                    cs::drf_comparison(cs::scenario_trace("drf")),
                    cs::topology_comparison(cs::scenario_trace("topology"), 1.5, 3.0),
                    cs::backfill_comparison(cs::scenario_trace("backfill"))},
                   common.json);
     }
-    if (*sc) return scale({100, 1000, 10000}, common.quick ? 10 : jobs_per_node, common.seed, common.json);
-    return emit({cs::policy_comparison(cs::scenario_trace("policy_mix")),
+    if (*sc) {
+      const int per_node = common.quick ? 10 : jobs_per_node;
+      return cs::emit({cs::scale_report({100, 1000, 10000}, per_node, common.seed)}, common.json);
+    }
+    return cs::emit({cs::policy_comparison(cs::scenario_trace("policy_mix")),
                  cs::gang_comparison(cs::scenario_trace("gang_demo"))},
                 common.json);
   });

@@ -1,5 +1,5 @@
 # The SLO pack's promtool checks and the failure-drill tests' build wiring.
-# labs/p10-exporter/CMakeLists.txt includes this after gpulab_add_lab(exporter ...).
+# tests/p10-exporter/tests.cmake includes this after gpulab_add_lab(exporter ...) made the tests.
 #
 #   slo.check-rules          promtool check rules on every rule file
 #   slo.test-rules.<file>    promtool test rules, one ctest per test file (they run in parallel)

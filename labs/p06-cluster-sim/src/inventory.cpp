@@ -6,6 +6,10 @@
 #include <map>
 #include <string>
 
+#include "gpulab/cli.hpp"
+#include "gpulab/file.hpp"
+#include "gpulab/inventory/inventory_json.hpp"
+
 namespace cluster_sim {
 
 namespace inv = gpulab::inventory;
@@ -100,6 +104,17 @@ void apply(const Shape& s, SimConfig& cfg) {
   cfg.gpus_per_node = s.gpus_per_node;
   cfg.island_size = s.island_size;
   cfg.cpus_per_node = s.cpus_per_node;
+}
+
+Shape load_inventory_shape(const std::string& path) {
+  constexpr std::size_t kMaxInventoryBytes = std::size_t{256} << 20;
+  const auto text = gpulab::read_text_file(path, kMaxInventoryBytes);
+  if (!text) throw gpulab::UsageError(text.error().message);
+  const auto nodes = gpulab::inventory::parse_cluster(text.value());
+  if (!nodes) throw gpulab::UsageError(fmt::format("{}: {}", path, nodes.error().message));
+  const auto shape = shape_from_inventory(nodes.value());
+  if (!shape) throw gpulab::UsageError(fmt::format("{}: {}", path, shape.error().message));
+  return shape.value();
 }
 
 }  // namespace cluster_sim

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cluster_sim/trace.hpp"
+#include "gpulab/cli.hpp"
 #include "gpulab/table.hpp"
 
 namespace cluster_sim {
@@ -331,6 +332,19 @@ gpulab::Json run_json(const SimConfig& cfg, const std::vector<Job>& jobs, const 
   j["gang"] = cfg.gang;
   j["jobs"] = jobs.size();
   return j;
+}
+
+int emit(const std::vector<Report>& reports, bool json) {
+  bool ok = true;
+  for (const auto& r : reports) ok = ok && r.passed();
+  if (json) {
+    gpulab::Json doc = gpulab::Json::array();
+    for (const auto& r : reports) doc.push_back(r.json);
+    gpulab::print_json(reports.size() == 1 ? reports.front().json : doc);
+  } else {
+    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("{}{}", i > 0 ? "\n" : "", reports[i].text);
+  }
+  return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
 }
 
 }  // namespace cluster_sim

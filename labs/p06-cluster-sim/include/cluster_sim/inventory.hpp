@@ -5,6 +5,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <vector>
 
 #include "cluster_sim/cluster.hpp"
@@ -42,5 +43,9 @@ gpulab::Expected<Shape> shape_from_inventory(
 
 // Sets the cluster fields of `cfg` (nodes, GPUs, islands, CPUs).
 void apply(const Shape& s, SimConfig& cfg);
+
+// `run --inventory FILE`: the cluster as a JSON list of node inventories, as
+// the platform's agents report them. Throws gpulab::UsageError naming the file.
+Shape load_inventory_shape(const std::string& path);
 
 }  // namespace cluster_sim

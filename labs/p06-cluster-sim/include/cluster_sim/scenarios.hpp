@@ -28,6 +28,10 @@ struct Report {
   [[nodiscard]] bool passed() const;
 };
 
+// Prints the reports (their text one after another, or --json: one document, an array when
+// there are several) and returns exit 0 when every check passed, else 1.
+int emit(const std::vector<Report>& reports, bool json);
+
 // spread / first_fit / best_fit on 4 x 8 GPUs (the curriculum's table).
 Report policy_comparison(const std::vector<Job>& jobs);
 // Naive incremental grabbing vs atomic gang placement (best_fit) on 3 x 4 GPUs.
