@@ -27,9 +27,9 @@ of memory (std::bad_alloc), exits with anything but 1 or 2, or prints no
 cut in half can still be valid), and @ok lists variants that may succeed for
 this line; neither may crash, hang or exit with another code.
 
-For `{out}` lines: @name is the output file's name (default "out", some
-programs look at the extension), each @setup runs once before the line (a
-program of --bin with its ARGS, which must exit 0: a key to sign with, say),
+Each @setup runs once before the line (a program of --bin with its ARGS, which
+must exit 0: a key to sign with, say). For `{out}` lines: @name is the output
+file's name (default "out", some programs look at the extension),
 @old is a file whose bytes stand as the old output (default: a line of text;
 a program that reads its output first needs a valid one), and @ready marks a
 daemon: once PATH exists (after the output is written) it gets SIGTERM and
@@ -351,10 +351,16 @@ def main():
                 cases += line_cases
                 skips += line_skips
                 continue
+            why = run_setup(line, o, workdir)
+            if why:
+                failures.append(f"FAIL {line['id']} [setup]: {why}")
+                continue
             if any("{n}" in a for a in line["args"]):
                 variants = {name: (value, False) for name, value in BAD_NUMBERS.items()}
             else:
                 variants = {name: (path, False) for name, path in files.items()}
+                # The line's own: a program that may create its input (a state file) creates it there.
+                variants["missing"] = (os.path.join(workdir, "does-not-exist"), False)
                 if line["sample"]:
                     for name, path in sample_files(os.path.join(o.root, line["sample"]), scratch, line["id"]).items():
                         variants[name] = (path, True)
