@@ -10,6 +10,7 @@
 
 #include "fakegpu/client_checks.hpp"
 #include "fakegpu/evil.hpp"
+#include "fakegpu/mount_point.hpp"
 #include "fakegpu/wait_bench.hpp"
 #include "gpulab/stdout_check.hpp"
 
@@ -82,6 +83,10 @@ int run_tool(Tool tool, int argc, char** argv) {
                      "and pass --device DIR/fakegpu\n",
                      prog, device.c_str());
         return 77;
+      }
+      if (err == ENOTCONN) {
+        std::fprintf(stderr, "%s: error: %s\n", prog, stale_mount_advice(parent_dir(device)).c_str());
+        return 2;
       }
       std::fprintf(stderr, "%s: error: cannot stat %s: %s\n", prog, device.c_str(),
                    errno_name(err).c_str());
