@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "api.grpc.pb.h"
+#include "device_plugin/server_limits.hpp"
 #include "device_plugin/status.hpp"
 #include "gpulab/cli.hpp"
 
@@ -192,6 +193,7 @@ void MockKubelet::start() {
   }
   grpc::ServerBuilder b;
   b.AddListeningPort("unix://" + m.socket_path(), grpc::InsecureServerCredentials());
+  apply_server_limits(b, ServerLimits{});
   b.RegisterService(&m);
   m.server = b.BuildAndStart();
   if (!m.server) throw gpulab::RunError(fmt::format("cannot serve the kubelet socket {}", m.socket_path()));
