@@ -17,6 +17,7 @@
 #include "device_plugin/mock_kubelet.hpp"
 #include "device_plugin/plugin_server.hpp"
 #include "device_plugin/walkthrough.hpp"
+#include "gpulab_test/program_run.hpp"
 
 namespace dp = device_plugin;
 using namespace std::chrono_literals;
@@ -299,6 +300,15 @@ TEST(Process, MockKubeletTimeoutMustBeFinite) {
     EXPECT_EQ(out, std::string("mock-kubelet: error: --timeout: must be a finite number in [0.1, 3600], got '") + v +
                        "' (see --help)\n");
   }
+}
+
+// Started with stdout closed, the walkthrough's first directory took fd 1 and
+// its report was written there ("Invalid argument"); now fd 1 is held and the
+// run fails saying stdout could not be written.
+TEST(Walkthrough, AClosedStdoutIsReportedAsSuch) {
+  const auto r = gpulab_test::run_program("gpu-device-plugin", "walkthrough >&-");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "gpu-device-plugin: error: cannot write standard output: Bad file descriptor\n");
 }
 
 TEST(Walkthrough, PrintsTheCurriculumBlock) {

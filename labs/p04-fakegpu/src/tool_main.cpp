@@ -19,6 +19,7 @@ namespace fakegpu {
 namespace {
 
 int run_tool(Tool tool, int argc, char** argv) {
+  gpulab::hold_standard_streams();
   const bool evil = tool == Tool::kEvil;
   const bool bench = tool == Tool::kBench;
   const char* prog = bench ? "fakegpu-bench" : evil ? "fakegpu-evil" : "fakegpu-client";
