@@ -15,6 +15,7 @@
 #include "api.grpc.pb.h"
 #include "device_plugin/server_limits.hpp"
 #include "device_plugin/status.hpp"
+#include "device_plugin/unix_socket.hpp"
 #include "gpulab/cli.hpp"
 
 namespace device_plugin {
@@ -187,6 +188,7 @@ void MockKubelet::start() {
   Impl& m = *impl_;
   // Like the kubelet's device manager: a (re)starting kubelet removes every
   // socket in the directory, so plugins must notice and serve again.
+  claim_socket_path(m.socket_path(), "a second kubelet?");
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(m.dir, ec)) {
     if (e.is_socket(ec)) std::filesystem::remove(e.path(), ec);

@@ -12,6 +12,7 @@
 
 #include "api.grpc.pb.h"
 #include "device_plugin/status.hpp"
+#include "device_plugin/unix_socket.hpp"
 #include "gpulab/cli.hpp"
 
 namespace device_plugin {
@@ -192,7 +193,7 @@ struct PluginRunner::Impl {
 
   // Binds (or re-binds) one resource's server to its socket.
   void open(Served& s) {
-    ::unlink(s.socket_path.c_str());  // a stale socket from a crashed run would block bind()
+    claim_socket_path(s.socket_path, "a second gpu-device-plugin?");
     if (!s.service) s.service = std::make_unique<DevicePluginService>(state, s.resource, stopping);
     grpc::ServerBuilder b;
     b.AddListeningPort("unix://" + s.socket_path, grpc::InsecureServerCredentials());
