@@ -10,7 +10,10 @@
 
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "api.grpc.pb.h"
 #include "device_plugin/mock_kubelet.hpp"
@@ -90,6 +93,57 @@ TEST(GrpcLimits, AConnectionThatNeverSpeaksIsClosedFromAccept) {
   EXPECT_TRUE(closed) << "a silent connection was still open after 60 s";
   const auto a = s.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-2"});
   EXPECT_TRUE(a.ok()) << a.message;
+}
+
+// Each ListAndWatch holds a server thread for its lifetime. Without a thread
+// cap a client opening streams got a thread each; with one, the streams past
+// it are refused, and once they go the server answers again.
+TEST(GrpcLimits, StreamsPastTheThreadCapAreRefusedAndServingResumes) {
+  dp::ServerLimits limits;
+  limits.max_threads = 8;
+  Served s(limits);
+  ASSERT_TRUE(s.kubelet.wait_for_capacity("nvidia.com/gpu", 4, 10s));
+  constexpr int kStreams = 24;
+  struct Stream {
+    std::unique_ptr<pb::DevicePlugin::Stub> stub;
+    grpc::ClientContext ctx;
+    std::unique_ptr<grpc::ClientReader<pb::ListAndWatchResponse>> reader;
+  };
+  std::vector<std::unique_ptr<Stream>> streams;
+  int served = 0, refused = 0;
+  for (int i = 0; i < kStreams; ++i) {
+    auto st = std::make_unique<Stream>();
+    grpc::ChannelArguments args;
+    args.SetInt("gpulab.test.connection", i);  // a connection of its own, not a shared one
+    st->stub = pb::DevicePlugin::NewStub(grpc::CreateCustomChannel(
+        "unix://" + s.socket(), grpc::InsecureChannelCredentials(), args));
+    st->ctx.set_deadline(std::chrono::system_clock::now() + 60s);
+    st->reader = st->stub->ListAndWatch(&st->ctx, pb::Empty());
+    pb::ListAndWatchResponse first;
+    if (st->reader->Read(&first)) {
+      ++served;
+      streams.push_back(std::move(st));  // held open
+    } else {
+      const grpc::Status status = st->reader->Finish();
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+      ++refused;
+    }
+  }
+  EXPECT_GT(served, 0);
+  EXPECT_GT(refused, 0) << "all " << kStreams << " streams got a thread of their own";
+  for (auto& st : streams) st->ctx.TryCancel();
+  for (auto& st : streams) (void)st->reader->Finish();
+  streams.clear();
+  // Serving resumes once the streams are gone (their threads return within a tick).
+  auto stub = pb::DevicePlugin::NewStub(
+      grpc::CreateChannel("unix://" + s.socket(), grpc::InsecureChannelCredentials()));
+  grpc::Status last;
+  for (const auto end = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < end;) {
+    last = allocate(*stub, {"GPU-3"});
+    if (last.ok()) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(last.ok()) << last.error_message();
 }
 
 }  // namespace
