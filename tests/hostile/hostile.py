@@ -29,7 +29,8 @@ this line; neither may crash, hang or exit with another code.
 
 Each @setup runs once before the line (a program of --bin with its ARGS, which
 must exit 0: a key to sign with, say). For `{out}` lines: @name is the output
-file's name (default "out", some programs look at the extension),
+file's name (default "out", some programs look at the extension; `{outdir}` in
+place of `{out}` passes its directory, for a flag that takes one),
 @old is a file whose bytes stand as the old output (default: a line of text;
 a program that reads its output first needs a valid one), and @ready marks a
 daemon: once PATH exists (after the output is written) it gets SIGTERM and
@@ -203,11 +204,11 @@ def parse_table(path):
             words = shlex.split(text)
             opts = {w[1:].split("=", 1)[0]: w.split("=", 1)[1] for w in words if w.startswith("@")}
             args = [w for w in words if not w.startswith("@")]
-            if len(args) < 3 or not any(k in a for a in args[2:] for k in ("{}", "{n}", "{out}")):
-                sys.exit(f"{path}:{n}: expected ID PROGRAM ARGS... with {{}}, {{n}} or {{out}}")
+            if len(args) < 3 or not any(k in a for a in args[2:] for k in ("{}", "{n}", "{out}", "{outdir}")):
+                sys.exit(f"{path}:{n}: expected ID PROGRAM ARGS... with {{}}, {{n}}, {{out}} or {{outdir}}")
             lines.append({"id": args[0], "program": args[1], "args": args[2:],
                           "sample": opts.get("sample"), "ok": set(filter(None, opts.get("ok", "").split(","))),
-                          "output": any("{out}" in a for a in args[2:]), "name": opts.get("name", "out"),
+                          "output": any("{out}" in a or "{outdir}" in a for a in args[2:]), "name": opts.get("name", "out"),
                           "setup": [w.split("=", 1)[1] for w in words if w.startswith("@setup=")],
                           "old": opts.get("old"), "ready": opts.get("ready")})
     return lines
@@ -300,7 +301,8 @@ def run_output_line(line, o, scratch, workdir):
             with OutputTarget(variant, scratch, line["name"], old) as target:
                 if ready and os.path.lexists(ready):
                     os.unlink(ready)
-                args = [a.replace("{out}", target.path).replace("{dir}", workdir) for a in line["args"]]
+                args = [a.replace("{outdir}", target.dir).replace("{out}", target.path).replace("{dir}", workdir)
+                        for a in line["args"]]
                 code, err, _, seconds = run_case(binary, args, o.root, ready)
                 cases += 1
                 if o.verbose:
