@@ -122,8 +122,10 @@ class OutputTarget:
             self.rdev = os.makedev(1, 7 if self.variant == "full-device" else 3)
             try:
                 os.mknod(self.path, stat.S_IFCHR | 0o666, self.rdev)
+                # A scratch directory on a `nodev` mount makes the node but refuses to open it.
+                os.close(os.open(self.path, os.O_WRONLY))
             except OSError as e:
-                raise (Unavailable if not_permitted(e.errno) else OSError)(f"cannot mknod {self.path}: {e.strerror}")
+                raise (Unavailable if not_permitted(e.errno) else OSError)(f"cannot make and open the device node {self.path}: {e.strerror}")
             return self
         mount(b"tmpfs", self.dir, b"tmpfs", 0, f"size={TMPFS_BYTES}".encode())
         self.mounted = True
