@@ -78,6 +78,7 @@ int run_body(std::string_view program, CLI::App& app, int argc, char** argv,
 
 int run_program(std::string_view program, CLI::App& app, int argc, char** argv,
                 const std::function<int()>& body) {
+  hold_standard_streams();
   // Help text and results alike: output that never arrived is a failed run.
   return finish_stdout(program, run_body(program, app, argc, argv, body));
 }

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -110,6 +112,21 @@ TEST(Membench, WithoutGnuplotTheRunGoesOnAndSaysSo) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(has(r.out, "== latency (pointer chase) =="));
   EXPECT_TRUE(has(r.out, "latency.svg not written: --plot needs gnuplot")) << r.out;
+}
+
+// A picture that cannot be written (here: a directory in its place; a full or
+// read-only disk in tests/hostile's out.membench.plot) used to be a "not written"
+// line and exit 0. The results are still printed; the run fails with one error line.
+TEST(Membench, APlotThatCannotBeWrittenFailsTheRun) {
+  const std::string dir = ::testing::TempDir() + "membench-badplot";
+  std::filesystem::create_directories(dir + "/latency.svg");
+  const auto r = membench("latency --min 4K --max 8K --loads 1000 --plot " + dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(has(r.out, "== latency (pointer chase) =="));
+  EXPECT_EQ(r.err.rfind("membench: error: --plot: ", 0), 0U) << r.err;
+  EXPECT_NE(r.err.find(dir + "/latency.svg"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  std::filesystem::remove_all(dir);
 }
 
 struct BadArgs {

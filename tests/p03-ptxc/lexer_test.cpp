@@ -48,3 +48,22 @@ TEST(Lexer, ReportsEveryBadCharacterWithLineAndColumn) {
   EXPECT_NE(d.render().find("t.k:1:3: error: unexpected character '$'\n  a $ b\n    ^\n"),
             std::string::npos);
 }
+
+// A 280 KB generated line used to be echoed whole under its error; now a
+// window around the column, the caret still under the bad character.
+TEST(Lexer, ALongLineIsShownAsAWindowAroundTheError) {
+  const std::string src = std::string(5000, 'a') + " $ " + std::string(5000, 'b');
+  ptxc::Diagnostics d("t.k", src);
+  (void)ptxc::lex(src, d);
+  ASSERT_EQ(d.errors().size(), 1U);
+  const std::string out = d.render();
+  EXPECT_LT(out.size(), 2 * ptxc::Diagnostics::kMaxShownColumns + 100) << out.size();
+  const auto first = out.find('\n') + 1;
+  const auto second = out.find('\n', first) + 1;
+  const std::string shown = out.substr(first, second - first - 1);
+  const std::string caret = out.substr(second, out.size() - second - 1);
+  EXPECT_EQ(shown.rfind("  ...aaa", 0), 0U) << shown;
+  EXPECT_EQ(shown.substr(shown.size() - 6), "bbb...") << shown;
+  EXPECT_EQ(caret.back(), '^');
+  EXPECT_EQ(shown[caret.size() - 1], '$') << shown << "\n" << caret;
+}

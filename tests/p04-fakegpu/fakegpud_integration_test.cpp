@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,6 +59,7 @@ class Fakegpud : public ::testing::Test {
 
   void TearDown() override {
     stop();
+    if (!dir_.empty() && is_mounted(dir_)) umount2(dir_.c_str(), MNT_DETACH);  // a stale mount
     if (!dir_.empty()) {
       rmdir(dir_.c_str());
       std::remove(log_.c_str());
@@ -141,6 +143,25 @@ TEST_F(Fakegpud, SigtermUnmountsCleanly) {
   EXPECT_EQ(log.find("warning"), std::string::npos) << log;
 }
 
+// A daemon that dies (SIGKILL) leaves its mount behind, answering ENOTCONN.
+// fakegpud used to advise "create it first (mkdir -p DIR)" there, and the
+// client printed "errno 107"; both now say it is a stale mount and how to
+// unmount it.
+TEST_F(Fakegpud, AStaleMountIsNamedWithHowToUnmountIt) {
+  daemon_.kill_hard();
+  ASSERT_TRUE(is_mounted(dir_));
+  const std::string advice = dir_ + " is a stale FUSE mount: the fakegpud that served it is gone "
+                             "(Transport endpoint is not connected); unmount it with `fusermount3 -u " +
+                             dir_ + "` (or `umount " + dir_ + "` as root), then start fakegpud again";
+  auto r = run_program("fakegpud", "--foreground " + dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "fakegpud: error: " + advice + "\n");
+  r = run_program("fakegpu-client", "--device " + device_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE((r.out + r.err).find(advice), std::string::npos) << r.out << r.err;
+  EXPECT_EQ((r.out + r.err).find("mkdir"), std::string::npos) << r.out << r.err;
+}
+
 // fuse_daemonize() changes to "/", so a relative MOUNTDIR used to stay mounted.
 TEST_F(FakegpudRelativeMountdir, SigtermUnmountsARelativeMountdirToo) {
   EXPECT_EQ(stop(), 0);
@@ -189,7 +210,12 @@ TEST(FakegpuCli, BadUsageAndMissingDevices) {
   EXPECT_NE(r.err.find("fakegpud: error:"), std::string::npos) << r.err;
   r = run_program("fakegpud", "--foreground /nonexistent-dir");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("is not a directory"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, "fakegpud: error: /nonexistent-dir does not exist: create it first (mkdir -p "
+                   "/nonexistent-dir)\n");
+  r = run_program("fakegpud", "--foreground /etc/hostname");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "fakegpud: error: /etc/hostname is not a directory: fakegpud mounts on an empty "
+                   "directory\n");
   r = run_program("fakegpud", "--ctx-quota-mb 32 --mem-total-mb 16 /tmp");
   EXPECT_EQ(r.exit_code, 2);
 }

@@ -17,6 +17,7 @@
 #include "device_plugin/mock_kubelet.hpp"
 #include "device_plugin/plugin_server.hpp"
 #include "device_plugin/walkthrough.hpp"
+#include "gpulab_test/program_run.hpp"
 
 namespace dp = device_plugin;
 using namespace std::chrono_literals;
@@ -230,6 +231,40 @@ TEST(Process, ControlFileXidMakesTheRunningPluginReadvertise) {
   kubelet.stop();
 }
 
+// A second plugin on the same socket directory used to unlink the live
+// socket and serve in its place (and run on). Now it refuses to start, and the
+// first keeps its socket. `timeout 20`: before the fix the second never exited.
+TEST(Process, ASecondPluginOnALiveSocketRefusesToStart) {
+  dp::TempDir dir;
+  dp::MockKubelet kubelet(dir.path());
+  kubelet.start();
+  Child first({kPlugin, "--mode", "whole", "--socket-dir", dir.path()});
+  ASSERT_TRUE(kubelet.wait_for_capacity("nvidia.com/gpu", 4, 10s));
+  const std::string sock = dir.path() + "/nvidia-gpu.sock";
+  struct stat before {};
+  ASSERT_EQ(::stat(sock.c_str(), &before), 0);
+  const auto r = gpulab_test::run_program("gpu-device-plugin", "--socket-dir " + dir.path(),
+                                          gpulab_test::Stderr::kSeparate, "timeout 20");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "gpu-device-plugin: error: " + sock +
+                       " is in use: another process serves on it (a second gpu-device-plugin?); stop that "
+                       "one first\n");
+  struct stat after {};
+  ASSERT_EQ(::stat(sock.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);  // still the first plugin's socket
+  // A second mock kubelet likewise.
+  const auto k = gpulab_test::run_program("mock-kubelet", "--socket-dir " + dir.path() + " --timeout 5",
+                                          gpulab_test::Stderr::kSeparate, "timeout 20");
+  EXPECT_EQ(k.exit_code, 1);
+  EXPECT_NE(k.err.find("kubelet.sock is in use: another process serves on it (a second kubelet?)"),
+            std::string::npos)
+      << k.err;
+  EXPECT_TRUE(kubelet.allocate_ids("nvidia.com/gpu", {"GPU-0"}).ok());
+  kill(first.pid, SIGTERM);
+  EXPECT_EQ(first.wait_exit(10s), 0);
+  kubelet.stop();
+}
+
 // A kubelet that refuses every registration, as one would for an unsupported version.
 class RefusingKubelet final : public v1beta1::Registration::Service {
   grpc::Status Register(grpc::ServerContext*, const v1beta1::RegisterRequest* req, v1beta1::Empty*) override {
@@ -299,6 +334,15 @@ TEST(Process, MockKubeletTimeoutMustBeFinite) {
     EXPECT_EQ(out, std::string("mock-kubelet: error: --timeout: must be a finite number in [0.1, 3600], got '") + v +
                        "' (see --help)\n");
   }
+}
+
+// Started with stdout closed, the walkthrough's first directory took fd 1 and
+// its report was written there ("Invalid argument"); now fd 1 is held and the
+// run fails saying stdout could not be written.
+TEST(Walkthrough, AClosedStdoutIsReportedAsSuch) {
+  const auto r = gpulab_test::run_program("gpu-device-plugin", "walkthrough >&-");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "gpu-device-plugin: error: cannot write standard output: Bad file descriptor\n");
 }
 
 TEST(Walkthrough, PrintsTheCurriculumBlock) {

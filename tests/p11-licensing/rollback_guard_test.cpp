@@ -41,8 +41,38 @@ TEST(RollbackGuard, EditedStateFileIsReported) {
   const auto problem = guard.check(lic, noon("2026-04-01"));
   ASSERT_TRUE(problem);
   EXPECT_NE(problem->find("integrity check"), std::string::npos);
-  testing_support::write(dir / "state", "garbage");
+  // A state record that no longer parses is tampering too.
+  testing_support::write(dir / "state", "gpulab-license-state: 1\ngarbage");
   EXPECT_TRUE(guard.check(lic, noon("2026-04-01")));
+}
+
+// Before: a directory, an empty file or some other file given as the state
+// file all read as "fails its integrity check (edited?)": CLOCK_ROLLBACK, a
+// tampering verdict for a typo. Now each is an input error naming the file.
+TEST(RollbackGuard, APathThatIsNoStateRecordIsAnErrorNotTampering) {
+  TempDir dir;
+  const SignedLicense lic = parse_license(sign_license(sample_license(), key("vendor")));
+  const auto message = [&](const std::filesystem::path& p) -> std::string {
+    try {
+      (void)RollbackGuard(p).check(lic, noon("2026-04-01"));
+    } catch (const gpulab::UsageError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  std::filesystem::create_directory(dir / "dir");
+  EXPECT_EQ(message(dir / "dir"), "last-seen state: '" + (dir / "dir").string() + "' is a directory, not a file");
+  testing_support::write(dir / "empty", "");
+  EXPECT_EQ(message(dir / "empty"), "last-seen state: '" + (dir / "empty").string() +
+                                        "' is empty, not a state record (delete it to start a new one)");
+  testing_support::write(dir / "a.lic", sign_license(sample_license(), key("vendor")));
+  EXPECT_EQ(message(dir / "a.lic"), "last-seen state: '" + (dir / "a.lic").string() +
+                                        "' is not a state record (those start with 'gpulab-license-state:')");
+  EXPECT_THROW(RollbackGuard(dir / "dir").record(lic, noon("2026-04-01")), gpulab::UsageError);
+  // A missing file is a first use, and a character device keeps no record: both fine.
+  EXPECT_FALSE(RollbackGuard(dir / "missing").check(lic, noon("2026-04-01")));
+  EXPECT_FALSE(RollbackGuard("/dev/null").check(lic, noon("2026-04-01")));
+  EXPECT_FALSE(RollbackGuard("/dev/null").last_seen(lic));
 }
 
 TEST(RollbackGuard, ANewLicenceStartsFresh) {
@@ -102,8 +132,10 @@ TEST(SecureFile, ReadLimitIsEnforced) {
   EXPECT_THROW(read_file_limited(dir / "big", 4096), gpulab::UsageError);
   EXPECT_THROW(read_file_limited(dir / "missing", 4096), gpulab::UsageError);
   EXPECT_THROW(read_file_limited(dir.path(), 4096), gpulab::UsageError);  // a directory
+  EXPECT_THROW(read_file_limited("/dev/zero", 4096), gpulab::UsageError);  // a device
+  // The shared reader (gpulab::read_input_file): a FIFO nobody writes to reads as empty, no hang.
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
-  EXPECT_THROW(read_file_limited(dir / "fifo", 4096), gpulab::UsageError);  // and it does not hang
+  EXPECT_EQ(read_file_limited(dir / "fifo", 4096), "");
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 // mininer's hog), which cannot link gpulab::common, share the same check.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +17,19 @@
 #include <string_view>
 
 namespace gpulab {
+
+// The first thing a program does: a standard stream it was started without
+// (`prog >&-`) gets /dev/null opened read-only in its place. Otherwise the next
+// file or socket the program opens takes that number, and its output lands
+// there: the device plugin's walkthrough wrote its report into a gRPC socket.
+// Read-only keeps writes failing (EBADF), so finish_stdout still reports them.
+inline void hold_standard_streams() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int held = ::open("/dev/null", O_RDONLY);  // the lowest free number: `fd` itself
+    if (held >= 0 && held != fd) ::close(held);       // fd was taken meanwhile (another thread)
+  }
+}
 
 // Flushes stdout (C stdio, which fmt::print and printf use) and std::cout. When
 // either failed, prints "<program>: error: cannot write standard output: <why>"

@@ -49,6 +49,7 @@ struct Context {
       busy_fraction;  // FMA wall-clock / CPU-clock throughput; < 1 on a busy machine
   std::optional<double> triad_all_gbs;
   std::vector<std::string> plots;     // what --plot wrote or why it could not
+  std::vector<std::string> write_errors;  // pictures that failed to be written: the run fails
   std::vector<std::string> warnings;  // about the measurement itself: stderr, after the results
 
   template <class... Args>
@@ -77,7 +78,10 @@ void write_plot(Context& ctx, const gpulab::PlotSpec& spec, const std::string& f
   } catch (const gpulab::Unsupported& e) {
     ctx.plots.push_back(fmt::format("{} not written: {}", path, e.what()));
   } catch (const gpulab::RunError& e) {
+    // Unlike a missing gnuplot, a write that failed (full disk, read-only) fails the run, after
+    // the results are printed: a script must not take a missing picture for a written one.
     ctx.plots.push_back(fmt::format("{} not written: {}", path, e.what()));
+    ctx.write_errors.push_back(fmt::format("--plot: {}", e.what()));
   }
 }
 
@@ -693,7 +697,8 @@ int run(const Options& opts) {
     fmt::print("{}", ctx.text);
   std::fflush(stdout);
   for (const auto& w : ctx.warnings) fmt::print(stderr, "{}\n", w);
-  return ctx.failures.empty() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+  for (const auto& e : ctx.write_errors) gpulab::print_error("membench", e);
+  return ctx.failures.empty() && ctx.write_errors.empty() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
 }
 
 }  // namespace membench

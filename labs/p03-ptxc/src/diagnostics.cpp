@@ -35,12 +35,18 @@ std::string Diagnostics::render() const {
     out += fmt::format("{}:{}:{}: error: {}\n", file_, d.loc.line, d.loc.col, d.message);
     const auto idx = static_cast<std::size_t>(d.loc.line - 1);
     if (d.loc.line >= 1 && idx < lines_.size()) {
+      // A long line (a generated 280 KB expression) is shown as a window around
+      // the column, so one error stays a few lines of text, not the whole file.
+      const std::string& line = lines_[idx];
+      const std::size_t col = std::min(static_cast<std::size_t>(std::max(d.loc.col, 1)) - 1, line.size());
+      const std::size_t from = line.size() <= kMaxShownColumns ? 0 : col - std::min(col, kMaxShownColumns / 2);
+      const std::size_t to = std::min(line.size(), from + kMaxShownColumns);
+      const std::string before = from > 0 ? "..." : "";
+      const std::string after = to < line.size() ? "..." : "";
       // Tabs stay tabs under the caret so it lines up in any terminal.
-      const std::string& text = lines_[idx];
-      std::string pad;
-      for (std::size_t c = 0; c + 1 < static_cast<std::size_t>(d.loc.col) && c < text.size(); ++c)
-        pad += text[c] == '\t' ? '\t' : ' ';
-      out += fmt::format("  {}\n  {}^\n", text, pad);
+      std::string pad(before.size(), ' ');
+      for (std::size_t c = from; c < col && c < to; ++c) pad += line[c] == '\t' ? '\t' : ' ';
+      out += fmt::format("  {}{}{}\n  {}^\n", before, line.substr(from, to - from), after, pad);
     }
   }
   return out;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "fakegpu/core_device.hpp"
+#include "fakegpu/mount_point.hpp"
 #include "gpulab/cli.hpp"
 
 namespace {
@@ -224,10 +225,7 @@ int main(int argc, char** argv) {
   return gpulab::run_program("fakegpud", app, argc, argv, [&]() -> int {
     if (ctx_quota_mb > mem_total_mb)
       throw gpulab::UsageError("--ctx-quota-mb must not exceed --mem-total-mb");
-    struct stat st {};
-    if (::stat(mountdir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      throw gpulab::UsageError(mountdir + " is not a directory: create it first (mkdir -p " +
-                               mountdir + ")");
+    if (const auto problem = fakegpu::mountdir_problem(mountdir)) throw gpulab::UsageError(*problem);
     // fuse_daemonize() changes to "/" even in the foreground: unmounting later
     // needs the absolute path, or a relative MOUNTDIR stays mounted.
     mountdir = std::filesystem::canonical(mountdir).string();

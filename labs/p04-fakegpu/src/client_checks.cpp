@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fakegpu/ioctls.hpp"
+#include "fakegpu/mount_point.hpp"
 
 namespace fakegpu {
 
@@ -86,7 +87,8 @@ ClientReport Checker::run() {
   const int fd = dev_.open(path_);
   check("open", fd >= 0,
         fd >= 0 ? "open(" + path_ + ", O_RDWR) -> a context"
-                : "open(" + path_ + "): " + errno_name(-fd));
+                : "open(" + path_ + "): " + errno_name(-fd) +
+                      (-fd == ENOTCONN ? ": " + stale_mount_advice(parent_dir(path_)) : ""));
   if (fd < 0) return report_;
 
   // The curriculum's trace: INFO, ALLOC(1 MiB), SUBMIT, WAIT — nothing in between.

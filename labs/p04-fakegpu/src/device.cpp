@@ -50,6 +50,8 @@ std::string errno_name(int err) {
       return "ENXIO";
     case EIO:
       return "EIO";
+    case ENOTCONN:
+      return "ENOTCONN";
     case ENOSYS:
       return "ENOSYS";
     default:

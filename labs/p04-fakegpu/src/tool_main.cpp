@@ -10,6 +10,7 @@
 
 #include "fakegpu/client_checks.hpp"
 #include "fakegpu/evil.hpp"
+#include "fakegpu/mount_point.hpp"
 #include "fakegpu/wait_bench.hpp"
 #include "gpulab/stdout_check.hpp"
 
@@ -18,6 +19,7 @@ namespace fakegpu {
 namespace {
 
 int run_tool(Tool tool, int argc, char** argv) {
+  gpulab::hold_standard_streams();
   const bool evil = tool == Tool::kEvil;
   const bool bench = tool == Tool::kBench;
   const char* prog = bench ? "fakegpu-bench" : evil ? "fakegpu-evil" : "fakegpu-client";
@@ -82,6 +84,10 @@ int run_tool(Tool tool, int argc, char** argv) {
                      "and pass --device DIR/fakegpu\n",
                      prog, device.c_str());
         return 77;
+      }
+      if (err == ENOTCONN) {
+        std::fprintf(stderr, "%s: error: %s\n", prog, stale_mount_advice(parent_dir(device)).c_str());
+        return 2;
       }
       std::fprintf(stderr, "%s: error: cannot stat %s: %s\n", prog, device.c_str(),
                    errno_name(err).c_str());

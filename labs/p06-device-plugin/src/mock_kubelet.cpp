@@ -13,7 +13,9 @@
 #include <thread>
 
 #include "api.grpc.pb.h"
+#include "device_plugin/server_limits.hpp"
 #include "device_plugin/status.hpp"
+#include "device_plugin/unix_socket.hpp"
 #include "gpulab/cli.hpp"
 
 namespace device_plugin {
@@ -186,12 +188,14 @@ void MockKubelet::start() {
   Impl& m = *impl_;
   // Like the kubelet's device manager: a (re)starting kubelet removes every
   // socket in the directory, so plugins must notice and serve again.
+  claim_socket_path(m.socket_path(), "a second kubelet?");
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(m.dir, ec)) {
     if (e.is_socket(ec)) std::filesystem::remove(e.path(), ec);
   }
   grpc::ServerBuilder b;
   b.AddListeningPort("unix://" + m.socket_path(), grpc::InsecureServerCredentials());
+  apply_server_limits(b, ServerLimits{});
   b.RegisterService(&m);
   m.server = b.BuildAndStart();
   if (!m.server) throw gpulab::RunError(fmt::format("cannot serve the kubelet socket {}", m.socket_path()));

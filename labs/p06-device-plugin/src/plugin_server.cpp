@@ -12,6 +12,7 @@
 
 #include "api.grpc.pb.h"
 #include "device_plugin/status.hpp"
+#include "device_plugin/unix_socket.hpp"
 #include "gpulab/cli.hpp"
 
 namespace device_plugin {
@@ -139,10 +140,12 @@ std::string endpoint_for(const std::string& resource) {
 }
 
 struct PluginRunner::Impl {
-  Impl(DeviceState& s, std::string d, Log l) : state(s), dir(std::move(d)), log(std::move(l)) {}
+  Impl(DeviceState& s, std::string d, Log l, ServerLimits lim)
+      : state(s), dir(std::move(d)), log(std::move(l)), limits(lim) {}
   DeviceState& state;
   std::string dir;
   Log log;
+  ServerLimits limits;
   std::vector<Served> served;
   std::atomic<bool> stopping{false};
   std::atomic<int> registrations{0};
@@ -190,10 +193,11 @@ struct PluginRunner::Impl {
 
   // Binds (or re-binds) one resource's server to its socket.
   void open(Served& s) {
-    ::unlink(s.socket_path.c_str());  // a stale socket from a crashed run would block bind()
+    claim_socket_path(s.socket_path, "a second gpu-device-plugin?");
     if (!s.service) s.service = std::make_unique<DevicePluginService>(state, s.resource, stopping);
     grpc::ServerBuilder b;
     b.AddListeningPort("unix://" + s.socket_path, grpc::InsecureServerCredentials());
+    apply_server_limits(b, limits);
     b.RegisterService(s.service.get());
     s.server = b.BuildAndStart();
     if (!s.server) throw gpulab::RunError(fmt::format("cannot serve on {}", s.socket_path));
@@ -233,8 +237,8 @@ struct PluginRunner::Impl {
   }
 };
 
-PluginRunner::PluginRunner(DeviceState& state, std::string socket_dir, Log log)
-    : impl_(std::make_unique<Impl>(state, std::move(socket_dir), std::move(log))) {}
+PluginRunner::PluginRunner(DeviceState& state, std::string socket_dir, Log log, ServerLimits limits)
+    : impl_(std::make_unique<Impl>(state, std::move(socket_dir), std::move(log), limits)) {}
 
 PluginRunner::~PluginRunner() { stop(); }
 

@@ -60,8 +60,10 @@ PublicKey PublicKey::from_pem(std::string_view pem) {
 }
 
 PublicKey PublicKey::load(const std::filesystem::path& path) {
+  // The reader's errors name the file already; only the parser's need it in front.
+  const std::string pem = read_file_limited(path, kPemLimit);
   try {
-    return from_pem(read_file_limited(path, kPemLimit));
+    return from_pem(pem);
   } catch (const gpulab::UsageError& e) {
     throw gpulab::UsageError(path.string() + ": " + e.what());
   }
@@ -125,8 +127,10 @@ PrivateKey PrivateKey::from_pem(std::string_view pem) {
 }
 
 PrivateKey PrivateKey::load(const std::filesystem::path& path) {
+  // The reader's errors name the file already; only the parser's need it in front.
+  const std::string pem = read_file_limited(path, kPemLimit);
   try {
-    return from_pem(read_file_limited(path, kPemLimit));
+    return from_pem(pem);
   } catch (const gpulab::UsageError& e) {
     throw gpulab::UsageError(path.string() + ": " + e.what());
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <system_error>
 
+#include "gpulab/cli.hpp"
 #include "licensing/digest.hpp"
 #include "licensing/record.hpp"
 #include "licensing/secure_file.hpp"
@@ -32,12 +33,28 @@ std::string body(const std::string& id, std::int64_t last_seen) {
 }  // namespace
 
 RollbackGuard::Stored RollbackGuard::load(const SignedLicense& lic) const {
+  namespace fs = std::filesystem;
   Stored s;
   std::error_code ec;
-  if (!std::filesystem::exists(path_, ec)) return s;
+  const fs::file_status st = fs::status(path_, ec);
+  // Nothing there, or a device or pipe (--state /dev/null keeps no record): no last-seen time.
+  if (!fs::exists(st) || fs::is_character_file(st) || fs::is_fifo(st)) return s;
+  // A path that cannot hold a record, or a file that is not one, is the user's mistake to be
+  // told about, not clock tampering: only a state record whose tag fails counts as edited.
+  const auto wrong = [](const std::string& why) { return gpulab::UsageError("last-seen state: " + why); };
+  std::string text;
+  try {
+    text = read_file_limited(path_, 4096);
+  } catch (const gpulab::UsageError& e) {
+    throw wrong(e.what());
+  }
+  const std::string name = "'" + path_.string() + "'";
+  if (text.empty()) throw wrong(name + " is empty, not a state record (delete it to start a new one)");
+  if (text.rfind("gpulab-license-state:", 0) != 0) {
+    throw wrong(name + " is not a state record (those start with 'gpulab-license-state:')");
+  }
   s.present = true;
   try {
-    const std::string text = read_file_limited(path_, 4096);
     const auto fields = parse_record(text);
     FieldCursor cur(fields, "state file");
     if (cur.take("gpulab-license-state").value != "1") return s;

@@ -75,6 +75,14 @@ class FakegpudProcess {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
+  // SIGKILL, as a crash would: the FUSE mount stays behind, stale (ENOTCONN).
+  void kill_hard() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
   [[nodiscard]] std::string log() const { return read_whole_file(log_); }
 
  private:

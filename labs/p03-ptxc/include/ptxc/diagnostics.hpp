@@ -32,6 +32,8 @@ class Diagnostics {
 
   // Past this many errors the front end stops (a runaway file is not a report).
   static constexpr std::size_t kMaxErrors = 20;
+  // Source shown under an error: at most this many columns of its line, around the caret.
+  static constexpr std::size_t kMaxShownColumns = 160;
 
  private:
   std::string file_;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "device_plugin/device_state.hpp"
+#include "device_plugin/server_limits.hpp"
 
 namespace device_plugin {
 
@@ -21,7 +22,7 @@ std::string endpoint_for(const std::string& resource);
 class PluginRunner {
  public:
   using Log = std::function<void(const std::string&)>;
-  PluginRunner(DeviceState& state, std::string socket_dir, Log log = {});
+  PluginRunner(DeviceState& state, std::string socket_dir, Log log = {}, ServerLimits limits = {});
   ~PluginRunner();
   PluginRunner(const PluginRunner&) = delete;
   PluginRunner& operator=(const PluginRunner&) = delete;

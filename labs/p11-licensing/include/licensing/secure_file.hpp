@@ -10,7 +10,8 @@
 
 namespace licensing {
 
-// Whole file; UsageError if missing, unreadable, not a regular file or larger than max_bytes.
+// Whole file, through gpulab::read_input_file: UsageError naming it if it is missing, unreadable,
+// a directory or a device, or larger than max_bytes.
 std::string read_file_limited(const std::filesystem::path& path, std::size_t max_bytes);
 
 enum class Overwrite { kNo, kYes };
