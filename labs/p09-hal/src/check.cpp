@@ -108,10 +108,8 @@ CheckResult check_silu_mul(const Backend& b, DType d, std::uint64_t rows, std::u
   return finish(std::move(s), d, out, rows * cols, reference_silu_mul(rows, cols, in));
 }
 
-AttentionCase make_attention_case(DType d, const AttentionSpec& spec, std::uint64_t seed) {
-  Rng rng(seed);
-  AttentionCase c;
-  AttentionShape& s = c.shape;
+AttentionShape attention_layout(const AttentionSpec& spec) {
+  AttentionShape s;
   s.q_heads = spec.q_heads;
   s.kv_heads = spec.kv_heads;
   s.head_dim = spec.head_dim;
@@ -122,6 +120,14 @@ AttentionCase make_attention_case(DType d, const AttentionSpec& spec, std::uint6
   s.q_row_stride = (spec.q_heads + 2 * spec.kv_heads) * spec.head_dim;
   s.q_offset = 0;
   s.scale = 1.0f / std::sqrt(static_cast<float>(std::max<std::uint64_t>(spec.head_dim, 1)));
+  return s;
+}
+
+AttentionCase make_attention_case(DType d, const AttentionSpec& spec, std::uint64_t seed) {
+  Rng rng(seed);
+  AttentionCase c;
+  c.shape = attention_layout(spec);
+  AttentionShape& s = c.shape;
   // Physical blocks in a shuffled order (Fisher-Yates on gpulab::Rng, see ADR 0002).
   std::vector<std::int32_t> pool(s.num_blocks);
   std::iota(pool.begin(), pool.end(), 0);

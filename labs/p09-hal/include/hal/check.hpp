@@ -50,6 +50,9 @@ struct AttentionCase {
   std::vector<float> q, k_cache, v_cache;  // values representable in the dtype
   std::vector<std::int32_t> block_table, seq_ids, positions;
 };
+// The layout make_attention_case uses for a spec (rows = 0: they depend on the
+// drawn lengths): pool, block table width, fused-QKV row stride, 1/sqrt(head_dim).
+AttentionShape attention_layout(const AttentionSpec& spec);
 AttentionCase make_attention_case(DType d, const AttentionSpec& spec, std::uint64_t seed);
 CheckResult check_paged_attention(const Backend& b, DType d, const AttentionSpec& spec, std::uint64_t seed);
 
