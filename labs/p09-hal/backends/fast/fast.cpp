@@ -244,14 +244,16 @@ gpulab_hal_status fast_softmax(void* vctx, const gpulab_hal_softmax_args* a, gpu
 }
 
 // ---- ABI 2.2 decoder-layer ops ---------------------------------------------
-// Rows split over threads when there is enough work (~64K elements a thread);
+// Rows split over threads when there is enough work (2^20 element-operations
+// a thread, about the matmul's 2 MFLOP: below that, starting and joining a
+// thread on a loaded machine costs more than it saves);
 // F32 runs loops written for the auto-vectoriser (unit stride, no aliasing in
 // the inner loop, -O3 -ffp-contract=fast), F16 the generic host_layer_ops.h rows.
 template <class Work>
 void parallel_rows(const Context& ctx, std::uint64_t rows, std::uint64_t work_per_row, Work work) {
   const std::uint64_t total = rows * std::max<std::uint64_t>(work_per_row, 1);
   const auto threads = static_cast<unsigned>(
-      std::clamp<std::uint64_t>(total / 65536, 1, std::min<std::uint64_t>(ctx.threads, std::max<std::uint64_t>(rows, 1))));
+      std::clamp<std::uint64_t>(total >> 20, 1, std::min<std::uint64_t>(ctx.threads, std::max<std::uint64_t>(rows, 1))));
   if (threads <= 1) {
     work(std::uint64_t{0}, rows);
     return;
