@@ -50,9 +50,15 @@ int main(int argc, char** argv) {
                  "Load only the backends in DIR (default: GPULAB_HAL_BACKENDS, manifests, the "
                  "build's backends)")
       ->type_name("DIR");
-  app.add_option("--op", op_names, "Only these ops: buffer, matmul, softmax (default: all)")
+  app.add_option("--op", op_names,
+                 "Only these ops: buffer, matmul, softmax, rmsnorm, rope, silu_mul, paged_attention "
+                 "(default: all)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"buffer", "matmul", "softmax"}));
+      ->check([](const std::string& s) {
+        return conformance::parse_op(s) ? std::string()
+                                        : "unknown op '" + s +
+                                              "' (buffer, matmul, softmax, rmsnorm, rope, silu_mul, paged_attention)";
+      });
   app.add_option("--dtype", dtype_names, "Only these dtypes: F32, F16, BF16, FP8 (default: all)")
       ->delimiter(',')
       ->check([](const std::string& s) {

@@ -157,6 +157,7 @@ int run(const Options& o) {
         j[fmt::format("{} matmul", hal::request_name(c.dtype))] = check_json(c.matmul);
         if (c.softmax.declared) j[fmt::format("{} softmax", hal::request_name(c.dtype))] = check_json(c.softmax);
       }
+      for (const auto& c : b.layer_ops) j[fmt::format("FP32 {}", hal::op_name(c.op))] = check_json(c.result);
       j["quarantined"] = b.quarantined;
       if (b.quarantined) j["quarantine_reason"] = b.quarantine_reason;
       doc["conformance"].push_back(j);
@@ -166,9 +167,10 @@ int run(const Options& o) {
       doc["routing"].push_back({{"request", hal::describe(r.request)},
                                 {"backend", r.refused ? gpulab::Json(nullptr) : gpulab::Json(r.target)},
                                 {"reason", r.reason}});
-    doc["pass"] = w.fp32_all_pass();
+    const bool pass = w.fp32_all_pass() && w.layer_ops_all_pass();
+    doc["pass"] = pass;
     gpulab::print_json(doc);
-    return w.fp32_all_pass() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+    return pass ? gpulab::kExitOk : gpulab::kExitCheckFailed;
   }
 
   for (const auto& b : reg.backends()) {
@@ -201,6 +203,28 @@ int run(const Options& o) {
     if (b.quarantined) fmt::print("            -> quarantined, out of routing: {}\n", b.quarantine_reason);
   }
 
+  fmt::print("\n== decoder-layer ops (ABI 2.2), FP32 vs reference ==\n");
+  std::size_t with_ops = 0, ops_pass = 0;
+  for (const auto& b : w.backends) {
+    const hal::Backend& be = *reg.find(b.name);
+    std::string cells;
+    bool any = false, all = true;
+    for (const auto& c : b.layer_ops) {
+      if (!c.result.declared) continue;
+      any = true;
+      all = all && c.result.pass;
+      cells += fmt::format("{}{} {}", cells.empty() ? "" : ", ", hal::op_name(c.op), verdict(c.result));
+    }
+    if (any) {
+      ++with_ops;
+      if (all) ++ops_pass;
+    }
+    fmt::print("  {:<8}: {}\n", b.name,
+               any                     ? cells
+               : be.abi_minor() >= 2u ? std::string("n/a (none declared)")
+                                       : fmt::format("n/a (abi v{}.{} predates these ops)", be.abi_major(), be.abi_minor()));
+  }
+
   fmt::print("\n== capability routing ({}x{}x{}) ==\n", wo.m, wo.n, wo.k);
   for (const auto& r : w.routes) {
     const std::string req = fmt::format("{:<4} {}", hal::request_name(r.request.dtype), hal::op_name(r.request.op));
@@ -216,9 +240,10 @@ int run(const Options& o) {
     if (b.fp32_matmul.pass) ++fp32_pass;
     if (b.quarantined) quarantined.push_back(b.name);
   }
-  const bool ok = w.fp32_all_pass();
-  fmt::print("\n{}: {} of {} loaded backends pass FP32 matmul; {} rejected at load; quarantined: {}\n",
-             ok ? "PASS" : "FAIL", fp32_pass, w.backends.size(), reg.rejected().size(),
+  const bool ok = w.fp32_all_pass() && w.layer_ops_all_pass();
+  fmt::print("\n{}: {} of {} loaded backends pass FP32 matmul; {} of {} with ABI 2.2 ops pass them; {} rejected at "
+             "load; quarantined: {}\n",
+             ok ? "PASS" : "FAIL", fp32_pass, w.backends.size(), ops_pass, with_ops, reg.rejected().size(),
              quarantined.empty() ? std::string("none") : fmt::format("{}", fmt::join(quarantined, ", ")));
   return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
 }

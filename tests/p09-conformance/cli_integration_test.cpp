@@ -58,10 +58,22 @@ TEST(HalConformanceCli, OnlyTheLiarsF16MatmulIsEnoughToFail) {
 TEST(HalConformanceCli, UndeclaredIsNotApplicable) {
   const ProgramRun r = run("--backend limited --no-perf");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("softmax F32   n/a\n"), std::string::npos)
-      << r.out;  // limited declares no softmax
-  EXPECT_NE(r.out.find("matmul F16    n/a\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("matmul F32    PASS\n"), std::string::npos) << r.out;
+  // Rows padded to the widest capability name ("paged_attention BF16").
+  auto row = [](const std::string& cap, const std::string& cell) {
+    return "\n" + cap + std::string(22 - cap.size(), ' ') + cell + "\n";
+  };
+  EXPECT_NE(r.out.find(row("softmax F32", "n/a")), std::string::npos) << r.out;  // limited declares no softmax
+  EXPECT_NE(r.out.find(row("matmul F16", "n/a")), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(row("matmul F32", "PASS")), std::string::npos) << r.out;
+  // limited is built as an ABI 2.1 backend: the decoder-layer ops are not asked.
+  EXPECT_NE(r.out.find(row("paged_attention F32", "n/a")), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(row("rmsnorm F32", "n/a")), std::string::npos) << r.out;
+}
+
+TEST(HalConformanceCli, TheDecoderLayerOpsPassOnTheReference) {
+  const ProgramRun r = run("--backend cpu_ref --op rmsnorm,rope,silu_mul,paged_attention --dtype F32,F16 --no-perf");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS: all 8 declared capabilities"), std::string::npos) << r.out;
 }
 
 TEST(HalConformanceCli, JsonCarriesEveryVerdict) {

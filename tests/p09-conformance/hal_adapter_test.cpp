@@ -84,7 +84,10 @@ hal::Registry* RealBackends::reg_ = nullptr;
 TEST_F(RealBackends, InfoMirrorsTheDescriptor) {
   const BackendInfo cpu = info_of(get("cpu_ref"));
   EXPECT_EQ(cpu.name, "cpu_ref");
-  EXPECT_EQ(cpu.abi, "2.1");
+  EXPECT_EQ(cpu.abi, "2.2");
+  EXPECT_TRUE(cpu.declares(Op::kPagedAttention, DType::kBF16));
+  EXPECT_EQ(info_of(get("limited")).abi, "2.1");
+  EXPECT_FALSE(info_of(get("limited")).declares(Op::kRmsNorm));
   EXPECT_TRUE(cpu.declares(Op::kMatmul, DType::kBF16));
   EXPECT_FALSE(cpu.declares(Op::kMatmul, DType::kFP8));
   const BackendInfo lim = info_of(get("limited"));

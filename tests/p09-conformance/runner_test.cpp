@@ -16,8 +16,16 @@ using namespace conformance;
 using fake::FakeTarget;
 using fake::Flaw;
 
+// The pre-2.2 ops: the in-process fakes implement buffer, matmul and softmax
+// (layer_ops_test.cpp tests the decoder-layer cases on real backends).
+MatrixOptions fake_ops() {
+  MatrixOptions o;
+  o.ops = {Op::kBuffer, Op::kMatmul, Op::kSoftmax};
+  return o;
+}
+
 const std::vector<PreparedCase>& small_matrix() {
-  static const std::vector<PreparedCase> cases = prepare(build_matrix(MatrixOptions{}));
+  static const std::vector<PreparedCase> cases = prepare(build_matrix(fake_ops()));
   return cases;
 }
 
@@ -34,8 +42,9 @@ TEST(Matrix, CoversOddAndDegenerateShapes) {
   EXPECT_TRUE(has(2, 3, 257));  // long reduction
   EXPECT_GT(shapes_for(Op::kMatmul, true).size(), mm.size());
   const auto cases = build_matrix(MatrixOptions{});
-  // 4 buffer + 8 matmul x 4 dtypes + 6 softmax x 4 dtypes
-  EXPECT_EQ(cases.size(), 4u + 8u * 4u + 6u * 4u);
+  // 4 buffer + 8 matmul x 4 dtypes + 6 softmax x 4 dtypes, then per dtype 5
+  // rmsnorm, 4 rope, 4 silu_mul and 6 paged-attention shapes
+  EXPECT_EQ(cases.size(), 4u + 8u * 4u + 6u * 4u + (5u + 4u + 4u + 6u) * 4u);
   EXPECT_EQ(describe(cases[4]), "matmul F32 1x1x1");
   EXPECT_EQ(capability_id("liar", Op::kMatmul, DType::kF16), "liar/F16/matmul");
   EXPECT_EQ(capability_id("fast", Op::kBuffer, DType::kF32), "fast/buffer");

@@ -53,8 +53,8 @@ std::optional<std::string> shell(const std::string& cmd, int* status_out = nullp
 TEST(HalDemo, PrintsTheWalkthroughWithThisBuildsBackends) {
   const auto r = run_program("hal-demo", "");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_TRUE(contains(r.out, "loaded backend: cpu_ref   (abi v2.1, dtypes=F32|F16|BF16, perf=1)\n"));
-  EXPECT_TRUE(contains(r.out, "loaded backend: fast      (abi v2.1, dtypes=F32|F16, perf=10)\n"));
+  EXPECT_TRUE(contains(r.out, "loaded backend: cpu_ref   (abi v2.2, dtypes=F32|F16|BF16, perf=1)\n"));
+  EXPECT_TRUE(contains(r.out, "loaded backend: fast      (abi v2.2, dtypes=F32|F16, perf=10)\n"));
   EXPECT_TRUE(contains(r.out, "loaded backend: limited   (abi v2.1, dtypes=F32, perf=2)\n"));
   EXPECT_TRUE(contains(r.out, "rejected backend: stale   (abi v1 != core v2) \u2014 ABI version guard works\n"));
   EXPECT_TRUE(contains(r.out, "== conformance: matmul FP32 vs reference, all backends ==\n  cpu_ref : PASS\n") ||
@@ -62,6 +62,10 @@ TEST(HalDemo, PrintsTheWalkthroughWithThisBuildsBackends) {
   EXPECT_TRUE(contains(r.out, "  liar    : FP16 matmul FAIL, FP16 softmax FAIL\n            -> quarantined"));
   EXPECT_TRUE(contains(r.out, "  FP16 matmul -> fast      (highest perf among F16-capable; liar quarantined)\n"));
   EXPECT_TRUE(contains(r.out, "  FP8  matmul -> (none)    cleanly refused: no loaded backend supports FP8 matmul\n"));
+  // The ABI 2.2 ops: checked where declared, "n/a" with the reason on a 2.1 backend.
+  EXPECT_TRUE(contains(r.out, "  cpu_ref : rmsnorm PASS, rope PASS, silu_mul PASS, paged_attention PASS\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "  limited : n/a (abi v2.1 predates these ops)\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "  FP32 paged_attention -> fast")) << r.out;
   EXPECT_FALSE(contains(r.out, "FAIL:"));
   if (hal_test::built("cuda")) {
     EXPECT_TRUE(contains(r.out, "rejected backend: cuda    (no CUDA device") || contains(r.out, "loaded backend: cuda"));
@@ -79,7 +83,11 @@ TEST(HalDemo, JsonHasTheSameFacts) {
   const auto r = run_program("hal-demo", "--backends cpu_ref,stale,liar --json --shape 9x8x7");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
-  EXPECT_EQ(doc["abi"], "2.1");
+  EXPECT_EQ(doc["abi"], "2.2");
+  EXPECT_EQ(doc["loaded"][0]["ops"], "buffer|matmul|softmax|rmsnorm|rope|silu_mul|paged_attention");
+  EXPECT_EQ(doc["loaded"][1]["abi"], "2.1");
+  EXPECT_EQ(doc["conformance"][0]["FP32 paged_attention"]["result"], "PASS");
+  EXPECT_EQ(doc["conformance"][1]["FP32 rmsnorm"]["result"], "n/a");
   ASSERT_EQ(doc["loaded"].size(), 2u);
   EXPECT_EQ(doc["loaded"][0]["name"], "cpu_ref");
   EXPECT_EQ(doc["rejected"][0]["reason"], "abi-major-mismatch");
@@ -138,7 +146,7 @@ TEST(ExternalBackend, CompiledOutsideTheBuildLoadsInTheBuiltDemo) {
   const auto r = run_program("hal-demo", "", gpulab_test::Stderr::kSeparate,
                              "env GPULAB_HAL_BACKENDS='" + lib.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_TRUE(contains(r.out, "loaded backend: external  (abi v2.1, dtypes=F32|BF16, perf=3)\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "loaded backend: external  (abi v2.2, dtypes=F32|BF16, perf=3)\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "  external: PASS\n"));
   EXPECT_TRUE(contains(r.out, "  external: BF16 matmul PASS\n"));
   EXPECT_EQ(std::hash<std::string>{}(slurp(demo)), before);  // the core was not rebuilt

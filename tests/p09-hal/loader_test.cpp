@@ -1,5 +1,6 @@
 // The loader: discovery order, every rejection reason, the accepted version
 // range (ABI evolution both ways), and unload in reverse order.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -45,9 +46,10 @@ TEST(Loader, LoadsTheReferenceBackendAndReadsItsDescriptor) {
   const hal::Backend* b = reg.find("cpu_ref");
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->abi_major(), 2u);
-  EXPECT_EQ(b->abi_minor(), 1u);
+  EXPECT_EQ(b->abi_minor(), 2u);
   EXPECT_EQ(b->struct_size(), sizeof(gpulab_hal_backend));
   EXPECT_EQ(hal::dtype_mask_string(b->dtypes()), "F32|F16|BF16");
+  EXPECT_EQ(hal::op_mask_string(b->ops()), "buffer|matmul|softmax|rmsnorm|rope|silu_mul|paged_attention");
   EXPECT_EQ(b->perf_hint(), 1u);
   EXPECT_TRUE(b->declares(hal::Op::kSoftmax));
   EXPECT_EQ(b->device(), "host CPU, 1 thread, plain loops");
@@ -86,6 +88,9 @@ TEST(Loader, RejectsANullDescriptorAndABadOne) {
   const auto nullmm = reject_one(test_backend("nullmatmul"));
   EXPECT_EQ(nullmm.reason, hal::RejectReason::kInvalidDescriptor);
   EXPECT_EQ(nullmm.message, "declares matmul but its function is NULL");
+  const auto nullatt = reject_one(test_backend("nullattention"));
+  EXPECT_EQ(nullatt.reason, hal::RejectReason::kInvalidDescriptor);
+  EXPECT_EQ(nullatt.message, "declares paged_attention but its function is NULL");
 }
 
 TEST(Loader, RejectsWhatDlopenCannotLoad) {
@@ -135,13 +140,40 @@ TEST(AbiEvolution, AnOldMinorBackendLoadsInTheNewerCore) {
   EXPECT_TRUE(hal::check_matmul(b, hal::DType::kF32, 13, 7, 9, 3).pass);
 }
 
+// A backend built against v2.1 loads in the v2.2 core, and every v2.2 op reads
+// as not declared, whatever its op mask says: it has no function slot for
+// them. Routing refuses them by name, the wrappers answer UNSUPPORTED.
+TEST(AbiEvolution, A21BackendLoadsAndHasNoneOfThe22Ops) {
+  hal::Registry reg;
+  ASSERT_TRUE(reg.load(test_backend("v21_minor"))) << reg.rejected().front().message;
+  const hal::Backend& b = *reg.find("v21_minor");
+  EXPECT_EQ(b.abi_minor(), 1u);
+  EXPECT_EQ(b.struct_size(), GPULAB_HAL_DESCRIPTOR_SIZE_V2_1);
+  EXPECT_EQ(b.device(), "backend built against ABI v2.1");
+  EXPECT_EQ(hal::op_mask_string(b.ops()), "buffer|matmul|softmax");  // the stray v2.2 bits dropped
+  for (hal::Op o : hal::kLayerOps) {
+    EXPECT_FALSE(b.declares(o)) << hal::op_name(o);
+    const hal::Status s = b.usable(o, hal::DType::kF32);
+    EXPECT_EQ(s.code, GPULAB_HAL_ERR_UNSUPPORTED);
+    EXPECT_EQ(s.message, fmt::format("backend v21_minor (ABI 2.1) does not declare {}", hal::op_name(o)));
+    const auto routed = reg.route({o, hal::DType::kF32, 4, 8, 0});
+    ASSERT_FALSE(routed);
+    EXPECT_EQ(routed.error().message, fmt::format("no loaded backend supports FP32 {}", hal::op_name(o)));
+  }
+  std::vector<float> in(8, 1.0f), w(4, 1.0f), out(8);
+  const hal::Status s = hal::rmsnorm_host(b, hal::DType::kF32, 2, 4, 1e-5f, in.data(), w.data(), out.data());
+  EXPECT_EQ(hal::describe(s), "unsupported: backend v21_minor (ABI 2.1) does not declare rmsnorm");
+  EXPECT_TRUE(hal::check_matmul(b, hal::DType::kF32, 13, 7, 9, 3).pass);
+  EXPECT_TRUE(hal::check_softmax(b, hal::DType::kF32, 5, 9, 3).pass);
+}
+
 TEST(AbiEvolution, ANewerMinorBackendLoadsInTheOlderCore) {
   hal::Registry reg;
   ASSERT_TRUE(reg.load(test_backend("new_minor"))) << reg.rejected().front().message;
   const hal::Backend& b = *reg.find("new_minor");
-  EXPECT_EQ(b.abi_minor(), 2u);
-  EXPECT_EQ(b.struct_size(), 168u);  // bigger than the core's 152: the tail is ignored
-  EXPECT_EQ(b.device(), "future backend, ABI v2.2");
+  EXPECT_EQ(b.abi_minor(), 3u);
+  EXPECT_EQ(b.struct_size(), 200u);  // bigger than the core's 184: the tail is ignored
+  EXPECT_EQ(b.device(), "future backend, ABI v2.3");
   EXPECT_TRUE(hal::check_matmul(b, hal::DType::kF32, 13, 7, 9, 3).pass);
 }
 

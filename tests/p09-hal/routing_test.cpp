@@ -113,7 +113,13 @@ TEST(Routing, WalkthroughGatesTheLiarAndRoutesLikeTheCurriculum) {
   ASSERT_EQ(w.backends.size(), 4u);
   EXPECT_TRUE(w.backends[3].quarantined);  // liar
   EXPECT_FALSE(w.backends[0].quarantined);
-  ASSERT_EQ(w.routes.size(), 5u);
+  EXPECT_TRUE(w.layer_ops_all_pass());
+  ASSERT_EQ(w.backends[0].layer_ops.size(), 4u);  // cpu_ref: every ABI 2.2 op checked
+  for (const auto& c : w.backends[0].layer_ops) EXPECT_TRUE(c.result.declared && c.result.pass);
+  for (const auto& c : w.backends[2].layer_ops) EXPECT_FALSE(c.result.declared);  // limited: ABI 2.1
+  ASSERT_EQ(w.routes.size(), 6u);
+  EXPECT_EQ(w.routes[5].target, "fast");
+  EXPECT_EQ(w.routes[5].reason, "highest perf among F32 paged_attention-capable");
   EXPECT_EQ(w.routes[0].target, "fast");
   EXPECT_EQ(w.routes[0].reason, "highest perf among F32-capable; liar quarantined");
   EXPECT_EQ(w.routes[1].target, "fast");

@@ -168,6 +168,21 @@ TEST(EngineOracle, FastBackendBatchesGiveTheSameTokensAsItsOwnReference) {
   expect_same(run_engine(engine, jobs, 100), want, "fast backend");
 }
 
+// OpenCL (PoCL here) runs every op as a kernel: one work-item per output
+// element or (row, head), so a row's floats do not depend on the batch either.
+TEST(EngineOracle, OpenClBackendBatchesGiveTheSameTokensAsItsOwnReference) {
+  if (serving_test::registry().find("opencl") == nullptr) GTEST_SKIP() << "opencl backend not loaded (no ICD)";
+  const auto jobs = seeded_jobs(5, 6, kSystemPrompt);
+  ReferenceDecoder ref(serving_test::tiny_model("opencl"));
+  std::vector<Generation> want;
+  for (const auto& j : jobs) want.push_back(ref.generate(j.prompt, j.params));
+  EngineOptions o;
+  o.block_size = 4;
+  o.kv_blocks = 80;
+  Engine engine(serving_test::tiny_model("opencl"), o);
+  expect_same(run_engine(engine, jobs, 100), want, "opencl backend");
+}
+
 TEST(EngineOracle, StaticBatchingGivesTheSameTokensButAdmitsOnlyIntoAnEmptyBatch) {
   const auto jobs = seeded_jobs(12, 9, kSystemPrompt);
   const auto want = reference(jobs);

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -65,17 +66,63 @@ TEST(Tokenizer, AsciiRoundTripsAndOtherIdsShowTheirNumber) {
   EXPECT_EQ(first_non_ascii("caf\xc3\xa9"), 3u);
 }
 
-TEST(LayerOps, RopeAtPositionZeroIsIdentityAndRmsNormHasUnitRms) {
+TEST(LayerOps, RmsNormThroughTheHalHasUnitRms) {
   const Model& m = serving_test::tiny_model();
-  std::vector<float> v = {1, 2, 3, 4};
-  apply_rope(v.data(), 1, 4, m.rope_cos(0).first(2), m.rope_sin(0).first(2));
-  EXPECT_EQ(v, (std::vector<float>{1, 2, 3, 4}));
-  const std::vector<float> gain(4, 1.0f);
-  std::vector<float> out(4);
-  rms_norm(v.data(), gain, 1e-12, out.data());
-  double ss = 0;
-  for (float x : out) ss += x * x;
-  EXPECT_NEAR(ss / 4, 1.0, 1e-6);
+  const auto& c = m.config();
+  LayerKernels ops(m.backend());
+  std::vector<float> x(2 * c.d_model);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3.0f;
+  std::vector<float> out(x.size());
+  ops.rms_norm(x.data(), 2, c.d_model, m.final_norm_buffer(), 1e-12, out.data());
+  for (std::size_t r = 0; r < 2; ++r) {
+    double ss = 0;
+    for (std::size_t i = 0; i < c.d_model; ++i) {
+      const double unit = out[r * c.d_model + i] / m.final_norm()[i];
+      ss += unit * unit;
+    }
+    EXPECT_NEAR(ss / static_cast<double>(c.d_model), 1.0, 1e-5);
+  }
+}
+
+// Position 0 through the HAL: RoPE is the identity, the K/V land in the
+// slot, and attending to one position returns its V, head by head.
+TEST(LayerOps, AttentionAtPositionZeroReturnsTheValueOfItsKvHead) {
+  const Model& m = serving_test::tiny_model();
+  const auto& c = m.config();
+  LayerKernels ops(m.backend());
+  KvStore kv(m.backend(), c.layers, 3, 4, c.kv_dim());
+  std::vector<float> qkv(c.qkv_dim());
+  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i] = static_cast<float>(i % 11) * 0.25f - 1.0f;
+  const std::vector<float> before = qkv;
+  std::vector<float> out(c.d_model);
+  ops.attention(qkv.data(), 1, c, {0}, {2}, 1, 0, kv, m.rope_cos_table(), m.rope_sin_table(), out.data());
+  EXPECT_EQ(qkv, before);
+  const std::size_t hd = c.head_dim(), group = c.heads / c.kv_heads;
+  for (std::size_t h = 0; h < c.heads; ++h)
+    for (std::size_t i = 0; i < hd; ++i)
+      EXPECT_FLOAT_EQ(out[h * hd + i], before[c.d_model + c.kv_dim() + (h / group) * hd + i]) << h << " " << i;
+  std::vector<float> slot(c.kv_dim());
+  ASSERT_TRUE(m.backend().download(slot.data(), kv.keys(0), slot.size() * 4, 2 * 4 * c.kv_dim() * 4).ok());
+  EXPECT_EQ(slot, std::vector<float>(before.begin() + static_cast<std::ptrdiff_t>(c.d_model),
+                                     before.begin() + static_cast<std::ptrdiff_t>(c.d_model + c.kv_dim())));
+}
+
+// The model lives on one backend, which must have every op of a layer: a
+// backend built against HAL ABI 2.1 is refused by name, with the HAL's reason.
+TEST(BackendChoice, RefusesABackendWithoutTheDecoderOps) {
+  auto& reg = serving_test::registry();
+  for (const char* name : {"limited", "blas"}) {
+    if (reg.find(name) == nullptr) continue;
+    try {
+      (void)choose_backend(reg, name);
+      FAIL() << name << " accepted";
+    } catch (const gpulab::UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(fmt::format("--backend {}: backend {} (ABI 2.1) does not declare rmsnorm (loaded: ", name, name), 0), 0u)
+          << e.what();
+    }
+  }
+  const auto& best = choose_backend(reg, "auto");
+  for (hal::Op op : hal::kLayerOps) EXPECT_TRUE(best.declares(op)) << best.name();
 }
 
 TEST(ReferenceDecoder, SameSeedSameTokensAndStopTokensEnd) {

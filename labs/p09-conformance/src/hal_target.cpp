@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "conformance/reference.hpp"
 #include "gpulab/timing.hpp"
 
 namespace hal = gpulab::hal;
@@ -63,6 +64,10 @@ BackendInfo info_of(const hal::Backend& be) {
   if (be.declares(hal::Op::kBuffer)) info.ops.push_back(Op::kBuffer);
   if (be.declares(hal::Op::kMatmul)) info.ops.push_back(Op::kMatmul);
   if (be.declares(hal::Op::kSoftmax)) info.ops.push_back(Op::kSoftmax);
+  if (be.declares(hal::Op::kRmsNorm)) info.ops.push_back(Op::kRmsNorm);
+  if (be.declares(hal::Op::kRope)) info.ops.push_back(Op::kRope);
+  if (be.declares(hal::Op::kSiluMul)) info.ops.push_back(Op::kSiluMul);
+  if (be.declares(hal::Op::kPagedAttention)) info.ops.push_back(Op::kPagedAttention);
   for (DType t : kAllDTypes)
     if (be.declares(to_hal(t))) info.dtypes.push_back(t);
   return info;
@@ -87,8 +92,48 @@ RunOutcome HalTarget::run_buffer(const Case& c, const std::vector<std::uint8_t>&
   return out;
 }
 
+RunOutcome HalTarget::run_layer_op(const Case& c, const std::vector<std::vector<std::uint8_t>>& in) {
+  const auto elem = static_cast<std::uint64_t>(format_of(c.dtype).bytes);
+  const hal::DType d = to_hal(c.dtype);
+  auto ints = [&](std::size_t i) { return reinterpret_cast<const std::int32_t*>(data_or_dummy(in.at(i))); };
+  auto floats = [&](std::size_t i) { return reinterpret_cast<const float*>(data_or_dummy(in.at(i))); };
+  // Poisoned output: a backend that writes nothing must not pass.
+  std::vector<std::uint8_t> result;
+  std::vector<std::uint8_t> sink(1);
+  auto out_ptr = [&] { return result.empty() ? sink.data() : result.data(); };
+  hal::Status s;
+  switch (c.op) {
+    case Op::kRmsNorm:
+      result.assign(c.shape.m * c.shape.n * elem, std::uint8_t{0x7F});
+      s = hal::rmsnorm_host(be_, d, c.shape.m, c.shape.n, kRmsNormEps, data_or_dummy(in.at(0)),
+                            data_or_dummy(in.at(1)), out_ptr());
+      break;
+    case Op::kRope:
+      result = in.at(0);  // rotated in place
+      s = hal::rope_host(be_, d, rope_shape(c), out_ptr(), ints(1), floats(2), floats(3));
+      break;
+    case Op::kSiluMul:
+      result.assign(c.shape.m * c.shape.n * elem, std::uint8_t{0x7F});
+      s = hal::silu_mul_host(be_, d, c.shape.m, c.shape.n, data_or_dummy(in.at(0)), out_ptr());
+      break;
+    case Op::kPagedAttention: {
+      const hal::AttentionShape shape = attention_shape(c, in.at(4).size() / 4);
+      result.assign(shape.rows * shape.q_heads * shape.head_dim * elem, std::uint8_t{0x7F});
+      const hal::AttentionHostData data{data_or_dummy(in.at(0)), data_or_dummy(in.at(1)), data_or_dummy(in.at(2)),
+                                        ints(3), ints(4), ints(5)};
+      s = hal::paged_attention_host(be_, d, shape, data, out_ptr());
+      break;
+    }
+    default:
+      return RunOutcome{false, fmt::format("{} is not a decoder-layer op", name_of(c.op)), {}};
+  }
+  if (!s.ok()) return failed(s);
+  return RunOutcome{true, {}, std::move(result)};
+}
+
 RunOutcome HalTarget::run(const Case& c, const std::vector<std::vector<std::uint8_t>>& in) {
   if (c.op == Op::kBuffer) return run_buffer(c, in.at(0));
+  if (c.op != Op::kMatmul && c.op != Op::kSoftmax) return run_layer_op(c, in);
   const auto elem = static_cast<std::uint64_t>(format_of(c.dtype).bytes);
   RunOutcome out;
   std::vector<std::uint8_t> result;

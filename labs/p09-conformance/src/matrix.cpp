@@ -15,6 +15,14 @@ std::string_view name_of(Op op) {
       return "matmul";
     case Op::kSoftmax:
       return "softmax";
+    case Op::kRmsNorm:
+      return "rmsnorm";
+    case Op::kRope:
+      return "rope";
+    case Op::kSiluMul:
+      return "silu_mul";
+    case Op::kPagedAttention:
+      return "paged_attention";
   }
   return "?";
 }
@@ -35,7 +43,13 @@ std::string label(Op op, const Shape& s) {
     case Op::kMatmul:
       return fmt::format("{}x{}x{}", s.m, s.n, s.k);
     case Op::kSoftmax:
+    case Op::kRmsNorm:
+    case Op::kSiluMul:
       return fmt::format("{}x{}", s.m, s.n);
+    case Op::kRope:
+      return fmt::format("{}x{}hx{}", s.m, s.n, s.k);
+    case Op::kPagedAttention:
+      return fmt::format("{}x{}x{} h{}/{} b{} q{}", s.m, s.n, s.k, s.q_heads, s.kv_heads, s.block, s.queries);
   }
   return "?";
 }
@@ -84,6 +98,28 @@ std::vector<Shape> shapes_for(Op op, bool large) {
         s.push_back({1024, 1024, 0, "large"});
       }
       break;
+    case Op::kRmsNorm:
+      s = {{1, 1, 0, "1x1"},        {0, 8, 0, "rows = 0"},   {5, 13, 0, "primes"},
+           {3, 1031, 0, "long rows"}, {33, 64, 0, "model width"}};
+      if (large) s.push_back({256, 4096, 0, "large"});
+      break;
+    case Op::kRope:
+      s = {{1, 1, 2, "one pair"}, {0, 2, 8, "rows = 0"}, {7, 3, 10, "odd pairs"}, {9, 4, 64, "model heads"}};
+      if (large) s.push_back({512, 32, 128, "large"});
+      break;
+    case Op::kSiluMul:
+      s = {{1, 1, 0, "1x1"}, {0, 4, 0, "rows = 0"}, {7, 13, 0, "primes"}, {4, 257, 0, "wide rows"}};
+      if (large) s.push_back({256, 11008, 0, "large"});
+      break;
+    case Op::kPagedAttention:
+      s = {{1, 1, 1, "one token", 1, 1, 1, 1},
+           {5, 19, 16, "decode, grouped heads", 4, 2, 4, 1},
+           {3, 23, 8, "chunked prefill", 8, 2, 4, 6},
+           {2, 12, 10, "multi-head, odd blocks", 3, 3, 5, 3},
+           {4, 9, 6, "multi-query, one-slot blocks", 6, 1, 1, 2},
+           {2, 300, 64, "long context", 4, 2, 16, 2}};
+      if (large) s.push_back({16, 2048, 128, "large", 32, 8, 16, 4});
+      break;
   }
   return s;
 }
@@ -116,6 +152,8 @@ std::vector<Case> build_matrix(const MatrixOptions& opts) {
         std::uint64_t case_seed = mix(opts.seed, static_cast<std::uint64_t>(op));
         case_seed = mix(case_seed, static_cast<std::uint64_t>(t));
         for (std::uint64_t v : {s.m, s.n, s.k}) case_seed = mix(case_seed, v);
+        if (op == Op::kPagedAttention)
+          for (std::uint64_t v : {s.q_heads, s.kv_heads, s.block, s.queries}) case_seed = mix(case_seed, v);
         cases.push_back(Case{op, t, s, case_seed});
       }
     }
@@ -130,7 +168,12 @@ std::uint64_t largest_dim(const Case& c) {
     case Op::kMatmul:
       return std::max({c.shape.m, c.shape.n, c.shape.k});
     case Op::kSoftmax:
+    case Op::kRmsNorm:
+    case Op::kSiluMul:
       return std::max(c.shape.m, c.shape.n);
+    case Op::kRope:
+    case Op::kPagedAttention:  // the HAL's Request: rows, width/context, head_dim
+      return std::max({c.shape.m, c.shape.n, c.shape.k});
   }
   return 0;
 }

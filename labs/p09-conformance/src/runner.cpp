@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 
 namespace conformance {
@@ -55,8 +56,19 @@ std::vector<PreparedCase> prepare(const std::vector<Case>& cases) {
   out.reserve(cases.size());
   for (const Case& c : cases) {
     PreparedCase p{c, make_case_data(c), {}};
-    for (const auto& in : p.data.inputs) {
-      if (c.op == Op::kBuffer) {
+    for (std::size_t i = 0; i < p.data.inputs.size(); ++i) {
+      const auto& in = p.data.inputs[i];
+      const InputKind kind = i < p.data.kinds.size() ? p.data.kinds[i] : InputKind::kDType;
+      if (kind == InputKind::kInt32) {
+        std::vector<std::uint8_t> bytes(in.size() * 4);
+        for (std::size_t j = 0; j < in.size(); ++j) {
+          const auto v = static_cast<std::int32_t>(in[j]);
+          std::memcpy(bytes.data() + j * 4, &v, 4);
+        }
+        p.encoded.push_back(std::move(bytes));
+      } else if (kind == InputKind::kF32) {
+        p.encoded.push_back(encode_buffer(DType::kF32, in));
+      } else if (c.op == Op::kBuffer) {
         std::vector<std::uint8_t> bytes(in.size());
         std::transform(in.begin(), in.end(), bytes.begin(),
                        [](double v) { return static_cast<std::uint8_t>(v); });
@@ -101,7 +113,9 @@ CaseResult judge(const PreparedCase& p, const RunOutcome& outcome) {
     r.verdict = Verdict::kFail;
     const Mismatch& w = *r.check.worst;
     std::string where = fmt::format("[{}]", w.index);
-    if (p.c.op != Op::kBuffer && p.c.shape.n > 0)
+    const bool rows_of_n = p.c.op == Op::kMatmul || p.c.op == Op::kSoftmax || p.c.op == Op::kRmsNorm ||
+                           p.c.op == Op::kSiluMul;
+    if (rows_of_n && p.c.shape.n > 0)
       where = fmt::format("[{},{}]", w.index / p.c.shape.n, w.index % p.c.shape.n);
     if (p.c.op == Op::kBuffer) {
       r.detail = fmt::format("{} of {} bytes differ; first at {} got 0x{:02x} expected 0x{:02x}",

@@ -21,7 +21,10 @@ std::string_view source_name(Source s) {
 std::string describe(const Request& r) {
   std::string s = fmt::format("{} {}", request_name(r.dtype), op_name(r.op));
   if (r.op == Op::kMatmul && (r.m || r.n || r.k)) s += fmt::format(" {}x{}x{}", r.m, r.n, r.k);
-  if (r.op == Op::kSoftmax && (r.m || r.n)) s += fmt::format(" {}x{}", r.m, r.n);
+  if ((r.op == Op::kSoftmax || r.op == Op::kRmsNorm || r.op == Op::kRope || r.op == Op::kSiluMul) &&
+      (r.m || r.n))
+    s += fmt::format(" {}x{}", r.m, r.n);
+  if (r.op == Op::kPagedAttention && (r.m || r.n || r.k)) s += fmt::format(" {}x{}x{}", r.m, r.n, r.k);
   return s;
 }
 

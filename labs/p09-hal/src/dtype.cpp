@@ -32,6 +32,10 @@ std::string_view op_name(Op o) {
     case Op::kBuffer: return "buffer";
     case Op::kMatmul: return "matmul";
     case Op::kSoftmax: return "softmax";
+    case Op::kRmsNorm: return "rmsnorm";
+    case Op::kRope: return "rope";
+    case Op::kSiluMul: return "silu_mul";
+    case Op::kPagedAttention: return "paged_attention";
   }
   return "?";
 }
@@ -48,7 +52,7 @@ std::string dtype_mask_string(std::uint32_t mask) {
 
 std::string op_mask_string(std::uint32_t mask) {
   std::string out;
-  for (Op o : {Op::kBuffer, Op::kMatmul, Op::kSoftmax}) {
+  for (Op o : kAllOps) {
     if ((mask & bit(o)) == 0) continue;
     if (!out.empty()) out += '|';
     out += op_name(o);
@@ -77,9 +81,8 @@ std::optional<DType> parse_dtype(std::string_view text) {
 
 std::optional<Op> parse_op(std::string_view text) {
   const std::string t = lower(text);
-  if (t == "matmul") return Op::kMatmul;
-  if (t == "softmax") return Op::kSoftmax;
-  if (t == "buffer") return Op::kBuffer;
+  for (Op o : kAllOps)
+    if (t == op_name(o)) return o;
   return std::nullopt;
 }
 

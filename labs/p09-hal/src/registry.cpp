@@ -233,10 +233,14 @@ bool Registry::load(const fs::path& library, Source source) {
   if (d.buffer_alloc == nullptr || d.buffer_free == nullptr || d.copy_to_device == nullptr ||
       d.copy_to_host == nullptr)
     return fail(RejectReason::kInvalidDescriptor, b->name_, "a buffer function is NULL");
-  if ((d.ops & GPULAB_HAL_OP_MATMUL) != 0 && d.matmul == nullptr)
-    return fail(RejectReason::kInvalidDescriptor, b->name_, "declares matmul but its function is NULL");
-  if ((d.ops & GPULAB_HAL_OP_SOFTMAX) != 0 && d.softmax == nullptr)
-    return fail(RejectReason::kInvalidDescriptor, b->name_, "declares softmax but its function is NULL");
+  // A descriptor of v2.1 or older has no slot for a v2.2 op: whatever those
+  // bits say, it cannot provide one, so they read as not declared.
+  if (size <= GPULAB_HAL_DESCRIPTOR_SIZE_V2_1) b->desc_.ops &= GPULAB_HAL_OPS_V2_0;
+  for (Op o : kAllOps) {
+    if (o != Op::kBuffer && (d.ops & bit(o)) != 0 && !b->has_function(o))
+      return fail(RejectReason::kInvalidDescriptor, b->name_,
+                  fmt::format("declares {} but its function is NULL", op_name(o)));
+  }
 
   if (const Backend* other = find(b->name_)) {
     return fail(RejectReason::kDuplicateName, b->name_,
@@ -281,7 +285,7 @@ void Registry::rebuild_routes() {
     for (auto& list : per_op) list.clear();
   for (const auto& b : loaded_) {
     if (quarantine_reason(b->name())) continue;
-    for (Op o : {Op::kBuffer, Op::kMatmul, Op::kSoftmax}) {
+    for (Op o : kAllOps) {
       if (!b->declares(o)) continue;
       for (std::size_t d = 0; d < kDTypes; ++d)
         if (o == Op::kBuffer || (b->dtypes() & (1u << d)) != 0) routes_[op_index(o)][d].push_back(b.get());

@@ -12,7 +12,26 @@ bool Walkthrough::fp32_all_pass() const {
   });
 }
 
+bool Walkthrough::layer_ops_all_pass() const {
+  return std::all_of(backends.begin(), backends.end(), [](const BackendReport& b) {
+    return std::all_of(b.layer_ops.begin(), b.layer_ops.end(),
+                       [](const LayerOpCheck& c) { return !c.result.declared || c.result.pass; });
+  });
+}
+
 namespace {
+// The decoder-layer checks run on a layer of the walkthrough's width: rows m,
+// n wide (rope: 4 heads of 8; attention: the default AttentionSpec).
+CheckResult check_layer_op(const Backend& b, Op op, const WalkthroughOptions& o) {
+  switch (op) {
+    case Op::kRmsNorm: return check_rmsnorm(b, DType::kF32, o.m, o.n, o.seed);
+    case Op::kRope: return check_rope(b, DType::kF32, o.m, 4, 8, o.seed);
+    case Op::kSiluMul: return check_silu_mul(b, DType::kF32, o.m, o.n, o.seed);
+    case Op::kPagedAttention: return check_paged_attention(b, DType::kF32, AttentionSpec{}, o.seed);
+    default: return {};
+  }
+}
+
 std::string failure_summary(std::string_view what, const CheckResult& r) {
   if (!r.status.ok()) return fmt::format("{} returned {}", what, describe(r.status));
   return fmt::format("{} off by {:.3g}x its tolerance", what, r.worst_ratio);
@@ -54,6 +73,7 @@ Walkthrough run_walkthrough(Registry& reg, const WalkthroughOptions& o) {
     BackendReport r;
     r.name = std::string(b->name());
     r.fp32_matmul = check_matmul(*b, DType::kF32, o.m, o.n, o.k, o.seed);
+    for (Op op : kLayerOps) r.layer_ops.push_back({op, check_layer_op(*b, op, o)});
     std::string failed;
     if (r.fp32_matmul.declared && !r.fp32_matmul.pass) failed = failure_summary("FP32 matmul", r.fp32_matmul);
     for (DType d : kAllDTypes) {
@@ -65,6 +85,9 @@ Walkthrough run_walkthrough(Registry& reg, const WalkthroughOptions& o) {
         failed = failure_summary(fmt::format("declared {}, {} softmax", flag_name(d), request_name(d)), c.softmax);
       r.other_dtypes.push_back(std::move(c));
     }
+    for (const LayerOpCheck& c : r.layer_ops)
+      if (failed.empty() && c.result.declared && !c.result.pass)
+        failed = failure_summary(fmt::format("FP32 {}", op_name(c.op)), c.result);
     if (o.gate && !failed.empty()) {
       r.quarantined = true;
       r.quarantine_reason = failed;
@@ -74,6 +97,7 @@ Walkthrough run_walkthrough(Registry& reg, const WalkthroughOptions& o) {
   }
   for (DType d : kAllDTypes) w.routes.push_back(route_one(reg, {Op::kMatmul, d, o.m, o.n, o.k}));
   w.routes.push_back(route_one(reg, {Op::kSoftmax, DType::kF32, o.m, o.n, 0}));
+  w.routes.push_back(route_one(reg, {Op::kPagedAttention, DType::kF32, o.m, o.n, 16}));
   return w;
 }
 

@@ -2,69 +2,55 @@
 
 #include <algorithm>
 
-#include "serving/layer_ops.hpp"
-
 namespace serving {
 
 BatchForward::BatchForward(const Model& model, KvStore& kv, std::size_t block_size)
-    : model_(&model), kv_(&kv), block_size_(block_size), ws_(model.backend()) {}
+    : model_(&model), kv_(&kv), block_size_(block_size), ws_(model.backend()), ops_(model.backend()) {}
 
 const std::vector<float>& BatchForward::run(std::span<const BatchRow> rows) {
   const Model& m = *model_;
   const auto& c = m.config();
-  const std::size_t n = rows.size(), d = c.d_model, hd = c.head_dim(), kvd = c.kv_dim(), qkvd = c.qkv_dim();
-  const std::size_t group = c.heads / c.kv_heads, bs = block_size_;
+  const std::size_t n = rows.size(), d = c.d_model, bs = block_size_;
   x_.resize(n * d);
   h_.resize(n * d);
-  qkv_.resize(n * qkvd);
+  qkv_.resize(n * c.qkv_dim());
   attn_.resize(n * d);
   proj_.resize(n * d);
   gate_up_.resize(n * 2 * c.ffn);
   act_.resize(n * c.ffn);
+  // Each row's position and its sequence's block table, padded to the widest
+  // (the HAL reads a row's entries up to pos / block_size only).
+  std::size_t width = 1;
+  for (const BatchRow& r : rows) width = std::max(width, r.blocks.size());
+  positions_.assign(n, 0);
+  tables_.assign(n * width, 0);
   for (std::size_t r = 0; r < n; ++r) {
+    positions_[r] = static_cast<std::int32_t>(rows[r].pos);
+    std::copy(rows[r].blocks.begin(), rows[r].blocks.end(), tables_.begin() + static_cast<std::ptrdiff_t>(r * width));
     const auto emb = m.embedding(rows[r].token);
     std::copy(emb.begin(), emb.end(), x_.begin() + static_cast<std::ptrdiff_t>(r * d));
   }
   for (std::size_t l = 0; l < c.layers; ++l) {
-    for (std::size_t r = 0; r < n; ++r) rms_norm(&x_[r * d], m.attn_norm(l), c.norm_eps, &h_[r * d]);
+    ops_.rms_norm(x_.data(), n, d, m.attn_norm_buffer(l), c.norm_eps, h_.data());
     m.matmul(ws_, Weight::kQkv, l, h_.data(), n, qkv_.data());
-    // Every row's K/V first: a prefill chunk's later rows attend to its earlier ones.
-    for (std::size_t r = 0; r < n; ++r) {
-      float* q = &qkv_[r * qkvd];
-      float* k = q + d;
-      const float* v = k + kvd;
-      const std::size_t pos = rows[r].pos;
-      apply_rope(q, c.heads, hd, m.rope_cos(pos), m.rope_sin(pos));
-      apply_rope(k, c.kv_heads, hd, m.rope_cos(pos), m.rope_sin(pos));
-      const paged_kv::BlockId block = rows[r].blocks[pos / bs];
-      std::copy_n(k, kvd, kv_->key(l, block, pos % bs));
-      std::copy_n(v, kvd, kv_->value(l, block, pos % bs));
-    }
-    for (std::size_t r = 0; r < n; ++r) {
-      const auto blocks = rows[r].blocks;
-      const float* q = &qkv_[r * qkvd];
-      for (std::size_t h = 0; h < c.heads; ++h) {
-        const std::size_t off = (h / group) * hd;
-        attend(
-            q + h * hd, rows[r].pos + 1, hd, [&](std::size_t t) { return kv_->key(l, blocks[t / bs], t % bs) + off; },
-            [&](std::size_t t) { return kv_->value(l, blocks[t / bs], t % bs) + off; }, &attn_[r * d + h * hd],
-            scores_);
-      }
-    }
+    ops_.attention(qkv_.data(), n, c, positions_, tables_, width, l, *kv_, m.rope_cos_table(), m.rope_sin_table(),
+                   attn_.data());
     m.matmul(ws_, Weight::kOut, l, attn_.data(), n, proj_.data());
     add_into(x_.data(), proj_.data(), n * d);
-    for (std::size_t r = 0; r < n; ++r) rms_norm(&x_[r * d], m.mlp_norm(l), c.norm_eps, &h_[r * d]);
+    ops_.rms_norm(x_.data(), n, d, m.mlp_norm_buffer(l), c.norm_eps, h_.data());
     m.matmul(ws_, Weight::kGateUp, l, h_.data(), n, gate_up_.data());
-    for (std::size_t r = 0; r < n; ++r) silu_mul(&gate_up_[r * 2 * c.ffn], c.ffn, &act_[r * c.ffn]);
+    ops_.silu_mul(gate_up_.data(), n, c.ffn, act_.data());
     m.matmul(ws_, Weight::kDown, l, act_.data(), n, proj_.data());
     add_into(x_.data(), proj_.data(), n * d);
   }
+  // The final norm of the rows that need logits, gathered first.
   std::size_t out_rows = 0;
   for (std::size_t r = 0; r < n; ++r) {
     if (!rows[r].logits) continue;
-    rms_norm(&x_[r * d], m.final_norm(), c.norm_eps, &h_[out_rows * d]);
+    std::copy_n(&x_[r * d], d, &attn_[out_rows * d]);
     ++out_rows;
   }
+  ops_.rms_norm(attn_.data(), out_rows, d, m.final_norm_buffer(), c.norm_eps, h_.data());
   logits_.resize(out_rows * c.vocab);
   m.matmul(ws_, Weight::kHead, 0, h_.data(), out_rows, logits_.data());
   for (std::size_t r = 0; r < n; ++r)

@@ -41,7 +41,7 @@ Engine::Engine(const Model& model, const EngineOptions& options)
     : model_(&model),
       options_((validate(options, model.config()), options)),
       pool_(options.kv_blocks, options.block_size),
-      kv_(model.config().layers, options.kv_blocks, options.block_size, model.config().kv_dim()),
+      kv_(model.backend(), model.config().layers, options.kv_blocks, options.block_size, model.config().kv_dim()),
       forward_(model, kv_, options.block_size) {
   if (options_.prefix_cache) cache_ = std::make_unique<paged_kv::PrefixCache>(pool_);
 }

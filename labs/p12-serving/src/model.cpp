@@ -54,6 +54,9 @@ hal::DeviceBuffer Model::upload(const std::vector<float>& host) const {
 
 Model::Model(const ModelConfig& config, const hal::Backend& backend) : config_(config), backend_(&backend) {
   validate(config_);
+  for (hal::Op op : {hal::Op::kMatmul, hal::Op::kRmsNorm, hal::Op::kRope, hal::Op::kSiluMul, hal::Op::kPagedAttention})
+    if (const auto s = backend.usable(op, hal::DType::kF32); !s.ok())
+      throw gpulab::RunError(fmt::format("{}: the decoder needs F32 {}: {}", backend.name(), hal::op_name(op), s.message));
   const std::size_t d = config_.d_model;
   gpulab::Rng rng(config_.seed);
   // Embedding rows of norm about 1, so the tied head's logits are O(1).
@@ -68,9 +71,12 @@ Model::Model(const ModelConfig& config, const hal::Backend& backend) : config_(c
     layer.mlp_norm = gains(rng, d);
     layer.gate_up = upload(draw(rng, d * 2 * config_.ffn, in_d));
     layer.down = upload(draw(rng, config_.ffn * d, in_ffn));
+    layer.attn_norm_buf = upload(layer.attn_norm);
+    layer.mlp_norm_buf = upload(layer.mlp_norm);
     layers_.push_back(std::move(layer));
   }
   final_norm_ = gains(rng, d);
+  final_norm_buf_ = upload(final_norm_);
   std::vector<float> head(d * config_.vocab);
   for (std::size_t v = 0; v < config_.vocab; ++v)
     for (std::size_t i = 0; i < d; ++i) head[i * config_.vocab + v] = embed_[v * d + i];
@@ -87,6 +93,8 @@ Model::Model(const ModelConfig& config, const hal::Backend& backend) : config_(c
       rope_cos_[p * half + i] = static_cast<float>(std::cos(angle));
       rope_sin_[p * half + i] = static_cast<float>(std::sin(angle));
     }
+  rope_cos_buf_ = upload(rope_cos_);
+  rope_sin_buf_ = upload(rope_sin_);
 }
 
 std::span<const float> Model::embedding(TokenId id) const {

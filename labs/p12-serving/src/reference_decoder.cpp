@@ -9,10 +9,12 @@
 
 namespace serving {
 
-ReferenceDecoder::ReferenceDecoder(const Model& model) : model_(&model), ws_(model.backend()) {
+ReferenceDecoder::ReferenceDecoder(const Model& model)
+    : model_(&model),
+      ws_(model.backend()),
+      ops_(model.backend()),
+      kv_(model.backend(), model.config().layers, 1, model.config().max_context, model.config().kv_dim()) {
   const auto& c = model.config();
-  k_.assign(c.layers, std::vector<float>(c.max_context * c.kv_dim()));
-  v_.assign(c.layers, std::vector<float>(c.max_context * c.kv_dim()));
   x_.resize(c.d_model);
   h_.resize(c.d_model);
   qkv_.resize(c.qkv_dim());
@@ -26,36 +28,24 @@ ReferenceDecoder::ReferenceDecoder(const Model& model) : model_(&model), ws_(mod
 const std::vector<float>& ReferenceDecoder::step(TokenId token, std::size_t pos) {
   const Model& m = *model_;
   const auto& c = m.config();
-  const std::size_t d = c.d_model, hd = c.head_dim(), kvd = c.kv_dim(), group = c.heads / c.kv_heads;
+  const std::size_t d = c.d_model;
+  const std::vector<std::int32_t> position{static_cast<std::int32_t>(pos)}, table{0};
   const auto emb = m.embedding(token);
   std::copy(emb.begin(), emb.end(), x_.begin());
   for (std::size_t l = 0; l < c.layers; ++l) {
-    rms_norm(x_.data(), m.attn_norm(l), c.norm_eps, h_.data());
+    ops_.rms_norm(x_.data(), 1, d, m.attn_norm_buffer(l), c.norm_eps, h_.data());
     m.matmul(ws_, Weight::kQkv, l, h_.data(), 1, qkv_.data());
-    float* q = qkv_.data();
-    float* k = q + d;
-    float* v = k + kvd;
-    apply_rope(q, c.heads, hd, m.rope_cos(pos), m.rope_sin(pos));
-    apply_rope(k, c.kv_heads, hd, m.rope_cos(pos), m.rope_sin(pos));
-    std::copy_n(k, kvd, k_[l].data() + pos * kvd);
-    std::copy_n(v, kvd, v_[l].data() + pos * kvd);
-    for (std::size_t h = 0; h < c.heads; ++h) {
-      const std::size_t off = (h / group) * hd;
-      const float* keys = k_[l].data() + off;
-      const float* values = v_[l].data() + off;
-      attend(
-          q + h * hd, pos + 1, hd, [&](std::size_t t) { return keys + t * kvd; },
-          [&](std::size_t t) { return values + t * kvd; }, attn_.data() + h * hd, scores_);
-    }
+    ops_.attention(qkv_.data(), 1, c, position, table, 1, l, kv_, m.rope_cos_table(), m.rope_sin_table(),
+                   attn_.data());
     m.matmul(ws_, Weight::kOut, l, attn_.data(), 1, proj_.data());
     add_into(x_.data(), proj_.data(), d);
-    rms_norm(x_.data(), m.mlp_norm(l), c.norm_eps, h_.data());
+    ops_.rms_norm(x_.data(), 1, d, m.mlp_norm_buffer(l), c.norm_eps, h_.data());
     m.matmul(ws_, Weight::kGateUp, l, h_.data(), 1, gate_up_.data());
-    silu_mul(gate_up_.data(), c.ffn, act_.data());
+    ops_.silu_mul(gate_up_.data(), 1, c.ffn, act_.data());
     m.matmul(ws_, Weight::kDown, l, act_.data(), 1, proj_.data());
     add_into(x_.data(), proj_.data(), d);
   }
-  rms_norm(x_.data(), m.final_norm(), c.norm_eps, h_.data());
+  ops_.rms_norm(x_.data(), 1, d, m.final_norm_buffer(), c.norm_eps, h_.data());
   m.matmul(ws_, Weight::kHead, 0, h_.data(), 1, logits_.data());
   return logits_;
 }

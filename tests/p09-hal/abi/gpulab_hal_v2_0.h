@@ -1,7 +1,7 @@
 /* The descriptor as ABI v2.0 shipped it (frozen): everything up to softmax,
  * no describe_device. The other types (error, buffers, argument structs) have
  * not changed since 2.0, so they come from the current header. A backend built
- * against this is "an old-minor backend" for the v2.1 core. */
+ * against this is "an old-minor backend" for the v2.2 core. */
 #ifndef GPULAB_HAL_V2_0_H
 #define GPULAB_HAL_V2_0_H
 

@@ -6,7 +6,8 @@
  *   5 initfail    init() returns GPULAB_HAL_ERR_DEVICE
  *   6 nullmatmul  declares matmul with a NULL matmul function
  *   7 nulldesc    the register function returns NULL
- *   8 nosym       exports a differently named symbol only */
+ *   8 nosym       exports a differently named symbol only
+ *   9 nullattention  v2.2: declares paged_attention with a NULL function */
 #include "../../../labs/p09-hal/backends/common/host_backend.h"
 
 #define CASE GPULAB_TEST_CASE
@@ -26,7 +27,8 @@ static gpulab_hal_status fail_init(void** ctx, gpulab_hal_error* err) {
 static gpulab_hal_backend kDesc = {
     GPULAB_HAL_ABI_VERSION, sizeof(gpulab_hal_backend), "broken", "a backend the core must reject",
     GPULAB_HAL_DTYPE_F32, GPULAB_HAL_OP_BUFFER, 1, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0},
-    NULL, NULL, host_buffer_alloc, host_buffer_free, host_copy_to_device, host_copy_to_host, NULL, NULL, NULL};
+    NULL, NULL, host_buffer_alloc, host_buffer_free, host_copy_to_device, host_copy_to_host, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL};
 
 #if CASE == 8
 GPULAB_HAL_EXPORT const gpulab_hal_backend* hal_backend_register(void);
@@ -47,6 +49,8 @@ const gpulab_hal_backend* gpulab_hal_backend_register(void) {
   kDesc.ops |= GPULAB_HAL_OP_MATMUL;
 #elif CASE == 7
   return NULL;
+#elif CASE == 9
+  kDesc.ops |= GPULAB_HAL_OP_PAGED_ATTENTION;
 #endif
   return &kDesc;
 }

@@ -30,6 +30,6 @@ static const gpulab_hal_backend kDesc = {
     GPULAB_HAL_ABI_VERSION, sizeof(gpulab_hal_backend), ORDER_NAME, "records its lifecycle",
     GPULAB_HAL_DTYPE_F32, GPULAB_HAL_OP_BUFFER, 1, GPULAB_HAL_FEATURE_HOST_MEMORY, 0, {0, 0, 0, 0, 0, 0, 0, 0},
     order_init, order_shutdown, host_buffer_alloc, host_buffer_free, host_copy_to_device, host_copy_to_host,
-    NULL, NULL, NULL};
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 const gpulab_hal_backend* gpulab_hal_backend_register(void) { return &kDesc; }

@@ -27,6 +27,8 @@ class HalTarget : public Target {
 
  private:
   RunOutcome run_buffer(const Case& c, const std::vector<std::uint8_t>& bytes);
+  // rmsnorm, rope, silu_mul, paged_attention (HAL ABI 2.2).
+  RunOutcome run_layer_op(const Case& c, const std::vector<std::vector<std::uint8_t>>& in);
   const gpulab::hal::Backend& be_;
   BackendInfo info_;
 };

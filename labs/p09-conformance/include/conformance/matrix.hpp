@@ -19,25 +19,36 @@ enum class Op : std::uint8_t {
   kBuffer,   // alloc, copy to the device at an offset, copy back: bit-exact
   kMatmul,   // C[m x n] = A[m x k] * B[k x n]
   kSoftmax,  // row-wise softmax of rows x cols (m x n)
+  // HAL ABI 2.2, the decoder-layer ops (gpulab_hal.h defines each):
+  kRmsNorm,         // rows x cols (m x n)
+  kRope,            // m rows of fused QKV, n heads of head_dim k rotated in place
+  kSiluMul,         // rows x cols (m x n) out of [gate | up] rows
+  kPagedAttention,  // m sequences of up to n tokens, head_dim k; heads, blocks, queries below
 };
-inline constexpr Op kAllOps[] = {Op::kBuffer, Op::kMatmul, Op::kSoftmax};
+inline constexpr Op kAllOps[] = {Op::kBuffer,  Op::kMatmul,  Op::kSoftmax,       Op::kRmsNorm,
+                                 Op::kRope,    Op::kSiluMul, Op::kPagedAttention};
 
-std::string_view name_of(Op op);  // "buffer", "matmul", "softmax"
+std::string_view name_of(Op op);  // "buffer", "matmul", "softmax", "rmsnorm", ..., "paged_attention"
 std::optional<Op> parse_op(std::string_view s);
 // Buffer copies move bytes, whatever the dtype: the matrix has one buffer column.
 constexpr bool op_has_dtype(Op op) {
   return op != Op::kBuffer;
 }
 
-// matmul: m x n x k.  softmax: m rows x n cols.  buffer: m bytes at offset n.
+// matmul: m x n x k.  softmax, rmsnorm, silu_mul: m rows x n cols.  buffer: m
+// bytes at offset n.  rope: m rows, n heads, head_dim k.  paged attention: m
+// sequences, context up to n, head_dim k, and the four fields after `why`.
 struct Shape {
   std::uint64_t m = 0, n = 0, k = 0;
   std::string why;  // what the shape is for: "1x1", "prime", "tall-skinny", ...
+  std::uint64_t q_heads = 0, kv_heads = 0, block = 0, queries = 0;  // paged attention only
   friend bool operator==(const Shape& a, const Shape& b) {
-    return a.m == b.m && a.n == b.n && a.k == b.k;
+    return a.m == b.m && a.n == b.n && a.k == b.k && a.q_heads == b.q_heads &&
+           a.kv_heads == b.kv_heads && a.block == b.block && a.queries == b.queries;
   }
 };
-std::string label(Op op, const Shape& s);  // "7x13x5", "3x257", "4099B@13"
+// "7x13x5", "3x257", "4099B@13", rope "5x4hx16", attention "3x19x16 h4/2 b4 q2".
+std::string label(Op op, const Shape& s);
 
 struct Case {
   Op op = Op::kMatmul;

@@ -36,7 +36,7 @@ struct PerfSummary {
 };
 
 struct Report {
-  std::string core_abi;  // "2.1"
+  std::string core_abi;  // "2.2"
   std::uint64_t seed = 1;
   bool large = false;
   std::vector<std::pair<Op, DType>> capabilities;

@@ -15,7 +15,7 @@ namespace conformance {
 
 struct BackendInfo {
   std::string name;
-  std::string abi;     // "2.1"
+  std::string abi;     // "2.2"
   std::string device;  // what describe_device() said, or "" when not reported
   std::uint32_t perf_hint = 0;
   std::vector<Op> ops;  // declared

@@ -1,7 +1,9 @@
 /* cpu_ref — the reference backend: the obvious triple loop, one thread,
- * binary32 accumulation for every dtype it declares. Slow on purpose; its
+ * binary32 accumulation for every dtype it declares, and every op of ABI 2.2
+ * (the decoder-layer ops one row and one head at a time, host_layer_ops.h). Slow on purpose; its
  * job is to be easy to trust. */
 #include "../common/host_backend.h"
+#include "../common/host_layer_ops.h"
 
 #define CPU_REF_DTYPES (GPULAB_HAL_DTYPE_F32 | GPULAB_HAL_DTYPE_F16 | GPULAB_HAL_DTYPE_BF16)
 
@@ -30,6 +32,40 @@ static gpulab_hal_status cpu_ref_softmax(void* ctx, const gpulab_hal_softmax_arg
   return GPULAB_HAL_OK;
 }
 
+static gpulab_hal_status cpu_ref_rmsnorm(void* ctx, const gpulab_hal_rmsnorm_args* a, gpulab_hal_error* err) {
+  const gpulab_hal_status st = host_check_rmsnorm(a, CPU_REF_DTYPES, err);
+  (void)ctx;
+  if (st != GPULAB_HAL_OK) return st;
+  host_rmsnorm_rows(a, 0, a->rows);
+  return GPULAB_HAL_OK;
+}
+
+static gpulab_hal_status cpu_ref_rope(void* ctx, const gpulab_hal_rope_args* a, gpulab_hal_error* err) {
+  const gpulab_hal_status st = host_check_rope(a, CPU_REF_DTYPES, err);
+  (void)ctx;
+  if (st != GPULAB_HAL_OK) return st;
+  host_rope_rows(a, 0, a->rows);
+  return GPULAB_HAL_OK;
+}
+
+static gpulab_hal_status cpu_ref_silu_mul(void* ctx, const gpulab_hal_silu_mul_args* a, gpulab_hal_error* err) {
+  const gpulab_hal_status st = host_check_silu_mul(a, CPU_REF_DTYPES, err);
+  (void)ctx;
+  if (st != GPULAB_HAL_OK) return st;
+  host_silu_mul_rows(a, 0, a->rows);
+  return GPULAB_HAL_OK;
+}
+
+static gpulab_hal_status cpu_ref_paged_attention(void* ctx, const gpulab_hal_paged_attention_args* a,
+                                                 gpulab_hal_error* err) {
+  const gpulab_hal_status st = host_check_paged_attention(a, CPU_REF_DTYPES, err);
+  (void)ctx;
+  if (st != GPULAB_HAL_OK) return st;
+  if (!host_paged_attention_rows(a, 0, a->rows))
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_OUT_OF_MEMORY, "paged_attention: score scratch allocation failed");
+  return GPULAB_HAL_OK;
+}
+
 static gpulab_hal_status cpu_ref_describe(void* ctx, char* out, uint32_t out_size, gpulab_hal_error* err) {
   (void)ctx;
   gpulab_hal_clear_error(err);
@@ -43,7 +79,7 @@ static const gpulab_hal_backend kCpuRef = {
     "cpu_ref",
     "reference: triple loop, one thread, F32 accumulation",
     CPU_REF_DTYPES,
-    GPULAB_HAL_OP_BUFFER | GPULAB_HAL_OP_MATMUL | GPULAB_HAL_OP_SOFTMAX,
+    GPULAB_HAL_OPS_V2_2,
     1, /* perf_hint */
     GPULAB_HAL_FEATURE_HOST_MEMORY,
     0, /* max_dim */
@@ -57,6 +93,10 @@ static const gpulab_hal_backend kCpuRef = {
     cpu_ref_matmul,
     cpu_ref_softmax,
     cpu_ref_describe,
+    cpu_ref_rmsnorm,
+    cpu_ref_rope,
+    cpu_ref_silu_mul,
+    cpu_ref_paged_attention,
 };
 
 const gpulab_hal_backend* gpulab_hal_backend_register(void) { return &kCpuRef; }

@@ -3,7 +3,8 @@
  * accumulation for F16 and BF16). Without a GPU (or a driver) init() returns
  * GPULAB_HAL_ERR_NO_DEVICE with the CUDA runtime's own words, and the core
  * reports the backend instead of using it. Plain C against the CUDA runtime
- * API: no device code, so nvcc is not needed to build it. */
+ * API; the ABI 2.2 decoder-layer ops are CUDA kernels (layer_kernels.cu),
+ * built and declared only when nvcc is found (GPULAB_HAL_CUDA_KERNELS). */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -12,6 +13,15 @@
 #include <gpulab_hal/gpulab_hal.h>
 
 #include "../common/copy_check.h"
+#if GPULAB_HAL_CUDA_KERNELS
+#include <gpulab_hal/gpulab_hal_layer_checks.h>
+
+#include "layer_kernels.h"
+#define CUDA_OPS (GPULAB_HAL_OP_BUFFER | GPULAB_HAL_OP_MATMUL | GPULAB_HAL_OP_RMSNORM | GPULAB_HAL_OP_ROPE | \
+                  GPULAB_HAL_OP_SILU_MUL | GPULAB_HAL_OP_PAGED_ATTENTION)
+#else
+#define CUDA_OPS (GPULAB_HAL_OP_BUFFER | GPULAB_HAL_OP_MATMUL)
+#endif
 
 #define CUDA_DTYPES (GPULAB_HAL_DTYPE_F32 | GPULAB_HAL_DTYPE_F16 | GPULAB_HAL_DTYPE_BF16)
 
@@ -179,6 +189,99 @@ static gpulab_hal_status cuda_matmul(void* vctx, const gpulab_hal_matmul_args* a
   return e == cudaSuccess ? GPULAB_HAL_OK : cuda_fail(err, "cudaDeviceSynchronize", e);
 }
 
+#if GPULAB_HAL_CUDA_KERNELS
+/* ---- ABI 2.2 -------------------------------------------------------------- */
+static uint64_t cu_bytes(gpulab_hal_buffer b) { return b ? ((const cuda_buffer*)(const void*)b)->bytes : 0; }
+static void* cu_ptr(gpulab_hal_buffer b) { return ((const cuda_buffer*)(const void*)b)->ptr; }
+
+static gpulab_hal_status kernel_status(int e, const char* what, gpulab_hal_error* err) {
+  return e == 0 ? GPULAB_HAL_OK : cuda_fail(err, what, (cudaError_t)e);
+}
+
+/* Grid limits the kernels launch with: rows on grid x (2^31 - 1), heads on
+ * grid y (65535), head_dim in registers. */
+#define CUDA_MAX_ROWS 0x7FFFFFFFull
+
+static gpulab_hal_status cuda_rmsnorm(void* vctx, const gpulab_hal_rmsnorm_args* a, gpulab_hal_error* err) {
+  gpulab_hal_status st;
+  (void)vctx;
+  gpulab_hal_clear_error(err);
+  if (a != NULL && a->struct_size >= sizeof *a && (a->in == NULL || a->weight == NULL || a->out == NULL))
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "rmsnorm: a NULL buffer");
+  st = hal_check_rmsnorm(a, CUDA_DTYPES, a ? cu_bytes(a->in) : 0, a ? cu_bytes(a->weight) : 0,
+                         a ? cu_bytes(a->out) : 0, err);
+  if (st != GPULAB_HAL_OK) return st;
+  if (a->rows > CUDA_MAX_ROWS) return gpulab_hal_fail(err, GPULAB_HAL_ERR_UNSUPPORTED, "rmsnorm: more than 2^31 - 1 rows");
+  return kernel_status(gpulab_cuda_rmsnorm(a, cu_ptr(a->in), cu_ptr(a->weight), cu_ptr(a->out)), "rmsnorm kernel", err);
+}
+
+static gpulab_hal_status cuda_rope(void* vctx, const gpulab_hal_rope_args* a, gpulab_hal_error* err) {
+  gpulab_hal_status st;
+  (void)vctx;
+  gpulab_hal_clear_error(err);
+  if (a != NULL && a->struct_size >= sizeof *a &&
+      (a->x == NULL || a->positions == NULL || a->cos_table == NULL || a->sin_table == NULL))
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "rope: a NULL buffer");
+  st = hal_check_rope(a, CUDA_DTYPES, a ? cu_bytes(a->x) : 0, a ? cu_bytes(a->positions) : 0,
+                      a ? cu_bytes(a->cos_table) : 0, a ? cu_bytes(a->sin_table) : 0, err);
+  if (st != GPULAB_HAL_OK) return st;
+  if (a->rows * a->heads * (a->head_dim / 2u) / 128u > CUDA_MAX_ROWS)
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_UNSUPPORTED, "rope: too many elements for one launch");
+  return kernel_status(gpulab_cuda_rope(a, cu_ptr(a->x), (const int32_t*)cu_ptr(a->positions),
+                                        (const float*)cu_ptr(a->cos_table), (const float*)cu_ptr(a->sin_table)),
+                       "rope kernel", err);
+}
+
+static gpulab_hal_status cuda_silu_mul(void* vctx, const gpulab_hal_silu_mul_args* a, gpulab_hal_error* err) {
+  gpulab_hal_status st;
+  (void)vctx;
+  gpulab_hal_clear_error(err);
+  if (a != NULL && a->struct_size >= sizeof *a && (a->in == NULL || a->out == NULL))
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "silu_mul: a NULL buffer");
+  st = hal_check_silu_mul(a, CUDA_DTYPES, a ? cu_bytes(a->in) : 0, a ? cu_bytes(a->out) : 0, err);
+  if (st != GPULAB_HAL_OK) return st;
+  if (a->rows * a->cols / 128u > CUDA_MAX_ROWS)
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_UNSUPPORTED, "silu_mul: too many elements for one launch");
+  return kernel_status(gpulab_cuda_silu_mul(a, cu_ptr(a->in), cu_ptr(a->out)), "silu_mul kernel", err);
+}
+
+static gpulab_hal_status cuda_paged_attention(void* vctx, const gpulab_hal_paged_attention_args* a,
+                                              gpulab_hal_error* err) {
+  gpulab_hal_status st;
+  uint64_t bytes[7] = {0, 0, 0, 0, 0, 0, 0};
+  (void)vctx;
+  gpulab_hal_clear_error(err);
+  if (a != NULL && a->struct_size >= sizeof *a) {
+    const gpulab_hal_buffer b[7] = {a->q, a->k_cache, a->v_cache, a->block_table, a->seq_ids, a->positions, a->out};
+    int i;
+    for (i = 0; i < 7; ++i) {
+      if (b[i] == NULL) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "paged_attention: a NULL buffer");
+      bytes[i] = cu_bytes(b[i]);
+    }
+  }
+  st = hal_check_paged_attention(a, CUDA_DTYPES, bytes, err);
+  if (st != GPULAB_HAL_OK) return st;
+  if (a->head_dim > GPULAB_HAL_CUDA_MAX_HEAD_DIM || a->q_heads > 65535u || a->rows > CUDA_MAX_ROWS)
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_UNSUPPORTED,
+                           "paged_attention: this kernel takes head_dim <= %u, q_heads <= 65535, rows < 2^31",
+                           GPULAB_HAL_CUDA_MAX_HEAD_DIM);
+  return kernel_status(gpulab_cuda_paged_attention(a, cu_ptr(a->q), cu_ptr(a->k_cache), cu_ptr(a->v_cache),
+                                                   (const int32_t*)cu_ptr(a->block_table),
+                                                   (const int32_t*)cu_ptr(a->seq_ids),
+                                                   (const int32_t*)cu_ptr(a->positions), cu_ptr(a->out)),
+                       "paged_attention kernel", err);
+}
+#define CUDA_RMSNORM cuda_rmsnorm
+#define CUDA_ROPE cuda_rope
+#define CUDA_SILU_MUL cuda_silu_mul
+#define CUDA_PAGED_ATTENTION cuda_paged_attention
+#else
+#define CUDA_RMSNORM NULL
+#define CUDA_ROPE NULL
+#define CUDA_SILU_MUL NULL
+#define CUDA_PAGED_ATTENTION NULL
+#endif
+
 static gpulab_hal_status cuda_describe(void* vctx, char* out, uint32_t out_size, gpulab_hal_error* err) {
   const cuda_ctx* c = (const cuda_ctx*)vctx;
   gpulab_hal_clear_error(err);
@@ -192,7 +295,7 @@ static const gpulab_hal_backend kCuda = {
     "cuda",
     "cuBLAS on an NVIDIA GPU",
     CUDA_DTYPES,
-    GPULAB_HAL_OP_BUFFER | GPULAB_HAL_OP_MATMUL,
+    CUDA_OPS,
     100,
     GPULAB_HAL_FEATURE_VENDOR_LIB | GPULAB_HAL_FEATURE_NOT_UNLOADABLE,
     0,
@@ -206,6 +309,10 @@ static const gpulab_hal_backend kCuda = {
     cuda_matmul,
     NULL,
     cuda_describe,
+    CUDA_RMSNORM,
+    CUDA_ROPE,
+    CUDA_SILU_MUL,
+    CUDA_PAGED_ATTENTION,
 };
 
 const gpulab_hal_backend* gpulab_hal_backend_register(void) { return &kCuda; }

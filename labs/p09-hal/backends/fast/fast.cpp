@@ -5,6 +5,7 @@
 // packing, accumulated in binary32 and rounded once when C is written.
 // Written in C++ for std::thread; the ABI surface is still the C descriptor.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 
 extern "C" {
 #include "../common/host_backend.h"
+#include "../common/host_layer_ops.h"
 }
 
 namespace {
@@ -241,6 +243,176 @@ gpulab_hal_status fast_softmax(void* vctx, const gpulab_hal_softmax_args* a, gpu
   return GPULAB_HAL_OK;
 }
 
+// ---- ABI 2.2 decoder-layer ops ---------------------------------------------
+// Rows split over threads when there is enough work (2^20 element-operations
+// a thread, about the matmul's 2 MFLOP: below that, starting and joining a
+// thread on a loaded machine costs more than it saves);
+// F32 runs loops written for the auto-vectoriser (unit stride, no aliasing in
+// the inner loop, -O3 -ffp-contract=fast), F16 the generic host_layer_ops.h rows.
+template <class Work>
+void parallel_rows(const Context& ctx, std::uint64_t rows, std::uint64_t work_per_row, Work work) {
+  const std::uint64_t total = rows * std::max<std::uint64_t>(work_per_row, 1);
+  const auto threads = static_cast<unsigned>(
+      std::clamp<std::uint64_t>(total >> 20, 1, std::min<std::uint64_t>(ctx.threads, std::max<std::uint64_t>(rows, 1))));
+  if (threads <= 1) {
+    work(std::uint64_t{0}, rows);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, rows * t / threads, rows * (t + 1) / threads);
+  for (auto& th : pool) th.join();
+}
+
+void rmsnorm_f32(const gpulab_hal_rmsnorm_args* a, std::uint64_t r0, std::uint64_t r1) {
+  const auto* in = static_cast<const float*>(host_data(a->in));
+  const auto* w = static_cast<const float*>(host_data(a->weight));
+  auto* out = static_cast<float*>(host_data(a->out));
+  const std::uint64_t n = a->cols;
+  for (std::uint64_t r = r0; r < r1; ++r) {
+    const float* x = in + r * n;
+    float* y = out + r * n;
+    float acc[8] = {};
+    std::uint64_t c = 0;
+    for (; c + 8 <= n; c += 8)
+      for (int l = 0; l < 8; ++l) acc[l] += x[c + l] * x[c + l];
+    float ss = 0.0f;
+    for (; c < n; ++c) ss += x[c] * x[c];
+    for (float v : acc) ss += v;
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(n ? n : 1) + a->eps);
+    for (c = 0; c < n; ++c) y[c] = x[c] * inv * w[c];  // y may be x: element-wise, same index
+  }
+}
+
+void rope_f32(const gpulab_hal_rope_args* a, std::uint64_t r0, std::uint64_t r1) {
+  auto* x = static_cast<float*>(host_data(a->x));
+  const auto* pos = static_cast<const std::int32_t*>(host_data(a->positions));
+  const auto* cs = static_cast<const float*>(host_data(a->cos_table));
+  const auto* sn = static_cast<const float*>(host_data(a->sin_table));
+  const std::uint64_t half = a->head_dim / 2;
+  for (std::uint64_t r = r0; r < r1; ++r) {
+    const float* c = cs + static_cast<std::uint64_t>(pos[r]) * half;
+    const float* s = sn + static_cast<std::uint64_t>(pos[r]) * half;
+    for (std::uint64_t h = 0; h < a->heads; ++h) {
+      float* v = x + r * a->row_stride + a->x_offset + h * a->head_dim;
+      for (std::uint64_t i = 0; i < half; ++i) {
+        const float u = v[2 * i], w = v[2 * i + 1];
+        v[2 * i] = u * c[i] - w * s[i];
+        v[2 * i + 1] = u * s[i] + w * c[i];
+      }
+    }
+  }
+}
+
+void silu_mul_f32(const gpulab_hal_silu_mul_args* a, std::uint64_t r0, std::uint64_t r1) {
+  const auto* in = static_cast<const float*>(host_data(a->in));
+  auto* out = static_cast<float*>(host_data(a->out));
+  const std::uint64_t n = a->cols;
+  for (std::uint64_t r = r0; r < r1; ++r) {
+    const float* g = in + r * 2 * n;
+    const float* u = g + n;
+    float* y = out + r * n;
+    for (std::uint64_t i = 0; i < n; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  }
+}
+
+// One query row, every head: scores with unit-stride dot products, then the
+// weighted V rows summed into a binary32 accumulator of head_dim.
+void attention_f32_rows(const gpulab_hal_paged_attention_args* a, std::uint64_t r0, std::uint64_t r1) {
+  const auto* q = static_cast<const float*>(host_data(a->q));
+  const auto* kc = static_cast<const float*>(host_data(a->k_cache));
+  const auto* vc = static_cast<const float*>(host_data(a->v_cache));
+  const auto* table = static_cast<const std::int32_t*>(host_data(a->block_table));
+  const auto* seq = static_cast<const std::int32_t*>(host_data(a->seq_ids));
+  const auto* pos = static_cast<const std::int32_t*>(host_data(a->positions));
+  auto* out = static_cast<float*>(host_data(a->out));
+  const std::uint64_t hd = a->head_dim, group = a->q_heads / a->kv_heads;
+  std::vector<float> scores;
+  std::vector<const float*> krow, vrow;
+  std::vector<float> acc(hd);
+  for (std::uint64_t r = r0; r < r1; ++r) {
+    const std::uint64_t n = static_cast<std::uint64_t>(pos[r]) + 1;
+    const std::int32_t* blocks = table + static_cast<std::uint64_t>(seq[r]) * a->max_blocks_per_seq;
+    scores.resize(n);
+    krow.resize(n);
+    vrow.resize(n);
+    for (std::uint64_t h = 0; h < a->q_heads; ++h) {
+      const std::uint64_t g = h / group;
+      const float* qh = q + r * a->q_row_stride + a->q_offset + h * hd;
+      float mx = -INFINITY;
+      for (std::uint64_t t = 0; t < n; ++t) {
+        const std::uint64_t off =
+            ((static_cast<std::uint64_t>(blocks[t / a->block_size]) * a->block_size + t % a->block_size) * a->kv_heads + g) * hd;
+        krow[t] = kc + off;
+        vrow[t] = vc + off;
+        float dot = 0.0f;
+        for (std::uint64_t i = 0; i < hd; ++i) dot += qh[i] * krow[t][i];
+        scores[t] = dot * a->scale;
+        mx = std::max(mx, scores[t]);
+      }
+      float sum = 0.0f;
+      for (std::uint64_t t = 0; t < n; ++t) sum += (scores[t] = std::exp(scores[t] - mx));
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (std::uint64_t t = 0; t < n; ++t) {
+        const float w = scores[t];
+        const float* v = vrow[t];
+        for (std::uint64_t i = 0; i < hd; ++i) acc[i] += w * v[i];
+      }
+      float* o = out + (r * a->q_heads + h) * hd;
+      const float inv = 1.0f / sum;
+      for (std::uint64_t i = 0; i < hd; ++i) o[i] = acc[i] * inv;
+    }
+  }
+}
+
+gpulab_hal_status fast_rmsnorm(void* vctx, const gpulab_hal_rmsnorm_args* a, gpulab_hal_error* err) {
+  const gpulab_hal_status st = host_check_rmsnorm(a, kDTypes, err);
+  if (st != GPULAB_HAL_OK) return st;
+  parallel_rows(*static_cast<const Context*>(vctx), a->rows, a->cols, [a](std::uint64_t r0, std::uint64_t r1) {
+    if (a->dtype == GPULAB_HAL_DTYPE_F32) rmsnorm_f32(a, r0, r1);
+    else host_rmsnorm_rows(a, r0, r1);
+  });
+  return GPULAB_HAL_OK;
+}
+
+gpulab_hal_status fast_rope(void* vctx, const gpulab_hal_rope_args* a, gpulab_hal_error* err) {
+  const gpulab_hal_status st = host_check_rope(a, kDTypes, err);
+  if (st != GPULAB_HAL_OK) return st;
+  parallel_rows(*static_cast<const Context*>(vctx), a->rows, a->heads * a->head_dim,
+                [a](std::uint64_t r0, std::uint64_t r1) {
+                  if (a->dtype == GPULAB_HAL_DTYPE_F32) rope_f32(a, r0, r1);
+                  else host_rope_rows(a, r0, r1);
+                });
+  return GPULAB_HAL_OK;
+}
+
+gpulab_hal_status fast_silu_mul(void* vctx, const gpulab_hal_silu_mul_args* a, gpulab_hal_error* err) {
+  const gpulab_hal_status st = host_check_silu_mul(a, kDTypes, err);
+  if (st != GPULAB_HAL_OK) return st;
+  parallel_rows(*static_cast<const Context*>(vctx), a->rows, a->cols, [a](std::uint64_t r0, std::uint64_t r1) {
+    if (a->dtype == GPULAB_HAL_DTYPE_F32) silu_mul_f32(a, r0, r1);
+    else host_silu_mul_rows(a, r0, r1);
+  });
+  return GPULAB_HAL_OK;
+}
+
+gpulab_hal_status fast_paged_attention(void* vctx, const gpulab_hal_paged_attention_args* a, gpulab_hal_error* err) {
+  const gpulab_hal_status st = host_check_paged_attention(a, kDTypes, err);
+  if (st != GPULAB_HAL_OK) return st;
+  // Work per row: the longest context times every head's dot products and sums.
+  std::uint64_t longest = 1;
+  const auto* pos = static_cast<const std::int32_t*>(host_data(a->positions));
+  for (std::uint64_t r = 0; r < a->rows; ++r) longest = std::max<std::uint64_t>(longest, static_cast<std::uint64_t>(pos[r]) + 1);
+  std::atomic<bool> ok{true};
+  parallel_rows(*static_cast<const Context*>(vctx), a->rows, 2 * longest * a->q_heads * a->head_dim,
+                [a, &ok](std::uint64_t r0, std::uint64_t r1) {
+                  if (a->dtype == GPULAB_HAL_DTYPE_F32) attention_f32_rows(a, r0, r1);
+                  else if (!host_paged_attention_rows(a, r0, r1)) ok.store(false);
+                });
+  if (!ok) return gpulab_hal_fail(err, GPULAB_HAL_ERR_OUT_OF_MEMORY, "paged_attention: score scratch allocation failed");
+  return GPULAB_HAL_OK;
+}
+
 gpulab_hal_status fast_describe(void* vctx, char* out, std::uint32_t out_size, gpulab_hal_error* err) {
   gpulab_hal_clear_error(err);
   const Context& ctx = *static_cast<const Context*>(vctx);
@@ -255,7 +427,7 @@ constexpr gpulab_hal_backend kFast = {
     "fast",
     "cache-blocked, multi-threaded, SIMD (AVX2+FMA) GEMM",
     kDTypes,
-    GPULAB_HAL_OP_BUFFER | GPULAB_HAL_OP_MATMUL | GPULAB_HAL_OP_SOFTMAX,
+    GPULAB_HAL_OPS_V2_2,
     10,
     GPULAB_HAL_FEATURE_HOST_MEMORY | GPULAB_HAL_FEATURE_THREADED,
     0,
@@ -269,6 +441,10 @@ constexpr gpulab_hal_backend kFast = {
     fast_matmul,
     fast_softmax,
     fast_describe,
+    fast_rmsnorm,
+    fast_rope,
+    fast_silu_mul,
+    fast_paged_attention,
 };
 
 }  // namespace

@@ -54,8 +54,10 @@ static gpulab_hal_status liar_describe(void* ctx, char* out, uint32_t out_size, 
 }
 
 static const gpulab_hal_backend kLiar = {
-    GPULAB_HAL_ABI_VERSION,
-    sizeof(gpulab_hal_backend),
+    /* Stays at ABI 2.1 (version and size as a 2.1 build wrote them): the
+     * core must keep loading it and read the 2.2 ops as not declared. */
+    GPULAB_HAL_MAKE_VERSION(2u, 1u),
+    GPULAB_HAL_DESCRIPTOR_SIZE_V2_1,
     "liar",
     "declares F16 and computes it wrongly (conformance must catch it)",
     LIAR_DTYPES,
@@ -73,6 +75,11 @@ static const gpulab_hal_backend kLiar = {
     liar_matmul,
     liar_softmax,
     liar_describe,
+    /* past the 2.1 size: the core never reads these */
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 const gpulab_hal_backend* gpulab_hal_backend_register(void) { return &kLiar; }

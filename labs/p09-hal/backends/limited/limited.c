@@ -34,8 +34,10 @@ static gpulab_hal_status limited_describe(void* ctx, char* out, uint32_t out_siz
 }
 
 static const gpulab_hal_backend kLimited = {
-    GPULAB_HAL_ABI_VERSION,
-    sizeof(gpulab_hal_backend),
+    /* Stays at ABI 2.1 (version and size as a 2.1 build wrote them): the
+     * core must keep loading it and read the 2.2 ops as not declared. */
+    GPULAB_HAL_MAKE_VERSION(2u, 1u),
+    GPULAB_HAL_DESCRIPTOR_SIZE_V2_1,
     "limited",
     "F32 matmul only, dimensions up to 1024",
     GPULAB_HAL_DTYPE_F32,
@@ -53,6 +55,11 @@ static const gpulab_hal_backend kLimited = {
     limited_matmul,
     NULL, /* no softmax */
     limited_describe,
+    /* past the 2.1 size: the core never reads these */
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 const gpulab_hal_backend* gpulab_hal_backend_register(void) { return &kLimited; }

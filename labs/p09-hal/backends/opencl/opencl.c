@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <gpulab_hal/gpulab_hal.h>
+#include <gpulab_hal/gpulab_hal_layer_checks.h>
 
 #include "../common/copy_check.h"
 
@@ -41,6 +42,80 @@ static const char* const kSource =
     "  for (ulong c = 0; c < cols; ++c) y[c] = exp(x[c] - mx) / sum;\n"
     "}\n";
 
+/* A second string: ISO C caps one literal at 4095 characters. */
+static const char* const kLayerSource =
+    /* ABI 2.2. Indices are checked where they are read: a bad one turns the
+     * row's output into NaN (the ABI's rule for device backends), never an
+     * out-of-bounds access. */
+    "__kernel void rmsnorm(const ulong cols, const float eps, __global const float* in,\n"
+    "                      __global const float* w, __global float* out) {\n"
+    "  const size_t r = get_global_id(0);\n"
+    "  __global const float* x = in + r * cols;\n"
+    "  __global float* y = out + r * cols;\n"
+    "  float ss = 0.0f;\n"
+    "  for (ulong c = 0; c < cols; ++c) ss = fma(x[c], x[c], ss);\n"
+    "  const float inv = 1.0f / sqrt(ss / (float)(cols ? cols : 1) + eps);\n"
+    "  for (ulong c = 0; c < cols; ++c) y[c] = x[c] * inv * w[c];\n"
+    "}\n"
+    "__kernel void rope(const ulong half_dim, const ulong row_stride, const ulong x_offset,\n"
+    "                   const ulong max_position, __global float* x, __global const int* pos,\n"
+    "                   __global const float* cs, __global const float* sn) {\n"
+    "  const size_t r = get_global_id(1), hp = get_global_id(0);\n"
+    "  const size_t h = hp / half_dim, i = hp % half_dim;\n"
+    "  __global float* v = x + r * row_stride + x_offset + h * 2 * half_dim + 2 * i;\n"
+    "  const int p = pos[r];\n"
+    "  if (p < 0 || (ulong)p >= max_position) { v[0] = NAN; v[1] = NAN; return; }\n"
+    "  const float c = cs[p * half_dim + i], s = sn[p * half_dim + i], a = v[0], b = v[1];\n"
+    "  v[0] = a * c - b * s;\n"
+    "  v[1] = a * s + b * c;\n"
+    "}\n"
+    "__kernel void silu_mul(const ulong cols, __global const float* in, __global float* out) {\n"
+    "  const size_t r = get_global_id(1), i = get_global_id(0);\n"
+    "  const float g = in[r * 2 * cols + i], u = in[r * 2 * cols + cols + i];\n"
+    "  out[r * cols + i] = g / (1.0f + exp(-g)) * u;\n"
+    "}\n";
+
+static const char* const kAttentionSource =
+    /* One work-item per (row, head). Scores are computed twice (max, then
+     * weights) instead of kept: the context length has no bound a private
+     * array could take; the weighted V sum accumulates in `out` itself. */
+    "__kernel void paged_attention(const ulong q_heads, const ulong kv_heads, const ulong hd,\n"
+    "    const ulong q_row_stride, const ulong q_offset, const ulong num_blocks, const ulong block_size,\n"
+    "    const ulong num_seqs, const ulong max_blocks, const float scale,\n"
+    "    __global const float* q, __global const float* kc, __global const float* vc,\n"
+    "    __global const int* table, __global const int* seq_ids, __global const int* pos,\n"
+    "    __global float* out) {\n"
+    "  const size_t r = get_global_id(1), h = get_global_id(0);\n"
+    "  const ulong g = h / (q_heads / kv_heads);\n"
+    "  __global const float* qh = q + r * q_row_stride + q_offset + h * hd;\n"
+    "  __global float* o = out + (r * q_heads + h) * hd;\n"
+    "  const int s = seq_ids[r], p = pos[r];\n"
+    "  int bad = s < 0 || (ulong)s >= num_seqs || p < 0 || (ulong)p >= max_blocks * block_size;\n"
+    "  for (ulong j = 0; !bad && j <= (ulong)p / block_size; ++j) {\n"
+    "    const int b = table[(ulong)s * max_blocks + j];\n"
+    "    bad = b < 0 || (ulong)b >= num_blocks;\n"
+    "  }\n"
+    "  if (bad) { for (ulong i = 0; i < hd; ++i) o[i] = NAN; return; }\n"
+    "  __global const int* blocks = table + (ulong)s * max_blocks;\n"
+    "  float mx = -INFINITY, sum = 0.0f;\n"
+    "  for (ulong t = 0; t <= (ulong)p; ++t) {\n"
+    "    __global const float* k = kc + (((ulong)blocks[t / block_size] * block_size + t % block_size) * kv_heads + g) * hd;\n"
+    "    float dot = 0.0f;\n"
+    "    for (ulong i = 0; i < hd; ++i) dot = fma(qh[i], k[i], dot);\n"
+    "    mx = fmax(mx, dot * scale);\n"
+    "  }\n"
+    "  for (ulong i = 0; i < hd; ++i) o[i] = 0.0f;\n"
+    "  for (ulong t = 0; t <= (ulong)p; ++t) {\n"
+    "    const ulong off = (((ulong)blocks[t / block_size] * block_size + t % block_size) * kv_heads + g) * hd;\n"
+    "    float dot = 0.0f;\n"
+    "    for (ulong i = 0; i < hd; ++i) dot = fma(qh[i], kc[off + i], dot);\n"
+    "    const float w = exp(dot * scale - mx);\n"
+    "    sum += w;\n"
+    "    for (ulong i = 0; i < hd; ++i) o[i] = fma(w, vc[off + i], o[i]);\n"
+    "  }\n"
+    "  for (ulong i = 0; i < hd; ++i) o[i] /= sum;\n"
+    "}\n";
+
 typedef struct cl_ctx {
   cl_platform_id platform;
   cl_device_id device;
@@ -48,6 +123,7 @@ typedef struct cl_ctx {
   cl_command_queue queue;
   cl_program program; /* built at first use */
   cl_kernel k_matmul, k_softmax;
+  cl_kernel k_rmsnorm, k_rope, k_silu_mul, k_attention; /* ABI 2.2 */
   char device_line[256];
 } cl_ctx;
 
@@ -65,6 +141,10 @@ static void ocl_shutdown(void* vctx) {
   if (c == NULL) return;
   if (c->k_matmul) clReleaseKernel(c->k_matmul);
   if (c->k_softmax) clReleaseKernel(c->k_softmax);
+  if (c->k_rmsnorm) clReleaseKernel(c->k_rmsnorm);
+  if (c->k_rope) clReleaseKernel(c->k_rope);
+  if (c->k_silu_mul) clReleaseKernel(c->k_silu_mul);
+  if (c->k_attention) clReleaseKernel(c->k_attention);
   if (c->program) clReleaseProgram(c->program);
   if (c->queue) clReleaseCommandQueue(c->queue);
   if (c->context) clReleaseContext(c->context);
@@ -114,9 +194,12 @@ static gpulab_hal_status ocl_init(void** out, gpulab_hal_error* err) {
 
 static gpulab_hal_status ensure_program(cl_ctx* c, gpulab_hal_error* err) {
   cl_int rc;
-  const char* source = kSource;
+  const char* sources[3];
+  sources[0] = kSource;
+  sources[1] = kLayerSource;
+  sources[2] = kAttentionSource;
   if (c->program != NULL) return GPULAB_HAL_OK;
-  c->program = clCreateProgramWithSource(c->context, 1, &source, NULL, &rc);
+  c->program = clCreateProgramWithSource(c->context, 3, sources, NULL, &rc);
   if (rc != CL_SUCCESS) return cl_fail(err, "clCreateProgramWithSource", rc);
   rc = clBuildProgram(c->program, 1, &c->device, "-cl-std=CL1.2", NULL, NULL);
   if (rc != CL_SUCCESS) {
@@ -130,6 +213,14 @@ static gpulab_hal_status ensure_program(cl_ctx* c, gpulab_hal_error* err) {
   if (rc != CL_SUCCESS) return cl_fail(err, "clCreateKernel(matmul)", rc);
   c->k_softmax = clCreateKernel(c->program, "softmax", &rc);
   if (rc != CL_SUCCESS) return cl_fail(err, "clCreateKernel(softmax)", rc);
+  c->k_rmsnorm = clCreateKernel(c->program, "rmsnorm", &rc);
+  if (rc != CL_SUCCESS) return cl_fail(err, "clCreateKernel(rmsnorm)", rc);
+  c->k_rope = clCreateKernel(c->program, "rope", &rc);
+  if (rc != CL_SUCCESS) return cl_fail(err, "clCreateKernel(rope)", rc);
+  c->k_silu_mul = clCreateKernel(c->program, "silu_mul", &rc);
+  if (rc != CL_SUCCESS) return cl_fail(err, "clCreateKernel(silu_mul)", rc);
+  c->k_attention = clCreateKernel(c->program, "paged_attention", &rc);
+  if (rc != CL_SUCCESS) return cl_fail(err, "clCreateKernel(paged_attention)", rc);
   return GPULAB_HAL_OK;
 }
 
@@ -274,6 +365,167 @@ static gpulab_hal_status ocl_softmax(void* vctx, const gpulab_hal_softmax_args* 
   return rc == CL_SUCCESS ? GPULAB_HAL_OK : cl_fail(err, "clFinish", rc);
 }
 
+/* ---- ABI 2.2 -------------------------------------------------------------- */
+static uint64_t cl_bytes(gpulab_hal_buffer b) { return b ? ((const cl_buffer*)(const void*)b)->bytes : 0; }
+static cl_mem cl_mem_of(gpulab_hal_buffer b) { return ((const cl_buffer*)(const void*)b)->mem; }
+
+/* Sets `n` kernel arguments from (size, pointer) pairs, runs a 1-D or 2-D
+ * range and waits. */
+typedef struct cl_arg {
+  size_t size;
+  const void* value;
+} cl_arg;
+
+static gpulab_hal_status run_kernel(cl_ctx* c, cl_kernel k, const char* what, const cl_arg* args, cl_uint n,
+                                    cl_uint dims, const size_t* global, gpulab_hal_error* err) {
+  cl_int rc = CL_SUCCESS;
+  cl_uint i;
+  for (i = 0; i < n; ++i) rc |= clSetKernelArg(k, i, args[i].size, args[i].value);
+  if (rc != CL_SUCCESS) return cl_fail(err, what, rc);
+  rc = clEnqueueNDRangeKernel(c->queue, k, dims, NULL, global, NULL, 0, NULL, NULL);
+  if (rc != CL_SUCCESS) return cl_fail(err, what, rc);
+  rc = clFinish(c->queue);
+  return rc == CL_SUCCESS ? GPULAB_HAL_OK : cl_fail(err, "clFinish", rc);
+}
+
+#define CL_ARG(x) {sizeof(x), &(x)}
+
+static int any_null(const gpulab_hal_buffer* b, int n) {
+  int i;
+  for (i = 0; i < n; ++i)
+    if (b[i] == NULL) return 1;
+  return 0;
+}
+
+static gpulab_hal_status ocl_rmsnorm(void* vctx, const gpulab_hal_rmsnorm_args* a, gpulab_hal_error* err) {
+  cl_ctx* c = (cl_ctx*)vctx;
+  gpulab_hal_status st;
+  cl_ulong cols;
+  cl_float eps;
+  cl_mem in, w, out;
+  size_t global;
+  gpulab_hal_clear_error(err);
+  if (a != NULL && a->struct_size >= sizeof *a) {
+    const gpulab_hal_buffer b[3] = {a->in, a->weight, a->out};
+    if (any_null(b, 3)) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "rmsnorm: a NULL buffer");
+  }
+  st = hal_check_rmsnorm(a, GPULAB_HAL_DTYPE_F32, a ? cl_bytes(a->in) : 0, a ? cl_bytes(a->weight) : 0,
+                         a ? cl_bytes(a->out) : 0, err);
+  if (st != GPULAB_HAL_OK || a->rows == 0) return st;
+  if ((st = ensure_program(c, err)) != GPULAB_HAL_OK) return st;
+  cols = a->cols;
+  eps = a->eps;
+  in = cl_mem_of(a->in);
+  w = cl_mem_of(a->weight);
+  out = cl_mem_of(a->out);
+  {
+    const cl_arg args[] = {CL_ARG(cols), CL_ARG(eps), CL_ARG(in), CL_ARG(w), CL_ARG(out)};
+    global = (size_t)a->rows;
+    return run_kernel(c, c->k_rmsnorm, "rmsnorm kernel", args, 5, 1, &global, err);
+  }
+}
+
+static gpulab_hal_status ocl_rope(void* vctx, const gpulab_hal_rope_args* a, gpulab_hal_error* err) {
+  cl_ctx* c = (cl_ctx*)vctx;
+  gpulab_hal_status st;
+  cl_ulong half, stride, off, maxp;
+  cl_mem x, pos, cs, sn;
+  size_t global[2];
+  gpulab_hal_clear_error(err);
+  if (a != NULL && a->struct_size >= sizeof *a) {
+    const gpulab_hal_buffer b[4] = {a->x, a->positions, a->cos_table, a->sin_table};
+    if (any_null(b, 4)) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "rope: a NULL buffer");
+  }
+  st = hal_check_rope(a, GPULAB_HAL_DTYPE_F32, a ? cl_bytes(a->x) : 0, a ? cl_bytes(a->positions) : 0,
+                      a ? cl_bytes(a->cos_table) : 0, a ? cl_bytes(a->sin_table) : 0, err);
+  if (st != GPULAB_HAL_OK || a->rows == 0 || a->heads == 0 || a->head_dim == 0) return st;
+  if ((st = ensure_program(c, err)) != GPULAB_HAL_OK) return st;
+  half = a->head_dim / 2u;
+  stride = a->row_stride;
+  off = a->x_offset;
+  maxp = a->max_position;
+  x = cl_mem_of(a->x);
+  pos = cl_mem_of(a->positions);
+  cs = cl_mem_of(a->cos_table);
+  sn = cl_mem_of(a->sin_table);
+  {
+    const cl_arg args[] = {CL_ARG(half), CL_ARG(stride), CL_ARG(off), CL_ARG(maxp),
+                           CL_ARG(x),    CL_ARG(pos),    CL_ARG(cs),  CL_ARG(sn)};
+    global[0] = (size_t)(a->heads * half);
+    global[1] = (size_t)a->rows;
+    return run_kernel(c, c->k_rope, "rope kernel", args, 8, 2, global, err);
+  }
+}
+
+static gpulab_hal_status ocl_silu_mul(void* vctx, const gpulab_hal_silu_mul_args* a, gpulab_hal_error* err) {
+  cl_ctx* c = (cl_ctx*)vctx;
+  gpulab_hal_status st;
+  cl_ulong cols;
+  cl_mem in, out;
+  size_t global[2];
+  gpulab_hal_clear_error(err);
+  if (a != NULL && a->struct_size >= sizeof *a && (a->in == NULL || a->out == NULL))
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "silu_mul: a NULL buffer");
+  st = hal_check_silu_mul(a, GPULAB_HAL_DTYPE_F32, a ? cl_bytes(a->in) : 0, a ? cl_bytes(a->out) : 0, err);
+  if (st != GPULAB_HAL_OK || a->rows == 0 || a->cols == 0) return st;
+  if ((st = ensure_program(c, err)) != GPULAB_HAL_OK) return st;
+  cols = a->cols;
+  in = cl_mem_of(a->in);
+  out = cl_mem_of(a->out);
+  {
+    const cl_arg args[] = {CL_ARG(cols), CL_ARG(in), CL_ARG(out)};
+    global[0] = (size_t)a->cols;
+    global[1] = (size_t)a->rows;
+    return run_kernel(c, c->k_silu_mul, "silu_mul kernel", args, 3, 2, global, err);
+  }
+}
+
+static gpulab_hal_status ocl_paged_attention(void* vctx, const gpulab_hal_paged_attention_args* a,
+                                             gpulab_hal_error* err) {
+  cl_ctx* c = (cl_ctx*)vctx;
+  gpulab_hal_status st;
+  uint64_t bytes[7] = {0, 0, 0, 0, 0, 0, 0};
+  cl_ulong qh, kvh, hd, qrs, qoff, nb, bs, ns, mb;
+  cl_float scale;
+  cl_mem q, kc, vc, table, seq, pos, out;
+  size_t global[2];
+  gpulab_hal_clear_error(err);
+  if (a != NULL && a->struct_size >= sizeof *a) {
+    const gpulab_hal_buffer b[7] = {a->q, a->k_cache, a->v_cache, a->block_table, a->seq_ids, a->positions, a->out};
+    int i;
+    if (any_null(b, 7)) return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "paged_attention: a NULL buffer");
+    for (i = 0; i < 7; ++i) bytes[i] = cl_bytes(b[i]);
+  }
+  st = hal_check_paged_attention(a, GPULAB_HAL_DTYPE_F32, bytes, err);
+  if (st != GPULAB_HAL_OK || a->rows == 0 || a->q_heads == 0) return st;
+  if ((st = ensure_program(c, err)) != GPULAB_HAL_OK) return st;
+  qh = a->q_heads;
+  kvh = a->kv_heads;
+  hd = a->head_dim;
+  qrs = a->q_row_stride;
+  qoff = a->q_offset;
+  nb = a->num_blocks;
+  bs = a->block_size;
+  ns = a->num_seqs;
+  mb = a->max_blocks_per_seq;
+  scale = a->scale;
+  q = cl_mem_of(a->q);
+  kc = cl_mem_of(a->k_cache);
+  vc = cl_mem_of(a->v_cache);
+  table = cl_mem_of(a->block_table);
+  seq = cl_mem_of(a->seq_ids);
+  pos = cl_mem_of(a->positions);
+  out = cl_mem_of(a->out);
+  {
+    const cl_arg args[] = {CL_ARG(qh), CL_ARG(kvh), CL_ARG(hd),    CL_ARG(qrs), CL_ARG(qoff), CL_ARG(nb),
+                           CL_ARG(bs), CL_ARG(ns),  CL_ARG(mb),    CL_ARG(scale), CL_ARG(q),  CL_ARG(kc),
+                           CL_ARG(vc), CL_ARG(table), CL_ARG(seq), CL_ARG(pos), CL_ARG(out)};
+    global[0] = (size_t)a->q_heads;
+    global[1] = (size_t)a->rows;
+    return run_kernel(c, c->k_attention, "paged_attention kernel", args, 17, 2, global, err);
+  }
+}
+
 static gpulab_hal_status ocl_describe(void* vctx, char* out, uint32_t out_size, gpulab_hal_error* err) {
   const cl_ctx* c = (const cl_ctx*)vctx;
   gpulab_hal_clear_error(err);
@@ -287,7 +539,7 @@ static const gpulab_hal_backend kOpenCL = {
     "opencl",
     "OpenCL C kernels through the ICD loader (PoCL on the CPU here)",
     GPULAB_HAL_DTYPE_F32,
-    GPULAB_HAL_OP_BUFFER | GPULAB_HAL_OP_MATMUL | GPULAB_HAL_OP_SOFTMAX,
+    GPULAB_HAL_OPS_V2_2,
     8,
     GPULAB_HAL_FEATURE_VENDOR_LIB | GPULAB_HAL_FEATURE_NOT_UNLOADABLE,
     0,
@@ -301,6 +553,10 @@ static const gpulab_hal_backend kOpenCL = {
     ocl_matmul,
     ocl_softmax,
     ocl_describe,
+    ocl_rmsnorm,
+    ocl_rope,
+    ocl_silu_mul,
+    ocl_paged_attention,
 };
 
 const gpulab_hal_backend* gpulab_hal_backend_register(void) { return &kOpenCL; }

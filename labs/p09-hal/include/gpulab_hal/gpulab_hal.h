@@ -28,6 +28,10 @@
  *   v2.0 size field, capability masks, max_dim, reserved[8], buffers,
  *        matmul and softmax through argument structs, per-call errors.
  *   v2.1 appends describe_device() (what hardware the backend drives).
+ *   v2.2 appends what a transformer decoder layer needs besides matmul:
+ *        rmsnorm(), rope(), silu_mul() and paged_attention() (queries against
+ *        K/V gathered through a block table), with OP bits 3..6. A v2.0/v2.1
+ *        backend still loads; the core reads its v2.2 ops as not declared.
  */
 #ifndef GPULAB_HAL_H
 #define GPULAB_HAL_H
@@ -44,7 +48,7 @@ extern "C" {
 
 /* ---- versions ---------------------------------------------------------- */
 #define GPULAB_HAL_ABI_MAJOR 2u
-#define GPULAB_HAL_ABI_MINOR 1u
+#define GPULAB_HAL_ABI_MINOR 2u
 #define GPULAB_HAL_MAKE_VERSION(major, minor) ((uint32_t)(((major) << 16) | (minor)))
 #define GPULAB_HAL_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
 #define GPULAB_HAL_VERSION_MINOR(v) ((uint32_t)(v) & 0xFFFFu)
@@ -83,6 +87,17 @@ typedef int32_t gpulab_hal_status;
 #define GPULAB_HAL_OP_BUFFER (1u << 0)
 #define GPULAB_HAL_OP_MATMUL (1u << 1)
 #define GPULAB_HAL_OP_SOFTMAX (1u << 2)
+/* v2.2: the decoder-layer ops (argument structs below). */
+#define GPULAB_HAL_OP_RMSNORM (1u << 3)
+#define GPULAB_HAL_OP_ROPE (1u << 4)
+#define GPULAB_HAL_OP_SILU_MUL (1u << 5)
+#define GPULAB_HAL_OP_PAGED_ATTENTION (1u << 6)
+/* The op bits each minor can carry: the core drops bits a backend's
+ * descriptor is too old to have a function for. */
+#define GPULAB_HAL_OPS_V2_0 (GPULAB_HAL_OP_BUFFER | GPULAB_HAL_OP_MATMUL | GPULAB_HAL_OP_SOFTMAX)
+#define GPULAB_HAL_OPS_V2_2                                                                  \
+  (GPULAB_HAL_OPS_V2_0 | GPULAB_HAL_OP_RMSNORM | GPULAB_HAL_OP_ROPE | GPULAB_HAL_OP_SILU_MUL | \
+   GPULAB_HAL_OP_PAGED_ATTENTION)
 
 /* Feature flags: facts about the backend that do not change what it computes. */
 #define GPULAB_HAL_FEATURE_HOST_MEMORY (1u << 0) /* buffers live in host RAM */
@@ -124,6 +139,96 @@ typedef struct gpulab_hal_softmax_args {
   gpulab_hal_buffer in, out;
 } gpulab_hal_softmax_args;
 
+/* ---- v2.2: decoder-layer ops ------------------------------------------- */
+/* Shared rules of the four ops below. Every tensor of `dtype` is dense and
+ * row-major unless a stride says otherwise; every computation is done in at
+ * least binary32 and each result rounded once to `dtype` (round to nearest
+ * even). Index tensors (positions, seq_ids, block_table) are int32_t. An
+ * index outside its documented range is GPULAB_HAL_ERR_INVALID_ARGUMENT on a
+ * backend that can read it before computing (host-memory backends); a device
+ * backend that cannot writes NaN into the affected output row instead. No
+ * backend ever reads or writes outside a buffer. A zero count (rows == 0,
+ * heads == 0) writes nothing and returns OK. */
+
+/* out[r, c] = in[r, c] * weight[c] / sqrt(mean over c of in[r, c]^2 + eps)
+ * for `rows` rows of `cols` elements. weight has `cols` elements of `dtype`.
+ * eps is finite and >= 0. in and out may be the same buffer. */
+typedef struct gpulab_hal_rmsnorm_args {
+  uint32_t struct_size; /* sizeof(gpulab_hal_rmsnorm_args) of the caller */
+  uint32_t dtype;
+  uint64_t rows, cols;
+  float eps;
+  uint32_t reserved; /* zero */
+  gpulab_hal_buffer in, weight, out;
+} gpulab_hal_rmsnorm_args;
+
+/* Rotary position embedding, in place, interleaved pairs (GPT-J / Llama
+ * "rotate every two"). x holds `rows` rows of `row_stride` elements; in row r
+ * the `heads` heads of `head_dim` elements start at element `x_offset`, so the
+ * query and key parts of a fused QKV row are rotated where they lie:
+ *   v = x + r * row_stride + x_offset + h * head_dim,  p = positions[r],
+ *   c = cos_table[p * head_dim/2 + i],  s = sin_table[p * head_dim/2 + i],
+ *   (v[2i], v[2i+1]) <- (v[2i] * c - v[2i+1] * s,  v[2i] * s + v[2i+1] * c)
+ * for i < head_dim/2. head_dim is even; x_offset + heads * head_dim <=
+ * row_stride. positions: `rows` int32 in [0, max_position). The tables are
+ * binary32 whatever `dtype` is (max_position x head_dim/2 each): the caller
+ * computes the angles once, so every backend rotates by the same numbers. */
+typedef struct gpulab_hal_rope_args {
+  uint32_t struct_size;
+  uint32_t dtype; /* of x */
+  uint64_t rows, heads, head_dim;
+  uint64_t row_stride, x_offset;
+  uint64_t max_position;
+  gpulab_hal_buffer x, positions, cos_table, sin_table;
+} gpulab_hal_rope_args;
+
+/* The gated MLP's activation: out[r, i] = silu(in[r, i]) * in[r, cols + i],
+ * silu(g) = g / (1 + e^-g). `in` is rows x 2*cols, each row [gate | up] (the
+ * output of one fused gate-and-up projection, vLLM's SiluAndMul layout);
+ * out is rows x cols. */
+typedef struct gpulab_hal_silu_mul_args {
+  uint32_t struct_size;
+  uint32_t dtype;
+  uint64_t rows, cols;
+  gpulab_hal_buffer in, out;
+} gpulab_hal_silu_mul_args;
+
+/* Causal attention of query rows against K/V kept in paged blocks (the P07
+ * paged-KV model: a pool of `num_blocks` blocks of `block_size` token slots;
+ * each sequence's block table maps its logical block j -> a physical block).
+ * One call serves a whole batch: decode rows and chunked-prefill rows of
+ * different sequences mixed. For query row r < rows and query head h < q_heads:
+ *   s = seq_ids[r] in [0, num_seqs),  p = positions[r] in
+ *   [0, max_blocks_per_seq * block_size): the row's token position,
+ *   g = h / (q_heads / kv_heads): grouped KV heads (q_heads % kv_heads == 0),
+ *   for t = 0..p (causal: a query sees itself and everything before it):
+ *     b = block_table[s * max_blocks_per_seq + t / block_size] in [0, num_blocks)
+ *     K_t = k_cache + ((b * block_size + t % block_size) * kv_heads + g) * head_dim
+ *     V_t likewise in v_cache
+ *   w_t = softmax over t of (scale * dot(q_rh, K_t)), max-subtracted
+ *   out[r, h, :] = sum_t w_t * V_t
+ * q_rh = q + r * q_row_stride + q_offset + h * head_dim (q may be a fused QKV
+ * row); out is dense rows x q_heads x head_dim. k_cache and v_cache are
+ * num_blocks x block_size x kv_heads x head_dim of `dtype` (one layer). The
+ * K/V of positions 0..p must already be in the cache (written with
+ * copy_to_device at their slot's offset), including the row's own. Block
+ * table entries past a sequence's last block are never read. scale is finite
+ * (usually 1/sqrt(head_dim)). */
+typedef struct gpulab_hal_paged_attention_args {
+  uint32_t struct_size;
+  uint32_t dtype;
+  uint64_t rows;
+  uint64_t q_heads, kv_heads, head_dim;
+  uint64_t q_row_stride, q_offset;
+  uint64_t num_blocks, block_size;
+  uint64_t num_seqs, max_blocks_per_seq;
+  float scale;
+  uint32_t reserved; /* zero */
+  gpulab_hal_buffer q, k_cache, v_cache;
+  gpulab_hal_buffer block_table, seq_ids, positions; /* int32 */
+  gpulab_hal_buffer out;
+} gpulab_hal_paged_attention_args;
+
 /* ---- the descriptor ---------------------------------------------------- */
 typedef struct gpulab_hal_backend {
   /* v2.0 — identity and capabilities */
@@ -158,11 +263,23 @@ typedef struct gpulab_hal_backend {
   /* v2.1 — appended. Writes a NUL-terminated line naming the device. */
   gpulab_hal_status (*describe_device)(void* ctx, char* out, uint32_t out_size,
                                        gpulab_hal_error* err);
+
+  /* v2.2 — appended. Each is NULL unless `ops` declares it. */
+  gpulab_hal_status (*rmsnorm)(void* ctx, const gpulab_hal_rmsnorm_args* args,
+                               gpulab_hal_error* err);
+  gpulab_hal_status (*rope)(void* ctx, const gpulab_hal_rope_args* args, gpulab_hal_error* err);
+  gpulab_hal_status (*silu_mul)(void* ctx, const gpulab_hal_silu_mul_args* args,
+                                gpulab_hal_error* err);
+  gpulab_hal_status (*paged_attention)(void* ctx, const gpulab_hal_paged_attention_args* args,
+                                       gpulab_hal_error* err);
 } gpulab_hal_backend;
 
 /* The v2.0 layout ends where describe_device begins: the smallest descriptor
  * the core accepts. */
 #define GPULAB_HAL_DESCRIPTOR_SIZE_V2_0 ((uint32_t)offsetof(gpulab_hal_backend, describe_device))
+/* The v2.1 layout ends where rmsnorm begins: a descriptor this size or
+ * smaller has none of the v2.2 ops. */
+#define GPULAB_HAL_DESCRIPTOR_SIZE_V2_1 ((uint32_t)offsetof(gpulab_hal_backend, rmsnorm))
 
 #if defined(__cplusplus)
 #define GPULAB_HAL_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
@@ -176,9 +293,14 @@ GPULAB_HAL_STATIC_ASSERT(offsetof(gpulab_hal_backend, struct_size) == 4, "versio
 GPULAB_HAL_STATIC_ASSERT(offsetof(gpulab_hal_backend, max_dim) == 40, "capabilities layout");
 GPULAB_HAL_STATIC_ASSERT(offsetof(gpulab_hal_backend, init) == 80, "function table starts at 80");
 GPULAB_HAL_STATIC_ASSERT(offsetof(gpulab_hal_backend, describe_device) == 144, "v2.0 is 144 bytes");
-GPULAB_HAL_STATIC_ASSERT(sizeof(gpulab_hal_backend) == 152, "v2.1 is 152 bytes");
+GPULAB_HAL_STATIC_ASSERT(offsetof(gpulab_hal_backend, rmsnorm) == 152, "v2.1 is 152 bytes");
+GPULAB_HAL_STATIC_ASSERT(sizeof(gpulab_hal_backend) == 184, "v2.2 is 184 bytes");
 GPULAB_HAL_STATIC_ASSERT(sizeof(gpulab_hal_matmul_args) == 56, "matmul args layout");
 GPULAB_HAL_STATIC_ASSERT(sizeof(gpulab_hal_softmax_args) == 40, "softmax args layout");
+GPULAB_HAL_STATIC_ASSERT(sizeof(gpulab_hal_rmsnorm_args) == 56, "rmsnorm args layout");
+GPULAB_HAL_STATIC_ASSERT(sizeof(gpulab_hal_rope_args) == 88, "rope args layout");
+GPULAB_HAL_STATIC_ASSERT(sizeof(gpulab_hal_silu_mul_args) == 40, "silu_mul args layout");
+GPULAB_HAL_STATIC_ASSERT(sizeof(gpulab_hal_paged_attention_args) == 152, "paged attention args layout");
 #endif
 
 /* ---- the entry point --------------------------------------------------- */

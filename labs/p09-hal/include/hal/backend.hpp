@@ -12,6 +12,7 @@
 
 #include "gpulab/expected.hpp"
 #include "hal/dtype.hpp"
+#include "hal/layer_ops.hpp"
 #include "hal/status.hpp"
 
 namespace gpulab::hal {
@@ -52,7 +53,9 @@ class DeviceBuffer {
 };
 
 // What a routed call asks for: an op, a dtype and a shape. For matmul the shape
-// is (m, n, k); for softmax (rows = m, cols = n, k unused); buffer ops ignore it.
+// is (m, n, k); for softmax, rmsnorm and silu_mul (rows = m, cols = n); for rope
+// (rows = m, heads x head_dim = n); for paged attention (rows = m, context = n,
+// head_dim = k); buffer ops ignore it. max_dim applies to m, n and k.
 struct Request {
   Op op = Op::kMatmul;
   DType dtype = DType::kF32;
@@ -83,6 +86,11 @@ class Backend {
   [[nodiscard]] std::uint64_t max_dim() const { return desc_.max_dim; }
   [[nodiscard]] bool declares(DType d) const { return (desc_.dtypes & bit(d)) != 0; }
   [[nodiscard]] bool declares(Op o) const { return (desc_.ops & bit(o)) != 0; }
+  // The descriptor has a non-NULL function for the op (buffer: all four).
+  [[nodiscard]] bool has_function(Op o) const;
+  // OK, or UNSUPPORTED naming what is missing: the op (with the backend's ABI,
+  // "backend limited (ABI 2.1) does not declare rmsnorm") or the dtype.
+  [[nodiscard]] Status usable(Op o, DType d) const;
   // Declares the op and the dtype, and the shape fits max_dim.
   [[nodiscard]] bool accepts(const Request& r) const;
   // Why accepts() is false ("does not declare FP16"); empty when it is true.
@@ -104,6 +112,21 @@ class Backend {
                 const DeviceBuffer& b, const DeviceBuffer& c) const;
   Status softmax(DType d, std::uint64_t rows, std::uint64_t cols, const DeviceBuffer& in,
                  const DeviceBuffer& out) const;
+
+  // ABI 2.2 decoder-layer ops (gpulab_hal.h says what each computes). A
+  // backend built against ABI 2.0 or 2.1, or one that does not declare the op,
+  // gets GPULAB_HAL_ERR_UNSUPPORTED naming the op and its ABI, without a call.
+  // index buffers (positions, seq_ids, block_table) hold int32.
+  Status rmsnorm(DType d, std::uint64_t rows, std::uint64_t cols, float eps, const DeviceBuffer& in,
+                 const DeviceBuffer& weight, const DeviceBuffer& out) const;
+  Status rope(DType d, const RopeShape& s, const DeviceBuffer& x, const DeviceBuffer& positions,
+              const DeviceBuffer& cos_table, const DeviceBuffer& sin_table) const;
+  Status silu_mul(DType d, std::uint64_t rows, std::uint64_t cols, const DeviceBuffer& in,
+                  const DeviceBuffer& out) const;
+  Status paged_attention(DType d, const AttentionShape& s, const DeviceBuffer& q,
+                         const DeviceBuffer& k_cache, const DeviceBuffer& v_cache,
+                         const DeviceBuffer& block_table, const DeviceBuffer& seq_ids,
+                         const DeviceBuffer& positions, const DeviceBuffer& out) const;
 
   // Host-memory conveniences: allocate, upload, run, download, free. Inputs and
   // outputs are encoded in `d` (see hal::encode / hal::decode).

@@ -26,8 +26,16 @@ enum class Op : std::uint32_t {
   kBuffer = GPULAB_HAL_OP_BUFFER,
   kMatmul = GPULAB_HAL_OP_MATMUL,
   kSoftmax = GPULAB_HAL_OP_SOFTMAX,
+  // ABI 2.2: the decoder-layer ops.
+  kRmsNorm = GPULAB_HAL_OP_RMSNORM,
+  kRope = GPULAB_HAL_OP_ROPE,
+  kSiluMul = GPULAB_HAL_OP_SILU_MUL,
+  kPagedAttention = GPULAB_HAL_OP_PAGED_ATTENTION,
 };
 inline constexpr Op kComputeOps[] = {Op::kMatmul, Op::kSoftmax};
+inline constexpr Op kLayerOps[] = {Op::kRmsNorm, Op::kRope, Op::kSiluMul, Op::kPagedAttention};
+inline constexpr Op kAllOps[] = {Op::kBuffer,  Op::kMatmul,  Op::kSoftmax,       Op::kRmsNorm,
+                                 Op::kRope,    Op::kSiluMul, Op::kPagedAttention};
 
 constexpr std::uint32_t bit(DType d) { return static_cast<std::uint32_t>(d); }
 constexpr std::uint32_t bit(Op o) { return static_cast<std::uint32_t>(o); }
@@ -37,7 +45,7 @@ inline std::uint64_t element_size(DType d) { return gpulab_hal_dtype_size(bit(d)
 std::string_view flag_name(DType d);
 // Request spelling, as the curriculum prints routing lines: "FP32", "FP16", "BF16", "FP8", "INT8".
 std::string_view request_name(DType d);
-// "matmul", "softmax", "buffer".
+// "matmul", "softmax", "buffer", "rmsnorm", "rope", "silu_mul", "paged_attention".
 std::string_view op_name(Op o);
 // A mask as "F32|F16" ("-" when empty); ops as "buffer|matmul".
 std::string dtype_mask_string(std::uint32_t mask);

@@ -28,7 +28,7 @@ enum class RejectReason : std::uint32_t {
   kNullDescriptor,      // the register function returned NULL
   kAbiMajorMismatch,    // "abi v1 != core v2"
   kDescriptorTooSmall,  // struct_size below the v2.0 layout
-  kInvalidDescriptor,   // no name, or a missing BUFFER function
+  kInvalidDescriptor,   // no name, a missing BUFFER function, or a declared op whose function is NULL
   kDuplicateName,       // a backend of that name is already loaded
   kNoDevice,            // init() returned GPULAB_HAL_ERR_NO_DEVICE (e.g. CUDA without a GPU)
   kInitFailed,          // init() returned another error
@@ -115,7 +115,7 @@ class Registry {
   std::vector<Rejection> rejected_;
   std::vector<std::pair<std::string, std::string>> quarantined_;
   // routes_[op][dtype]: accepting backends, best first (perf hint desc, load order).
-  static constexpr std::size_t kOps = 3, kDTypes = 5;
+  static constexpr std::size_t kOps = std::size(kAllOps), kDTypes = 5;
   std::array<std::array<std::vector<const Backend*>, kDTypes>, kOps> routes_{};
 };
 

@@ -1,7 +1,9 @@
 // The curriculum's Lab 01 walkthrough as data (hal-demo prints it): every
 // loaded backend's FP32 matmul conformance, every other declared dtype tested
 // (a backend that fails a declared dtype is quarantined: out of routing), and
-// routing decisions for FP32, FP16, BF16 and FP8 matmul plus FP32 softmax.
+// routing decisions for FP32, FP16, BF16 and FP8 matmul plus FP32 softmax;
+// and the ABI 2.2 decoder-layer ops in FP32 on every backend that has them,
+// routed too (a paged-attention batch of 3 sequences, grouped KV heads).
 #pragma once
 
 #include <cstdint>
@@ -25,9 +27,15 @@ struct DTypeCheck {
   CheckResult softmax;  // declared == false when the backend has no softmax
 };
 
+struct LayerOpCheck {
+  Op op;
+  CheckResult result;  // declared == false for a backend without the op (ABI < 2.2)
+};
+
 struct BackendReport {
   std::string name;
   CheckResult fp32_matmul;
+  std::vector<LayerOpCheck> layer_ops;  // FP32 rmsnorm, rope, silu_mul, paged_attention
   std::vector<DTypeCheck> other_dtypes;  // each declared dtype except F32
   bool quarantined = false;
   std::string quarantine_reason;
@@ -44,6 +52,8 @@ struct Walkthrough {
   std::vector<BackendReport> backends;
   std::vector<RouteReport> routes;
   [[nodiscard]] bool fp32_all_pass() const;
+  // Every ABI 2.2 op a backend declares passes its FP32 check.
+  [[nodiscard]] bool layer_ops_all_pass() const;
 };
 
 // Runs the checks, quarantines per options.gate (this changes `reg`), then routes.

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 #include "paged_kv/block_allocator.hpp"
 #include "serving/kv_store.hpp"
+#include "serving/layer_ops.hpp"
 #include "serving/model.hpp"
 
 namespace serving {
@@ -34,7 +36,9 @@ class BatchForward {
   KvStore* kv_;
   std::size_t block_size_;
   Workspace ws_;
-  std::vector<float> x_, h_, qkv_, attn_, proj_, gate_up_, act_, logits_, scores_;
+  LayerKernels ops_;
+  std::vector<float> x_, h_, qkv_, attn_, proj_, gate_up_, act_, logits_;
+  std::vector<std::int32_t> positions_, tables_;
 };
 
 }  // namespace serving

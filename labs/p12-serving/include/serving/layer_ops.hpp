@@ -1,55 +1,58 @@
-// The non-matmul parts of a decoder layer, one row at a time, in plain C++
-// (HAL ABI 2.2 will move them behind the HAL). The reference decoder and the
-// batched engine both call these, so a row's arithmetic is the same sequence
-// of float operations in both: with a batch-invariant matmul (each output
-// element's dot product summed in the same order whatever m is, true of
-// cpu_ref and fast) greedy tokens must match exactly, not just closely.
+// The non-matmul parts of a decoder layer, through the HAL's ABI 2.2 ops
+// (RMSNorm, RoPE, SiLU-multiply, paged attention) on the model's backend.
+// The reference decoder and the batched engine both call these, so a row's
+// arithmetic is the same sequence of backend operations in both: every
+// backend here computes each row (and each (row, head) of attention) in an
+// order that depends neither on the other rows nor on where the K/V blocks
+// lie, and the cpu_ref and fast matmuls sum each output element in an order
+// that does not depend on m, so greedy tokens must match exactly, not just
+// closely. Activations travel between host and backend around each op (the
+// residual stream stays on the host, like the matmul Workspace's).
 #pragma once
 
-#include <cmath>
 #include <cstddef>
-#include <span>
+#include <cstdint>
 #include <vector>
+
+#include "hal/hal.hpp"
+#include "serving/kv_store.hpp"
+#include "serving/model_config.hpp"
 
 namespace serving {
 
-// out = x / rms(x) * gain over n elements. out may alias x.
-void rms_norm(const float* x, std::span<const float> gain, double eps, float* out);
-// Rotates each (2i, 2i+1) pair of every head by the position's angles.
-void apply_rope(float* vec, std::size_t heads, std::size_t head_dim, std::span<const float> cos,
-                std::span<const float> sin);
-// out[i] = silu(gate[i]) * up[i], with gate_up = [gate | up], each `ffn` wide.
-void silu_mul(const float* gate_up, std::size_t ffn, float* out);
 // x[i] += y[i].
 void add_into(float* x, const float* y, std::size_t n);
 
-// One query head against positions 0..n-1: softmax(q.k_t * scale) weighted sum
-// of v_t into out[head_dim]. key(t) and value(t) return that position's head
-// vector, wherever it lives (contiguous or a paged block). `scores` is scratch.
-template <class KeyAt, class ValueAt>
-void attend(const float* q, std::size_t n, std::size_t head_dim, KeyAt key, ValueAt value, float* out,
-            std::vector<float>& scores) {
-  scores.resize(n);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  float max_score = -INFINITY;
-  for (std::size_t t = 0; t < n; ++t) {
-    const float* k = key(t);
-    float dot = 0;
-    for (std::size_t i = 0; i < head_dim; ++i) dot += q[i] * k[i];
-    scores[t] = dot * scale;
-    if (scores[t] > max_score) max_score = scores[t];
-  }
-  float sum = 0;
-  for (std::size_t t = 0; t < n; ++t) {
-    scores[t] = std::exp(scores[t] - max_score);
-    sum += scores[t];
-  }
-  for (std::size_t i = 0; i < head_dim; ++i) out[i] = 0;
-  for (std::size_t t = 0; t < n; ++t) {
-    const float* v = value(t);
-    const float w = scores[t] / sum;
-    for (std::size_t i = 0; i < head_dim; ++i) out[i] += w * v[i];
-  }
-}
+// One caller's scratch HAL buffers (grown to the largest batch seen; not
+// shared between threads). Every method throws gpulab::RunError naming the
+// backend and the op when the backend refuses or fails.
+class LayerKernels {
+ public:
+  explicit LayerKernels(const gpulab::hal::Backend& backend) : backend_(&backend) {}
+
+  // out[r] = x[r] / rms(x[r]) * gain, `rows` rows of gain's length; out may be x.
+  void rms_norm(const float* x, std::size_t rows, std::size_t width, const gpulab::hal::DeviceBuffer& gain,
+                double eps, float* out);
+  // out[r, i] = silu(gate_up[r, i]) * gate_up[r, ffn + i].
+  void silu_mul(const float* gate_up, std::size_t rows, std::size_t ffn, float* out);
+
+  // The attention sublayer of `rows` fused QKV rows ([q | k | v], qkv_dim
+  // each): rotates q and k by each row's position (cos/sin: max_context x
+  // head_dim/2 tables), writes each row's K/V into its slot of `kv`
+  // (tables[r]'s block pos / block_size), then attends each query row to
+  // positions 0..pos of its own table. `tables` holds rows x table_width
+  // block ids (entries past a row's last block are never read). qkv comes
+  // back rotated; out gets rows x d_model.
+  void attention(float* qkv, std::size_t rows, const ModelConfig& c, const std::vector<std::int32_t>& positions,
+                 const std::vector<std::int32_t>& tables, std::size_t table_width, std::size_t layer, KvStore& kv,
+                 const gpulab::hal::DeviceBuffer& cos, const gpulab::hal::DeviceBuffer& sin, float* out);
+
+ private:
+  gpulab::hal::DeviceBuffer& scratch(std::size_t slot, std::size_t bytes);
+  void check(const gpulab::hal::Status& s, const char* what) const;
+
+  const gpulab::hal::Backend* backend_;
+  std::vector<gpulab::hal::DeviceBuffer> buffers_;
+};
 
 }  // namespace serving

@@ -1,8 +1,8 @@
 // The decoder's weights, drawn from the config's seed (gpulab::Rng, so the
 // same config gives the same model on any machine), with every matrix living
-// in a HAL buffer on the chosen backend: all matmuls go through the HAL. The
-// rest of a layer (RMSNorm, RoPE, SiLU-multiply, attention) is plain C++ in
-// layer_ops.hpp until those ops join the HAL ABI.
+// in a HAL buffer on the chosen backend: all matmuls go through the HAL, and
+// so do RMSNorm, RoPE, SiLU-multiply and attention (HAL ABI 2.2, through
+// layer_ops.hpp), whose gains and cos/sin tables live on the backend too.
 #pragma once
 
 #include <cstddef>
@@ -41,7 +41,8 @@ class Workspace {
 class Model {
  public:
   // Throws std::invalid_argument for an invalid config and gpulab::RunError
-  // when the backend cannot hold or run the weights.
+  // when the backend cannot hold or run the weights, or lacks one of the
+  // decoder-layer ops (a backend built against HAL ABI 2.1 or older).
   Model(const ModelConfig& config, const hal::Backend& backend);
 
   [[nodiscard]] const ModelConfig& config() const { return config_; }
@@ -53,6 +54,12 @@ class Model {
   // cos/sin of RoPE for one position: head_dim / 2 each.
   [[nodiscard]] std::span<const float> rope_cos(std::size_t pos) const;
   [[nodiscard]] std::span<const float> rope_sin(std::size_t pos) const;
+  // The same gains and tables in HAL buffers on the backend, for layer_ops.
+  [[nodiscard]] const hal::DeviceBuffer& attn_norm_buffer(std::size_t layer) const { return layers_.at(layer).attn_norm_buf; }
+  [[nodiscard]] const hal::DeviceBuffer& mlp_norm_buffer(std::size_t layer) const { return layers_.at(layer).mlp_norm_buf; }
+  [[nodiscard]] const hal::DeviceBuffer& final_norm_buffer() const { return final_norm_buf_; }
+  [[nodiscard]] const hal::DeviceBuffer& rope_cos_table() const { return rope_cos_buf_; }
+  [[nodiscard]] const hal::DeviceBuffer& rope_sin_table() const { return rope_sin_buf_; }
 
   // out[m x cols(w)] = x[m x rows(w)] * w, on the backend.
   void matmul(Workspace& ws, Weight w, std::size_t layer, const float* x, std::size_t m, float* out) const;
@@ -62,6 +69,7 @@ class Model {
  private:
   struct Layer {
     std::vector<float> attn_norm, mlp_norm;
+    hal::DeviceBuffer attn_norm_buf, mlp_norm_buf;
     hal::DeviceBuffer qkv, out, gate_up, down;
   };
   hal::DeviceBuffer upload(const std::vector<float>& host) const;
@@ -73,6 +81,7 @@ class Model {
   std::vector<float> final_norm_;
   hal::DeviceBuffer head_;  // d_model x vocab: the tied embedding, transposed for C = h * E^T
   std::vector<float> rope_cos_, rope_sin_;  // max_context x head_dim/2
+  hal::DeviceBuffer final_norm_buf_, rope_cos_buf_, rope_sin_buf_;
 };
 
 }  // namespace serving

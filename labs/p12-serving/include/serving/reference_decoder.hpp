@@ -1,11 +1,13 @@
 // The oracle: one sequence, one token per forward pass (prompt included),
-// K/V in plain contiguous arrays. No batching, no paging, no cache reuse —
-// the engine's greedy tokens must equal these for every request mix.
+// K/V contiguous (one block of a whole context). No batching, no paging, no
+// cache reuse — the engine's greedy tokens must equal these for every request mix.
 #pragma once
 
 #include <vector>
 
 #include "serving/finish.hpp"
+#include "serving/kv_store.hpp"
+#include "serving/layer_ops.hpp"
 #include "serving/model.hpp"
 #include "serving/sampler.hpp"
 
@@ -30,8 +32,9 @@ class ReferenceDecoder {
 
   const Model* model_;
   Workspace ws_;
-  std::vector<std::vector<float>> k_, v_;  // per layer: max_context x kv_dim
-  std::vector<float> x_, h_, qkv_, attn_, proj_, gate_up_, act_, logits_, scores_;
+  LayerKernels ops_;
+  KvStore kv_;  // one block of max_context slots: contiguous
+  std::vector<float> x_, h_, qkv_, attn_, proj_, gate_up_, act_, logits_;
 };
 
 }  // namespace serving
