@@ -3,6 +3,7 @@
 // client disconnects.
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "gpulab/prom_text.hpp"
 #include "serving/reference_decoder.hpp"
 #include "gpulab_test/program_run.hpp"
+#include "gpulab_test/raw_tcp.hpp"
 #include "server_process.hpp"
 #include "test_support.hpp"
 
@@ -121,6 +123,31 @@ TEST(Server, ASecondServerOnATakenPortRefusesToStart) {
                             std::to_string(first.port())),
             std::string::npos)
       << second.err;
+}
+
+// Idle and half-sent connections wait off the HTTP workers (common's HttpService): before, each
+// held one of the two workers for the 10 s read timeout and /health queued behind them.
+TEST(Server, IdleConnectionsDoNotKeepARequestWaiting) {
+  auto args = kTiny;
+  args.insert(args.end(), {"--threads", "2"});
+  ServerProcess s(args);
+  ASSERT_TRUE(s.up());
+  std::vector<int> fds;
+  for (int i = 0; i < 20; ++i) {
+    const int fd = gpulab_test::connect_to(s.port());
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+  }
+  ASSERT_TRUE(gpulab_test::send_all(fds[0], "GET /heal"));  // half a request line, then silence
+  httplib::Client c("127.0.0.1", s.port());
+  c.set_connection_timeout(5, 0);
+  c.set_read_timeout(5, 0);
+  for (int i = 0; i < 3; ++i) {
+    const auto res = c.Get("/health");
+    ASSERT_TRUE(res) << "GET /health got no answer within 5 s: " << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, 200);
+  }
+  for (const int fd : fds) ::close(fd);
 }
 
 TEST(Server, ModelsHealthAndMetrics) {

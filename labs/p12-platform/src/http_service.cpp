@@ -1,36 +1,13 @@
 #include "platform/http_service.hpp"
 
 #include <fmt/format.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include "exporter/http_server.hpp"
-#include "gpulab/cli.hpp"
 #include "platform/control_plane.hpp"
 
 namespace platform {
 
-namespace {
-void reuse_addr_only(socket_t sock) {
-  const int yes = 1;
-  ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-}
-}  // namespace
-
-HttpService::HttpService(const HttpLimits& limits)
-    : limits_(limits),
-      connections_(std::max<std::size_t>(2, limits.threads), limits.max_idle_connections,
-                   [this](Connection c) { serve(std::move(c)); }) {
-  // httplib's own queue only passes accepted sockets to the pool: one thread.
-  new_task_queue = [] { return new httplib::ThreadPool(1); };
-  set_socket_options(reuse_addr_only);
-  // Without it a request's body waits for the ACK of its headers (Nagle vs
-  // delayed ACK): 40 ms per submission.
-  set_tcp_nodelay(true);
-  set_payload_max_length(limits.max_body_bytes);
+HttpService::HttpService(const HttpLimits& limits) : gpulab::http::HttpService(limits) {
   set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     try {
       std::rethrow_exception(ep);
@@ -42,47 +19,9 @@ HttpService::HttpService(const HttpLimits& limits)
   });
 }
 
-HttpService::~HttpService() { connections_.shutdown(); }
-
-bool HttpService::listen_after_bind() {
-  const bool ok = httplib::Server::listen_after_bind();
-  connections_.shutdown();
-  return ok;
-}
-
-bool HttpService::process_and_close_socket(socket_t sock) {
-  connections_.park(Connection{sock, {}, limits_.max_requests_per_connection},
-                    std::chrono::steady_clock::now() + limits_.idle_timeout);
-  return true;
-}
-
-// One request on a worker, then the connection goes back to wait off the workers.
-void HttpService::serve(Connection c) {
-  DeadlineStream strm(c.fd, std::move(c.buffered), std::chrono::steady_clock::now() + limits_.read_timeout,
-                      limits_.write_timeout);
-  const bool last = c.requests_left <= 1 || !is_running();
-  bool closed = false;
-  const bool ok = process_request(strm, last, closed, nullptr);
-  if (!ok || closed || last) {
-    close_connection(c.fd);
-    return;
-  }
-  c.buffered = strm.take_buffered();
-  --c.requests_left;
-  connections_.park(std::move(c), std::chrono::steady_clock::now() + limits_.idle_timeout);
-}
-
 int HttpService::bind(std::string_view listen) {
   const auto address = exporter::parse_listen_address(listen);
-  int port = address.port;
-  if (port == 0) {
-    port = bind_to_any_port(address.host);
-    if (port <= 0) throw gpulab::RunError(fmt::format("cannot listen on {}: {}", listen, std::strerror(errno)));
-  } else if (!bind_to_port(address.host, port)) {
-    throw gpulab::RunError(fmt::format("cannot listen on {}: {}", listen, std::strerror(errno)));
-  }
-  ::listen(svr_sock_, SOMAXCONN);
-  return port;
+  return gpulab::http::HttpService::bind(address.host, address.port);
 }
 
 void reply_json(httplib::Response& res, int status, const gpulab::Json& body) {

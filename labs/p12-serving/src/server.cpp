@@ -4,6 +4,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <mutex>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/http/http_service.hpp"
 #include "gpulab/text.hpp"
 #include "serving/completions_api.hpp"
 #include "serving/server_metrics.hpp"
@@ -74,11 +76,24 @@ std::int64_t unix_now() {
 
 }  // namespace
 
+// What common's HTTP server is given: each request in flight (a stream included) holds a
+// worker; idle and slow clients wait off the workers and are cut off at their deadlines.
+gpulab::http::HttpLimits http_limits(const ServerOptions& o) {
+  gpulab::http::HttpLimits l;
+  l.threads = std::max<std::size_t>(2, o.threads);
+  l.max_body_bytes = o.max_body_bytes;
+  l.idle_timeout = std::chrono::seconds(o.read_timeout_s);
+  l.read_timeout = std::chrono::seconds(o.read_timeout_s);
+  l.write_timeout = std::chrono::seconds(o.write_timeout_s);
+  return l;
+}
+
 struct Server::Impl {
-  EngineLoop* loop;
+  explicit Impl(const ServerOptions& o) : options(o), http(http_limits(o)) {}
+  EngineLoop* loop = nullptr;
   ModelConfig model;
   ServerOptions options;
-  httplib::Server http;
+  gpulab::http::HttpService http;
   std::atomic<std::uint64_t> next_id{1};
   std::atomic<bool> stopped{false};
 
@@ -171,23 +186,10 @@ void Server::Impl::serve_stream(httplib::Response& res, RequestId id, std::share
 }
 
 Server::Server(EngineLoop& loop, const ModelConfig& model, const ServerOptions& options)
-    : impl_(std::make_unique<Impl>()) {
+    : impl_(std::make_unique<Impl>(options)) {
   impl_->loop = &loop;
   impl_->model = model;
-  impl_->options = options;
   auto& http = impl_->http;
-  const std::size_t threads = std::max<std::size_t>(2, options.threads);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http.set_tcp_nodelay(true);
-  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server on a
-  // taken port starts and silently takes half the connections instead of refusing.
-  http.set_socket_options([](socket_t sock) {
-    const int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  http.set_payload_max_length(options.max_body_bytes);
-  http.set_read_timeout(options.read_timeout_s, 0);
-  http.set_write_timeout(options.write_timeout_s, 0);
   http.set_error_handler([max = options.max_body_bytes](const httplib::Request&, httplib::Response& res) {
     if (res.status == 413)
       reply_error(res, 413, "body", fmt::format("body: larger than the limit of {} bytes", max));
@@ -217,18 +219,7 @@ Server::Server(EngineLoop& loop, const ModelConfig& model, const ServerOptions& 
 
 Server::~Server() = default;
 
-int Server::bind(const ListenAddress& address) {
-  auto& http = impl_->http;
-  int port = address.port;
-  if (port == 0) {
-    port = http.bind_to_any_port(address.host);
-    if (port <= 0)
-      throw gpulab::RunError(fmt::format("cannot listen on {}:0: {}", address.host, std::strerror(errno)));
-  } else if (!http.bind_to_port(address.host, port)) {
-    throw gpulab::RunError(fmt::format("cannot listen on {}:{}: {}", address.host, port, std::strerror(errno)));
-  }
-  return port;
-}
+int Server::bind(const ListenAddress& address) { return impl_->http.bind(address.host, address.port); }
 
 void Server::run() {
   if (impl_->stopped) return;

@@ -1,4 +1,4 @@
-#include "platform/connection_pool.hpp"
+#include "gpulab/http/connection_pool.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 
-namespace platform {
+namespace gpulab::http {
 namespace {
 
 constexpr std::size_t kReadChunk = 4096;
@@ -195,4 +195,4 @@ std::string DeadlineStream::take_buffered() {
   return rest;
 }
 
-}  // namespace platform
+}  // namespace gpulab::http

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-namespace platform {
+namespace gpulab::http {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
@@ -94,4 +94,4 @@ class DeadlineStream : public httplib::Stream {
 // Shuts down and closes a client socket.
 void close_connection(int fd);
 
-}  // namespace platform
+}  // namespace gpulab::http
