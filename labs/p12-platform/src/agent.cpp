@@ -299,9 +299,10 @@ void Agent::sweep_cgroups(const char* why) {
   }
 }
 
-// One container that runs the task program's --help: proves the namespaces,
-// the cgroup, the mounts and the program's libraries all work here, before
-// any task depends on them. nullopt when it ran; otherwise why not.
+// One container that runs `gpulab-shim --help`: proves the namespaces, the
+// cgroup and the mounts work here before any task depends on them (the task
+// program itself may be anything; its --help need not return). nullopt when
+// it ran; otherwise why not.
 std::optional<std::string> Agent::probe_container() {
   if (::access(options_.shim_program.c_str(), X_OK) != 0) {
     return fmt::format("no container runtime at '{}' (build gpulab-shim)", options_.shim_program.string());
@@ -311,7 +312,7 @@ std::optional<std::string> Agent::probe_container() {
   const auto log = options_.work_dir / "isolation-probe.log";
   std::unique_ptr<TaskProcess> p;
   try {
-    p = launch(probe, {"--help"}, {}, log);
+    p = launch(probe, options_.shim_program, {"--help"}, {}, log);
   } catch (const std::exception& e) {
     return fmt::format("the probe container did not start: {}", e.what());
   }
@@ -357,15 +358,16 @@ void Agent::choose_isolation() {
   isolation_notes_.insert(isolation_notes_.begin(), decision.reason);
 }
 
-std::unique_ptr<TaskProcess> Agent::launch(const Assignment& a, const std::vector<std::string>& argv,
+std::unique_ptr<TaskProcess> Agent::launch(const Assignment& a, const std::filesystem::path& program,
+                                           const std::vector<std::string>& argv,
                                            const std::map<std::string, std::string>& env,
                                            const std::filesystem::path& log) {
-  if (isolation_ != "container") return std::make_unique<TaskProcess>(options_.task_program, argv, env, log);
+  if (isolation_ != "container") return std::make_unique<TaskProcess>(program, argv, env, log);
   std::error_code ec;
   TaskLaunch l;
   l.task_id = a.task.id;
-  l.program = std::filesystem::canonical(options_.task_program, ec);
-  if (ec) l.program = std::filesystem::absolute(options_.task_program);
+  l.program = std::filesystem::canonical(program, ec);
+  if (ec) l.program = std::filesystem::absolute(program);
   l.args = argv;
   if (!a.task.device.empty()) {
     l.device_nodes = device_nodes_for(a.task.device, a.task.backend, device_index(a.task.device), device_nodes_, node_exists);
@@ -410,7 +412,7 @@ void Agent::start_task_locked(const Assignment& a) {
   if (dev != devices_.end() && dev->backend == "cuda") env["CUDA_VISIBLE_DEVICES"] = std::to_string(dev->index);
   env["GPULAB_TASK_ID"] = a.task.id;
   try {
-    r.process = launch(a, argv, env, r.log);
+    r.process = launch(a, options_.task_program, argv, env, r.log);
   } catch (const std::exception& e) {
     TaskReport rep{a.task.id, TaskState::kFailed, -1, fmt::format("cannot start: {}", e.what()), {}, {}, isolation_};
     finished_[a.task.id] = rep;

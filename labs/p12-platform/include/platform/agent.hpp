@@ -79,7 +79,8 @@ class Agent {
   TaskReport finish_locked(Running& r, const ChildExit& e, const std::string& why);
   void choose_isolation();
   std::optional<std::string> probe_container();
-  std::unique_ptr<TaskProcess> launch(const Assignment& a, const std::vector<std::string>& argv,
+  std::unique_ptr<TaskProcess> launch(const Assignment& a, const std::filesystem::path& program,
+                                      const std::vector<std::string>& argv,
                                       const std::map<std::string, std::string>& env, const std::filesystem::path& log);
   void sweep_cgroups(const char* why);
   void send_status(const TaskReport& r);
