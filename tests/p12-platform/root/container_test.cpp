@@ -302,4 +302,32 @@ TEST_F(ContainerTest, WithoutACgroupHierarchyContainerIsRefusedAndAutoFallsBackT
       << agent_log;
 }
 
+TEST_F(ContainerTest, AnUnprivilegedAgentRunsPlainProcessesAndSaysWhyOnce) {
+  if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "setpriv not installed (util-linux)";
+  const std::string nobody = "setpriv --reuid 65534 --regid 65534 --clear-groups " + std::string(GPULAB_BIN_DIR) +
+                             "/gpulabd agent --name lone --devices cpu_ref:1 --no-certify --control "
+                             "http://127.0.0.1:9 --isolation container --work " +
+                             (dir_ / "lone").string();
+  std::filesystem::create_directories(dir_ / "lone");
+  std::filesystem::permissions(dir_ / "lone", std::filesystem::perms::all);
+  const auto [code, out] = shell(nobody);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_EQ(out, "gpulabd: error: --isolation container: not running as root (namespaces, mounts and cgroups need it)\n");
+
+  start_control();
+  std::filesystem::permissions(dir_ / "cluster", std::filesystem::perms::all);  // the agent writes its ready file here
+  cluster_->start_agent("plain", "cpu_ref:1", {"--heartbeat-ms", "200", "--no-certify"},
+                        DaemonHost{{"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"}, "127.0.0.1"});
+  wait_nodes(1);
+  EXPECT_EQ(api_->get("/v1/nodes").at(0).at("isolation"), "process");
+  const auto id = submit_matmul();
+  const auto j = wait_for_job(*api_, id, {"succeeded", "failed"}, 60s);
+  ASSERT_EQ(j.at("state"), "succeeded") << j.dump();
+  EXPECT_EQ(j.at("tasks").at(0).at("isolation"), "process");
+  const std::string log = slurp(cluster_->daemon("plain").log);
+  const std::string line = "gpulabd agent: tasks run as plain processes: not running as root";
+  EXPECT_NE(log.find(line), std::string::npos) << log;
+  EXPECT_EQ(log.find(line), log.rfind(line)) << "said more than once:\n" << log;
+}
+
 }  // namespace
