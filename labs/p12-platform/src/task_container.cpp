@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "gpulab/cli.hpp"
 #include "mininer/cgroup.hpp"
