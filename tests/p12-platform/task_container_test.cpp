@@ -175,4 +175,15 @@ TEST(Environment, OnlyHalBackendAndLocaleSettingsPassIntoAContainer) {
   }
 }
 
+TEST(Environment, FilesThatSanitizerOptionsNameAreFound) {
+  const std::set<std::string> present{"/src/tools/tsan.supp", "/src/tools/ubsan.supp"};
+  const auto exists = [&](const std::string& p) { return present.count(p) != 0; };
+  EXPECT_EQ(files_named_in({"TSAN_OPTIONS=halt_on_error=1 suppressions=/src/tools/tsan.supp",
+                            "UBSAN_OPTIONS=print_stacktrace=1:suppressions=/src/tools/ubsan.supp",
+                            "ASAN_OPTIONS=log_path=/gone/asan", "GPULAB_X=/src/tools/tsan.supp"},
+                           exists),
+            (std::vector<std::string>{"/src/tools/tsan.supp", "/src/tools/ubsan.supp"}));
+  EXPECT_TRUE(files_named_in({"TSAN_OPTIONS=suppressions=relative.supp"}, exists).empty());
+}
+
 }  // namespace

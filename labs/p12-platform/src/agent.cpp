@@ -375,6 +375,7 @@ std::unique_ptr<TaskProcess> Agent::launch(const Assignment& a, const std::files
   l.env = container_environment(env);
   l.rootfs = std::filesystem::absolute(options_.work_dir / (a.task.id + ".root"));
   l.read_only = hal_folders(l.program);
+  for (const auto& f : files_named_in(l.env, node_exists)) l.read_only.emplace_back(f);
   // The folders the task writes must exist before they can be bound.
   for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
     if (argv[i] == "--checkpoint-dir" || argv[i] == "--rendezvous-dir") std::filesystem::create_directories(argv[i + 1], ec);

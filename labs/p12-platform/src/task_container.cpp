@@ -231,6 +231,29 @@ bool passes_into_container(std::string_view name) {
   return name == "LANG" || name == "TZ";
 }
 
+std::vector<std::string> files_named_in(const std::vector<std::string>& env,
+                                        const std::function<bool(const std::string&)>& exists) {
+  std::vector<std::string> out;
+  for (const auto& e : env) {
+    const auto eq = e.find('=');
+    if (eq == std::string::npos || !std::string_view(e).substr(0, eq).ends_with("_OPTIONS")) continue;
+    // "halt_on_error=1 suppressions=/a/b.supp" or "a=1:b=/c": words split at blanks and colons.
+    std::size_t pos = eq + 1;
+    while (pos < e.size()) {
+      const auto end = e.find_first_of(" :", pos);
+      const std::string word = e.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      const auto inner = word.find('=');
+      if (inner != std::string::npos && inner + 1 < word.size() && word[inner + 1] == '/') {
+        const std::string path = word.substr(inner + 1);
+        if (exists(path) && std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+      }
+      if (end == std::string::npos) break;
+      pos = end + 1;
+    }
+  }
+  return out;
+}
+
 int run_container_plan(const ContainerPlan& plan) {
   // The shim is a mininer runtime: the groups it creates are "mininer-<pid>",
   // and every mininer (and `mininer gc`, and the agent's sweep at start) keeps

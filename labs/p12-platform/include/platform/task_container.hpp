@@ -101,6 +101,7 @@ struct TaskLaunch {
 // read-only), then the program's folder and `read_only` unless already
 // visible, then writable binds of the folders the task writes (the values of
 // --checkpoint-dir and --rendezvous-dir), a fresh /tmp and /dev/shm, and HOME=/tmp.
+// A `read_only` entry may be a file (bound alone, its folders made in the tmpfs).
 ContainerPlan plan_task_container(const TaskLaunch& launch, const std::vector<TopEntry>& layout);
 
 gpulab::Json to_json(const ContainerPlan& p);
@@ -111,6 +112,12 @@ ContainerPlan container_plan_from_json(const gpulab::Json& j);
 // HAL and backend settings (GPULAB_*, POCL_*, OCL_*, CUDA_*, OPENBLAS_*,
 // OMP_*), sanitizer options, locale and TZ.
 bool passes_into_container(std::string_view name);
+
+// Host files that options in the environment name (a sanitizer's
+// `suppressions=/path` in TSAN_OPTIONS, say): a container must see them, or the
+// sanitized task cannot start. Absolute paths only; `exists` filters.
+std::vector<std::string> files_named_in(const std::vector<std::string>& env,
+                                        const std::function<bool(const std::string&)>& exists);
 
 // gpulab-shim's work: runs the plan with mininer::run_container (mininer's own
 // lines go to stderr, the task's output to the inherited stdout/stderr) and
