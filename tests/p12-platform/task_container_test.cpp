@@ -7,6 +7,7 @@
 #include <set>
 
 #include "gpulab/cli.hpp"
+#include "platform/control_server.hpp"
 
 namespace {
 
@@ -184,6 +185,24 @@ TEST(Environment, FilesThatSanitizerOptionsNameAreFound) {
                            exists),
             (std::vector<std::string>{"/src/tools/tsan.supp", "/src/tools/ubsan.supp"}));
   EXPECT_TRUE(files_named_in({"TSAN_OPTIONS=suppressions=relative.supp"}, exists).empty());
+}
+
+TEST(TaskReportJson, DeviceNodesTravelFromTheAgentAndBadOnesAreNamed) {
+  TaskReport r{"j-000001.1.0", TaskState::kRunning, -1, "", {}, {}, "container", {"/dev/nvidia0", "/dev/nvidiactl"}};
+  const auto back = report_from_json(report_to_json(r));
+  EXPECT_EQ(back.isolation, "container");
+  EXPECT_EQ(back.device_nodes, r.device_nodes);
+  auto j = report_to_json(r);
+  j.erase("device_nodes");  // an agent from before the field: none
+  EXPECT_TRUE(report_from_json(j).device_nodes.empty());
+  j["device_nodes"] = "/dev/nvidia0";
+  try {
+    report_from_json(j);
+    FAIL() << "a string was accepted as the list";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_STREQ(e.what(), "tasks[].device_nodes: expected a list of at most 64 paths");
+  }
 }
 
 }  // namespace

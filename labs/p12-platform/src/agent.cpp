@@ -265,6 +265,7 @@ TaskReport Agent::finish_locked(Running& r, const ChildExit& e, const std::strin
   rep.id = r.task.id;
   rep.exit_code = e.exit_code;
   rep.isolation = isolation_;
+  rep.device_nodes = r.task.device_nodes;
   rep.log = read_tail(r.log, kLogTailBytes);
   rep.result = done_line(rep.log);
   if (!why.empty()) {
@@ -369,9 +370,7 @@ std::unique_ptr<TaskProcess> Agent::launch(const Assignment& a, const std::files
   l.program = std::filesystem::canonical(program, ec);
   if (ec) l.program = std::filesystem::absolute(program);
   l.args = argv;
-  if (!a.task.device.empty()) {
-    l.device_nodes = device_nodes_for(a.task.device, a.task.backend, device_index(a.task.device), device_nodes_, node_exists);
-  }
+  l.device_nodes = container_device_nodes(a.task);
   l.env = container_environment(env);
   l.rootfs = std::filesystem::absolute(options_.work_dir / (a.task.id + ".root"));
   l.read_only = hal_folders(l.program);
@@ -389,9 +388,15 @@ std::unique_ptr<TaskProcess> Agent::launch(const Assignment& a, const std::files
                                        std::map<std::string, std::string>{}, log);
 }
 
+std::vector<std::string> Agent::container_device_nodes(const Task& t) const {
+  if (isolation_ != "container" || t.device.empty()) return {};
+  return device_nodes_for(t.device, t.backend, device_index(t.device), device_nodes_, node_exists);
+}
+
 void Agent::start_task_locked(const Assignment& a) {
   Running r;
   r.task = a.task;
+  r.task.device_nodes = container_device_nodes(a.task);
   r.log = options_.work_dir / (a.task.id + ".log");
   std::vector<std::string> argv = a.argv;
   if (a.task.world > 1) {
@@ -456,7 +461,7 @@ void Agent::heartbeat_once() {
   {
     std::lock_guard lock(mu_);
     hb.devices = devices_;
-    for (const auto& [id, r] : running_) hb.tasks.push_back(TaskReport{id, TaskState::kRunning, -1, "", {}, {}, isolation_});
+    for (const auto& [id, r] : running_) hb.tasks.push_back(TaskReport{id, TaskState::kRunning, -1, "", {}, {}, isolation_, r.task.device_nodes});
     for (const auto& [id, rep] : finished_) {
       TaskReport brief = rep;
       brief.log.clear();  // the log went with the status post; do not resend it every second

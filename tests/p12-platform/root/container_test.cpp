@@ -194,6 +194,7 @@ TEST_F(ContainerTest, ATaskIsPid1SeesOnlyItsDeviceAndItsCgroupGoesWhenItExits) {
   const auto done = wait_for_job(*api_, id, {"succeeded", "failed"}, 30s);
   ASSERT_EQ(done.at("state"), "succeeded") << done.dump();
   EXPECT_EQ(done.at("tasks").at(0).at("isolation"), "container");
+  EXPECT_EQ(done.at("tasks").at(0).at("device_nodes"), Json::array({(dir_ / mine).string()})) << done.dump();
   EXPECT_FALSE(std::filesystem::exists(group)) << group << " outlived its task";
 }
 
@@ -233,7 +234,10 @@ TEST_F(ContainerTest, MatmulAndTrainingGiveTheSameResultsInContainersAsInProcess
     EXPECT_EQ(mj.at("state"), "succeeded") << mj.dump();
     EXPECT_EQ(tj.at("state"), "succeeded") << tj.dump();
     for (const auto& j : {mj, tj}) {
-      for (const auto& task : j.at("tasks")) EXPECT_EQ(task.at("isolation"), isolation) << j.dump();
+      for (const auto& task : j.at("tasks")) {
+        EXPECT_EQ(task.at("isolation"), isolation) << j.dump();
+        EXPECT_TRUE(task.at("device_nodes").empty()) << "cpu_ref has no device node: " << j.dump();
+      }
     }
     return std::make_pair(mj.at("result"), tj.at("result"));
   };

@@ -83,6 +83,8 @@ class Agent {
                                       const std::vector<std::string>& argv,
                                       const std::map<std::string, std::string>& env, const std::filesystem::path& log);
   void sweep_cgroups(const char* why);
+  // The host nodes a task's container gets (none for a process, or a CPU backend).
+  std::vector<std::string> container_device_nodes(const Task& t) const;
   void send_status(const TaskReport& r);
 
   AgentOptions options_;
