@@ -47,6 +47,15 @@ int main(int argc, char** argv) {
   a->add_option("--inject", agent.agent.inject, "Faults, exporter syntax: xid:79:DEVICE@TIME (e.g. xid:79:0@5s)");
   a->add_option("--heartbeat-ms", heartbeat_ms, "Heartbeat interval")->check(CLI::Range(50, 60000))->capture_default_str();
   a->add_flag("--no-certify", no_certify, "Offer every backend without a conformance run (tests)");
+  a->add_option("--isolation", agent.agent.isolation,
+                "Run tasks in mininer containers (needs root, namespaces, a cgroup for device rules), as plain "
+                "processes, or auto: containers where possible")
+      ->check(CLI::IsMember({"auto", "container", "process"}))
+      ->capture_default_str();
+  a->add_option("--device-node", agent.agent.device_nodes,
+                "DEVICE=PATH: a host device node of DEVICE, passed into its tasks' containers and allowed by "
+                "their device cgroup (repeatable; cuda devices get /dev/nvidia* without it)");
+  a->add_option("--task-program", agent.agent.task_program, "The workload program (default: gpulab-task beside gpulabd)");
   a->add_option("--ready-file", agent.ready_file, "Write the agent's URL here once registered-able");
 
   platform::DemoOptions demo;

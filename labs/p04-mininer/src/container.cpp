@@ -9,11 +9,13 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdio>
@@ -125,13 +127,35 @@ void check(bool ok, const std::string& what) {
   if (!ok) throw SysError(what + ": " + errno_text(errno), errno);
 }
 
-void bind_file(const std::string& source, const std::string& target, bool read_only) {
-  make_file_mount_point(target);
-  check(::mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) == 0,
+// A bind mount of a file or a directory (with what is mounted below it).
+// Read-only is a second, remounting call, which must repeat the flags the
+// source mount already has (nosuid, nodev, noexec): the kernel refuses to
+// drop a locked one, and silently dropping the others would loosen them.
+void bind_path(const std::string& source, const std::string& target, bool read_only) {
+  if (is_directory(source))
+    make_dirs(target);
+  else
+    make_file_mount_point(target);
+  check(::mount(source.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
         "cannot bind-mount " + source + " on " + target);
-  if (read_only)
-    check(::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) == 0,
-          "cannot make " + target + " read-only");
+  if (!read_only) return;
+  unsigned long keep = 0;
+  struct statvfs vfs {};
+  if (::statvfs(target.c_str(), &vfs) == 0) {
+    if (vfs.f_flag & ST_NOSUID) keep |= MS_NOSUID;
+    if (vfs.f_flag & ST_NODEV) keep |= MS_NODEV;
+    if (vfs.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
+    if (vfs.f_flag & ST_NOATIME) keep |= MS_NOATIME;
+    if (vfs.f_flag & ST_NODIRATIME) keep |= MS_NODIRATIME;
+    if (vfs.f_flag & ST_RELATIME) keep |= MS_RELATIME;
+  }
+  check(::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep,
+                nullptr) == 0,
+        "cannot make " + target + " read-only");
+}
+
+void bind_file(const std::string& source, const std::string& target, bool read_only) {
+  bind_path(source, target, read_only);
 }
 
 void make_node(const std::string& path, char type, unsigned major, unsigned minor, unsigned mode) {
@@ -198,10 +222,16 @@ void set_up_filesystem(const ChildConfig& c) {
   // mounts propagate back and shadow its own.
   check(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "cannot make / private");
   if (c.net) set_up_net(c);
-  // pivot_root needs the new root to be a mount point: bind it onto itself.
+  // pivot_root needs the new root to be a mount point: bind it onto itself,
+  // or mount the fresh tmpfs of a tree assembled from host paths.
   try {
-    check(::mount(c.rootfs.c_str(), c.rootfs.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
-          "cannot bind-mount rootfs " + c.rootfs);
+    if (spec.rootfs_tmpfs)
+      check(::mount("tmpfs", c.rootfs.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m") ==
+                0,
+            "cannot mount a tmpfs rootfs on " + c.rootfs);
+    else
+      check(::mount(c.rootfs.c_str(), c.rootfs.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
+            "cannot bind-mount rootfs " + c.rootfs);
   } catch (const SysError& e) {
     if (spec.userns && e.err == EACCES)
       throw SysError(std::string(e.what()) + " (with --userns the container's root is host uid " +
@@ -210,12 +240,18 @@ void set_up_filesystem(const ChildConfig& c) {
                      e.err);
     throw;
   }
+  for (const auto& l : spec.links) {
+    const std::string path = c.rootfs + l.container_path;
+    make_dirs(dirname_of(path));
+    check(::symlink(l.target.c_str(), path.c_str()) == 0, "symlink " + path);
+  }
   // A fresh /proc, mounted by the child: it is in the new PID namespace now,
   // so `ps` lists only the container's processes.
   make_dirs(c.rootfs + "/proc");
   check(::mount("proc", (c.rootfs + "/proc").c_str(), "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV,
                 nullptr) == 0,
         "cannot mount /proc");
+  if (spec.rootfs_tmpfs) make_dirs(c.rootfs + "/sys");
   if (is_directory(c.rootfs + "/sys")) {
     // sysfs belongs to the network namespace; a user namespace without its
     // own network namespace may not mount it (then /sys stays empty).
@@ -224,6 +260,13 @@ void set_up_filesystem(const ChildConfig& c) {
     if (rc != 0 && !spec.userns) check(false, "cannot mount /sys");
   }
   set_up_dev(c);
+  for (const auto& t : spec.tmpfs) {
+    const std::string path = c.rootfs + t;
+    make_dirs(path);
+    check(::mount("tmpfs", path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") == 0,
+          "cannot mount a tmpfs on " + path);
+  }
+  for (const auto& b : spec.binds) bind_path(b.host_path, c.rootfs + b.container_path, b.read_only);
   for (const auto& inj : c.injects) bind_file(inj.host_path, c.rootfs + inj.container_path, true);
 
   check(::chdir(c.rootfs.c_str()) == 0, "chdir " + c.rootfs);
@@ -295,6 +338,10 @@ void set_up_filesystem(const ChildConfig& c) {
   ::setenv("HOME", "/root", 1);
   ::setenv("HOSTNAME", c.spec->hostname.c_str(), 1);
   if (c.net) ::setenv("MININER_HOST_IP", c.net->host_ip.c_str(), 1);
+  for (const auto& e : c.spec->env) {
+    const auto eq = e.find('=');
+    ::setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+  }
   std::vector<char*> argv;
   for (const auto& a : c.spec->argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -450,6 +497,20 @@ void validate(const RunSpec& spec) {
   if (spec.hostname.empty() || spec.hostname.size() > 64)
     throw gpulab::UsageError("hostname must be 1-64 characters");
   for (const auto& d : spec.devices) inspect_device(d.host_path);
+  const auto inside = [](const std::string& path, const std::string& what) {
+    if (path.empty() || path.front() != '/' || path.find("..") != std::string::npos || path == "/")
+      throw gpulab::UsageError(what + " '" + path + "': the container path must be absolute, below /, without '..'");
+  };
+  for (const auto& b : spec.binds) {
+    if (!path_exists(b.host_path))
+      throw gpulab::UsageError("bind '" + b.host_path + "': " + errno_text(ENOENT));
+    inside(b.container_path, "bind");
+  }
+  for (const auto& t : spec.tmpfs) inside(t, "tmpfs");
+  for (const auto& l : spec.links) inside(l.container_path, "link");
+  for (const auto& e : spec.env)
+    if (e.find('=') == std::string::npos || e.front() == '=')
+      throw gpulab::UsageError("environment entry '" + e + "': expected NAME=value");
 }
 
 bool root_is_initramfs(std::string_view mountinfo) {
@@ -508,6 +569,10 @@ RunOutcome run_container(const RunSpec& spec) {
 
   // Devices and what the devices cgroup will allow.
   std::vector<DeviceRule> allow{kDevNull};
+  if (spec.allow_standard_devices)
+    for (const auto& n : kStandardNodes)
+      if (std::find(allow.begin(), allow.end(), DeviceRule{'c', n.major, n.minor}) == allow.end())
+        allow.push_back(DeviceRule{'c', n.major, n.minor});
   for (const auto& d : spec.devices) {
     const DeviceSource src = inspect_device(d.host_path);
     cfg.devices.emplace_back(d, src);
@@ -526,7 +591,7 @@ RunOutcome run_container(const RunSpec& spec) {
   // The toolkit hook's other half: with a device comes the host's user-mode
   // side. Here that is the static fakegpu client, when it sits beside mininer.
   cfg.injects = spec.injects;
-  if (!spec.devices.empty()) {
+  if (!spec.devices.empty() && spec.inject_device_client) {
     const std::string client = self_dir() + "/fakegpu-client-static";
     const bool already =
         std::any_of(spec.injects.begin(), spec.injects.end(), [&](const InjectRequest& i) {
@@ -538,12 +603,24 @@ RunOutcome run_container(const RunSpec& spec) {
   for (const auto& inj : cfg.injects) {
     say(fmt::format("inject {} -> {} (read-only bind)", inj.host_path, inj.container_path));
     // The mount point is created here, by real root: with --userns the
-    // child's root (host uid 100000) may not write into the rootfs.
+    // child's root (host uid 100000) may not write into the rootfs. (A
+    // tmpfs rootfs does not exist yet; the child makes it there.)
+    if (spec.rootfs_tmpfs) continue;
     try {
       make_file_mount_point(cfg.rootfs + inj.container_path);
     } catch (const SysError& e) {
       throw gpulab::UsageError(std::string("--inject: ") + e.what());
     }
+  }
+
+  if (!spec.binds.empty() || !spec.tmpfs.empty()) {
+    std::size_t read_only = 0;
+    for (const auto& b : spec.binds) read_only += b.read_only ? 1 : 0;
+    std::string fresh;
+    for (const auto& t : spec.tmpfs) fresh += " " + t;
+    say(fmt::format("mounts: {} host paths bound ({} read-only, {} writable){}{}", spec.binds.size(),
+                    read_only, spec.binds.size() - read_only,
+                    fresh.empty() ? "" : ", fresh tmpfs on", fresh));
   }
 
   if (spec.net) {
@@ -598,6 +675,7 @@ RunOutcome run_container(const RunSpec& spec) {
   int flags = CLONE_NEWUTS | CLONE_NEWPID | CLONE_NEWNS | SIGCHLD;
   if (spec.net) flags |= CLONE_NEWNET;
   if (spec.userns) flags |= CLONE_NEWUSER;
+  if (spec.ipc) flags |= CLONE_NEWIPC;
 
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
@@ -622,7 +700,7 @@ RunOutcome run_container(const RunSpec& spec) {
   if (child < 0) {
     const int error = errno;
     throw gpulab::RunError("clone(" + std::string(spec.userns ? "CLONE_NEWUSER|" : "") +
-                           (spec.net ? "CLONE_NEWNET|" : "") +
+                           (spec.net ? "CLONE_NEWNET|" : "") + (spec.ipc ? "CLONE_NEWIPC|" : "") +
                            "CLONE_NEWUTS|CLONE_NEWPID|CLONE_NEWNS): " + errno_text(error));
   }
   g_child_pid = child;

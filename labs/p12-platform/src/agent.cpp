@@ -1,6 +1,8 @@
 #include "platform/agent.hpp"
 
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,9 +11,12 @@
 #include <thread>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/output_file.hpp"
 #include "gpulab/prom_text.hpp"
+#include "mininer/cgroup.hpp"
 #include "platform/control_server.hpp"
 #include "platform/inventory.hpp"
+#include "platform/task_container.hpp"
 
 namespace platform {
 namespace {
@@ -63,6 +68,54 @@ Json done_line(const std::string& log) {
   return Json();
 }
 
+int device_index(const std::string& device_id) {
+  const auto colon = device_id.rfind(':');
+  try {
+    return colon == std::string::npos ? 0 : std::stoi(device_id.substr(colon + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+bool node_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// The agent's environment a container keeps (task_container.hpp says which).
+std::vector<std::string> container_environment(const std::map<std::string, std::string>& extra) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view kv(*e);
+    const std::string name(kv.substr(0, kv.find('=')));
+    if (passes_into_container(name) && extra.count(name) == 0) out.emplace_back(kv);
+  }
+  for (const auto& [k, v] : extra) out.push_back(k + "=" + v);
+  return out;
+}
+
+// Folders besides the task program's that a task needs to see: the HAL's
+// backend folder (beside bin/, where the HAL looks) and what GPULAB_HAL_*
+// points at.
+std::vector<std::filesystem::path> hal_folders(const std::filesystem::path& program) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  const auto beside = program.parent_path().parent_path() / "lib" / "hal-backends";
+  if (std::filesystem::is_directory(beside, ec)) out.push_back(beside);
+  if (const char* list = std::getenv("GPULAB_HAL_BACKENDS")) {
+    std::string_view rest(list);
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      const std::filesystem::path item(std::string(rest.substr(0, colon)));
+      if (!item.empty() && item.is_absolute()) out.push_back(item.parent_path());
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  if (const char* dir = std::getenv("GPULAB_HAL_MANIFEST_DIR"); dir != nullptr && dir[0] == '/') out.emplace_back(dir);
+  return out;
+}
+
 }  // namespace
 
 bool xid_is_fatal(unsigned xid) { return xid == 79 || xid == 48; }
@@ -107,6 +160,24 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)) {
   if (::access(options_.task_program.c_str(), X_OK) != 0) {
     throw gpulab::UsageError(fmt::format("no task program at '{}' (build gpulab-task)", options_.task_program.string()));
   }
+  for (const auto& item : options_.device_nodes) {
+    const auto eq = item.find('=');
+    const std::string id = item.substr(0, eq);
+    if (eq == std::string::npos || eq + 1 == item.size()) {
+      throw gpulab::UsageError(fmt::format("--device-node '{}': expected DEVICE=PATH (cuda:0=/dev/nvidia0)", item));
+    }
+    if (std::none_of(devices_.begin(), devices_.end(), [&](const Device& d) { return d.id == id; })) {
+      throw gpulab::UsageError(fmt::format("--device-node '{}': this agent has no device '{}'", item, id));
+    }
+    const std::string path = item.substr(eq + 1);
+    try {
+      device_rules_for({path});
+    } catch (const gpulab::UsageError& e) {
+      throw gpulab::UsageError(fmt::format("--device-node '{}': {}", item, e.what()));
+    }
+    device_nodes_[id].push_back(path);
+  }
+  choose_isolation();
 
   http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
@@ -182,10 +253,18 @@ void Agent::update_health_locked() {
 }
 
 TaskReport Agent::finish_locked(Running& r, const ChildExit& e, const std::string& why) {
+  if (isolation_ == "container" && e.signal == SIGKILL) {
+    // A shim SIGKILLed (a stop that outlasted its grace) could not remove the
+    // task's cgroup; its shim is gone now, so the group is a leftover.
+    for (const auto& p : mininer::remove_stale_cgroups().removed) {
+      fmt::print(stderr, "gpulabd agent: removed cgroup {} (its task's runtime was killed)\n", p);
+    }
+  }
   TaskReport rep;
   rep.id = r.task.id;
   rep.exit_code = e.exit_code;
   rep.isolation = isolation_;
+  rep.device_nodes = r.task.device_nodes;
   rep.log = read_tail(r.log, kLogTailBytes);
   rep.result = done_line(rep.log);
   if (!why.empty()) {
@@ -210,9 +289,113 @@ TaskReport Agent::finish_locked(Running& r, const ChildExit& e, const std::strin
   return rep;
 }
 
+void Agent::sweep_cgroups(const char* why) {
+  try {
+    const auto stale = mininer::remove_stale_cgroups();
+    for (const auto& p : stale.removed) isolation_notes_.push_back(fmt::format("removed cgroup {} ({})", p, why));
+    for (const auto& f : stale.failures) isolation_notes_.push_back(fmt::format("warning: {}", f));
+  } catch (const std::exception& e) {
+    isolation_notes_.push_back(fmt::format("warning: sweeping leftover cgroups: {}", e.what()));
+  }
+}
+
+// One container that runs `gpulab-shim --help`: proves the namespaces, the
+// cgroup and the mounts work here before any task depends on them (the task
+// program itself may be anything; its --help need not return). nullopt when
+// it ran; otherwise why not.
+std::optional<std::string> Agent::probe_container() {
+  if (::access(options_.shim_program.c_str(), X_OK) != 0) {
+    return fmt::format("no container runtime at '{}' (build gpulab-shim)", options_.shim_program.string());
+  }
+  Assignment probe;
+  probe.task.id = "isolation-probe";
+  const auto log = options_.work_dir / "isolation-probe.log";
+  std::unique_ptr<TaskProcess> p;
+  try {
+    p = launch(probe, options_.shim_program, {"--help"}, {}, log);
+  } catch (const std::exception& e) {
+    return fmt::format("the probe container did not start: {}", e.what());
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::optional<ChildExit> e;
+  while (!(e = p->poll()) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!e) {
+    p->stop(std::chrono::milliseconds(500));
+    return "the probe container did not finish within 60 s";
+  }
+  if (e->exit_code == 0) return std::nullopt;
+  const std::string text = read_tail(log, 64 * 1024);
+  const auto pos = text.rfind(": error: ");
+  if (pos != std::string::npos) {
+    const auto start = text.rfind('\n', pos);
+    const auto end = text.find('\n', pos);
+    const std::size_t from = start == std::string::npos ? 0 : start + 1;
+    return fmt::format("the probe container failed: {}", text.substr(from, (end == std::string::npos ? text.size() : end) - from));
+  }
+  return fmt::format("the probe container {} (see {})",
+                     e->signal != 0 ? fmt::format("was killed by signal {}", e->signal)
+                                    : fmt::format("exited {}", e->exit_code),
+                     log.string());
+}
+
+void Agent::choose_isolation() {
+  const IsolationMode mode = parse_isolation_mode(options_.isolation);
+  if (options_.shim_program.empty()) options_.shim_program = self_dir() / "gpulab-shim";
+  // Groups a killed agent's tasks left behind (their shims died with it).
+  if (::geteuid() == 0) sweep_cgroups("left by a task of a killed agent");
+  std::optional<std::string> missing;
+  if (mode != IsolationMode::kProcess) {
+    missing = container_prerequisites_missing();
+    if (!missing) {
+      isolation_ = "container";  // launch() below starts the probe in one
+      missing = probe_container();
+    }
+  }
+  const auto decision = decide_isolation(mode, missing);  // throws for an impossible --isolation container
+  isolation_ = decision.isolation;
+  isolation_notes_.insert(isolation_notes_.begin(), decision.reason);
+}
+
+std::unique_ptr<TaskProcess> Agent::launch(const Assignment& a, const std::filesystem::path& program,
+                                           const std::vector<std::string>& argv,
+                                           const std::map<std::string, std::string>& env,
+                                           const std::filesystem::path& log) {
+  if (isolation_ != "container") return std::make_unique<TaskProcess>(program, argv, env, log);
+  std::error_code ec;
+  TaskLaunch l;
+  l.task_id = a.task.id;
+  l.program = std::filesystem::canonical(program, ec);
+  if (ec) l.program = std::filesystem::absolute(program);
+  l.args = argv;
+  l.device_nodes = container_device_nodes(a.task);
+  l.env = container_environment(env);
+  l.rootfs = std::filesystem::absolute(options_.work_dir / (a.task.id + ".root"));
+  l.read_only = hal_folders(l.program);
+  for (const auto& f : files_named_in(l.env, node_exists)) l.read_only.emplace_back(f);
+  // The folders the task writes must exist before they can be bound.
+  for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] == "--checkpoint-dir" || argv[i] == "--rendezvous-dir") std::filesystem::create_directories(argv[i + 1], ec);
+  }
+  const auto plan = plan_task_container(l, read_host_layout());
+  const auto plan_file = std::filesystem::absolute(options_.work_dir / (a.task.id + ".container.json"));
+  if (auto r = gpulab::write_file(plan_file.string(), to_json(plan).dump(2) + "\n"); !r) {
+    throw gpulab::RunError(r.error().message);
+  }
+  return std::make_unique<TaskProcess>(options_.shim_program, std::vector<std::string>{plan_file.string()},
+                                       std::map<std::string, std::string>{}, log);
+}
+
+std::vector<std::string> Agent::container_device_nodes(const Task& t) const {
+  if (isolation_ != "container" || t.device.empty()) return {};
+  return device_nodes_for(t.device, t.backend, device_index(t.device), device_nodes_, node_exists);
+}
+
 void Agent::start_task_locked(const Assignment& a) {
   Running r;
   r.task = a.task;
+  r.task.device_nodes = container_device_nodes(a.task);
   r.log = options_.work_dir / (a.task.id + ".log");
   std::vector<std::string> argv = a.argv;
   if (a.task.world > 1) {
@@ -234,7 +417,7 @@ void Agent::start_task_locked(const Assignment& a) {
   if (dev != devices_.end() && dev->backend == "cuda") env["CUDA_VISIBLE_DEVICES"] = std::to_string(backend_ordinal(*dev));
   env["GPULAB_TASK_ID"] = a.task.id;
   try {
-    r.process = std::make_unique<TaskProcess>(options_.task_program, argv, env, r.log);
+    r.process = launch(a, options_.task_program, argv, env, r.log);
   } catch (const std::exception& e) {
     TaskReport rep{a.task.id, TaskState::kFailed, -1, fmt::format("cannot start: {}", e.what()), {}, {}, isolation_};
     finished_[a.task.id] = rep;
@@ -277,7 +460,7 @@ void Agent::heartbeat_once() {
   {
     std::lock_guard lock(mu_);
     hb.devices = devices_;
-    for (const auto& [id, r] : running_) hb.tasks.push_back(TaskReport{id, TaskState::kRunning, -1, "", {}, {}, isolation_});
+    for (const auto& [id, r] : running_) hb.tasks.push_back(TaskReport{id, TaskState::kRunning, -1, "", {}, {}, isolation_, r.task.device_nodes});
     for (const auto& [id, rep] : finished_) {
       TaskReport brief = rep;
       brief.log.clear();  // the log went with the status post; do not resend it every second

@@ -314,7 +314,10 @@ void ControlPlane::apply_report_locked(const std::string& node, const TaskReport
   if (it == tasks_.end()) return;  // a task from before a wipe: the agent will be told to drop it
   Task& t = it->second;
   if (t.node != node) return;
-  if (!r.isolation.empty()) t.isolation = r.isolation;
+  if (!r.isolation.empty()) {
+    t.isolation = r.isolation;
+    t.device_nodes = r.device_nodes;
+  }
   if (t.state == TaskState::kAssigned && r.state == TaskState::kRunning) {
     t.state = TaskState::kRunning;
     store_.put_task(t);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gpulab/prom_text.hpp"
 
 namespace platform {
@@ -74,7 +76,7 @@ Node node_from_register_json(const Json& j) {
 Json report_to_json(const TaskReport& r) {
   return Json{{"id", r.id},           {"state", task_state_name(r.state)}, {"exit_code", r.exit_code},
               {"message", r.message}, {"result", r.result},                {"log", r.log},
-              {"isolation", r.isolation}};
+              {"isolation", r.isolation}, {"device_nodes", r.device_nodes}};
 }
 
 TaskReport report_from_json(const Json& j) {
@@ -88,6 +90,13 @@ TaskReport report_from_json(const Json& j) {
   r.result = j.value("result", Json());
   r.log = j.value("log", std::string());
   r.isolation = j.value("isolation", std::string());
+  if (j.contains("device_nodes")) {
+    const auto& d = j.at("device_nodes");
+    if (!d.is_array() || d.size() > 64 || !std::all_of(d.begin(), d.end(), [](const Json& p) { return p.is_string(); })) {
+      throw ApiError(400, "tasks[].device_nodes: expected a list of at most 64 paths");
+    }
+    r.device_nodes = d.get<std::vector<std::string>>();
+  }
   return r;
 }
 

@@ -97,6 +97,7 @@ int run_agent_daemon(AgentDaemonOptions options) {
   if (stop_requested) return gpulab::kExitOk;
   const std::string url = agent.bind();
   for (const auto& line : agent.certification_lines()) fmt::print(stderr, "gpulabd agent: conformance: {}\n", line);
+  for (const auto& line : agent.isolation_notes()) fmt::print(stderr, "gpulabd agent: {}\n", line);
   fmt::print(stderr, "gpulabd agent: {} serving {}, control plane {}\n", options.agent.name, url,
              options.agent.control_url);
   if (!options.ready_file.empty()) write_ready_file(options.ready_file, url);

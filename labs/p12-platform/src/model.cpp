@@ -112,7 +112,8 @@ Json to_json(const Task& t) {
   return Json{{"id", t.id},           {"job", t.job},          {"attempt", t.attempt},
               {"rank", t.rank},       {"world", t.world},      {"node", t.node},
               {"device", t.device},   {"backend", t.backend},  {"state", task_state_name(t.state)},
-              {"exit_code", t.exit_code}, {"message", t.message}, {"isolation", t.isolation}};
+              {"exit_code", t.exit_code}, {"message", t.message}, {"isolation", t.isolation},
+              {"device_nodes", t.device_nodes}};
 }
 
 Json to_json(const Device& d) {

@@ -264,6 +264,7 @@ Task task_from_record(const Json& j) {
     t.exit_code = j.at("exit_code").get<int>();
     t.message = j.at("message").get<std::string>();
     t.isolation = j.at("isolation").get<std::string>();
+    t.device_nodes = j.value("device_nodes", std::vector<std::string>{});  // rows from before it existed
     return t;
   } catch (const std::exception& e) {
     throw gpulab::RunError(fmt::format("state database: a task row is malformed: {}", e.what()));

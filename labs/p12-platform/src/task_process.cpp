@@ -57,6 +57,12 @@ TaskProcess::TaskProcess(const std::filesystem::path& program, const std::vector
     throw gpulab::RunError(fmt::format("fork: {}", std::strerror(errno)));
   }
   if (pid_ == 0) {
+    // The agent's daemon blocks SIGTERM and SIGINT in every thread (one
+    // thread sigwaits for them); a task must not inherit that, or stop()'s
+    // SIGTERM would never reach it (nor the container runtime's handler).
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // the agent died before prctl took effect

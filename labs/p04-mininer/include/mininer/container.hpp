@@ -30,6 +30,20 @@ struct InjectRequest {
   std::string container_path;
 };
 
+// A host directory or file mounted at the same or another path inside, for a
+// runtime that builds the container's tree from the host's own (gpulabd's
+// agent: the host's /usr read-only, a job folder writable) instead of an image.
+struct BindRequest {
+  std::string host_path;
+  std::string container_path;
+  bool read_only = true;
+};
+// A symbolic link created in the rootfs (merged /usr: /bin -> usr/bin).
+struct LinkRequest {
+  std::string target;
+  std::string container_path;
+};
+
 DeviceRequest parse_device_request(const std::string& spec);
 InjectRequest parse_inject_request(const std::string& spec);
 
@@ -55,6 +69,25 @@ struct RunSpec {
   CgroupPreference cgroup = CgroupPreference::kAuto;
   std::string hostname = "minibox";
   std::vector<std::string> argv;
+  // For runtimes that assemble the tree from host paths. With rootfs_tmpfs
+  // the rootfs directory only names the place: a fresh tmpfs is mounted on it
+  // inside the container's mount namespace, so nothing is written to disk.
+  // Order inside: links, /proc, /sys, /dev, the tmpfs list, the binds, the
+  // injects; each mount point is created in the container as it is needed.
+  bool rootfs_tmpfs = false;
+  std::vector<LinkRequest> links;
+  std::vector<std::string> tmpfs;  // a fresh tmpfs (mode 1777) at each path: /tmp, /dev/shm
+  std::vector<BindRequest> binds;
+  std::vector<std::string> env;    // "NAME=value", added to the clean environment
+  bool ipc = false;                // CLONE_NEWIPC: System V IPC and POSIX queues of its own
+  // The device cgroup also admits the standard nodes every /dev here holds
+  // (zero, full, random, urandom, tty), as runc's default list does: the
+  // programs of a host userland read /dev/urandom.
+  bool allow_standard_devices = false;
+  // With a --device, inject fakegpu-client-static from mininer's directory
+  // (the toolkit hook's user-mode driver). Off for a runtime that mounts the
+  // host's /usr read-only, where no mount point can be made.
+  bool inject_device_client = true;
 };
 
 // Throws gpulab::UsageError for what is wrong before anything starts: no

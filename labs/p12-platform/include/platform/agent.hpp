@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct AgentOptions {
   std::string listen = "127.0.0.1:0";  // the agent's own /metrics, logs and faults
   std::filesystem::path work_dir;      // task logs; default $TMPDIR/gpulab-agent-<name>
   std::filesystem::path task_program;  // default: gpulab-task beside this executable
+  std::filesystem::path shim_program;  // default: gpulab-shim beside this executable
+  std::string isolation = "auto";      // auto | container | process (task_container.hpp)
+  std::vector<std::string> device_nodes;  // "DEVICE=PATH": host nodes passed into DEVICE's tasks
   std::string inject;                  // exporter syntax: "xid:79:0@5s" (device ordinal, time from start)
   std::chrono::milliseconds heartbeat_interval{1000};
   bool certify = true;  // run conformance on the backends at start
@@ -56,6 +60,10 @@ class Agent {
   // Injects a fault now ("xid:79:1"); throws gpulab::UsageError for bad syntax.
   void inject_now(std::string_view spec);
   [[nodiscard]] std::string metrics() const;
+  // "container" or "process", and the one line saying why (and what a start-up
+  // sweep removed), for the daemon's log.
+  [[nodiscard]] const std::string& isolation() const { return isolation_; }
+  [[nodiscard]] const std::vector<std::string>& isolation_notes() const { return isolation_notes_; }
 
  private:
   struct Running {
@@ -69,6 +77,14 @@ class Agent {
   void update_health_locked();
   void start_task_locked(const Assignment& a);
   TaskReport finish_locked(Running& r, const ChildExit& e, const std::string& why);
+  void choose_isolation();
+  std::optional<std::string> probe_container();
+  std::unique_ptr<TaskProcess> launch(const Assignment& a, const std::filesystem::path& program,
+                                      const std::vector<std::string>& argv,
+                                      const std::map<std::string, std::string>& env, const std::filesystem::path& log);
+  void sweep_cgroups(const char* why);
+  // The host nodes a task's container gets (none for a process, or a CPU backend).
+  std::vector<std::string> container_device_nodes(const Task& t) const;
   void send_status(const TaskReport& r);
 
   AgentOptions options_;
@@ -76,6 +92,8 @@ class Agent {
   std::vector<std::string> cert_lines_;
   std::string url_;
   std::string isolation_ = "process";
+  std::vector<std::string> isolation_notes_;
+  std::map<std::string, std::vector<std::string>> device_nodes_;  // device id -> host nodes (--device-node)
   HttpService http_;
   std::unique_ptr<std::thread> http_thread_;
   std::unique_ptr<std::thread> watch_thread_;

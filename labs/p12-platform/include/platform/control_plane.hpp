@@ -66,6 +66,7 @@ struct TaskReport {
   gpulab::Json result;  // the task's "done" line, when it printed one
   std::string log;      // final stdout+stderr (capped by the agent), when finished
   std::string isolation;
+  std::vector<std::string> device_nodes = {};  // host device nodes its container got
 };
 
 struct Heartbeat {

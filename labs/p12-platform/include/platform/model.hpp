@@ -89,6 +89,7 @@ struct Task {
   int exit_code = -1;
   std::string message;
   std::string isolation;  // "container" or "process", as the agent ran it
+  std::vector<std::string> device_nodes = {};  // host device nodes passed into its container
 };
 
 // A device the platform offers: the shared inventory's accelerator (id
