@@ -46,11 +46,15 @@ std::int32_t get_i32(const std::vector<std::uint8_t>& b, std::size_t i) {
   std::memcpy(&v, b.data() + i * 4, 4);
   return v;
 }
-void set_i32(std::vector<std::uint8_t>& b, std::size_t i, std::int32_t v) { std::memcpy(b.data() + i * 4, &v, 4); }
+void set_i32(std::vector<std::uint8_t>& b, std::size_t i, std::int32_t v) {
+  std::memcpy(b.data() + i * 4, &v, 4);
+}
 
 class LayerCases : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { reg_ = new hal::Registry(hal::DiscoveryOptions::only_dir(hal::build_backend_dir())); }
+  static void SetUpTestSuite() {
+    reg_ = new hal::Registry(hal::DiscoveryOptions::only_dir(hal::build_backend_dir()));
+  }
   static void TearDownTestSuite() {
     delete reg_;
     reg_ = nullptr;
@@ -81,7 +85,8 @@ TEST_F(LayerCases, EveryHostBackendPassesEveryDeclaredDtype) {
     for (Op op : {Op::kRmsNorm, Op::kRope, Op::kSiluMul, Op::kPagedAttention}) {
       const BackendResult r = run_backend(t, cases(op, {DType::kF32, DType::kF16, DType::kBF16}));
       for (const auto& cr : r.cases)
-        EXPECT_EQ(cr.verdict, t.info().declares(op, cr.c.dtype) ? Verdict::kPass : Verdict::kNotDeclared)
+        EXPECT_EQ(cr.verdict,
+                  t.info().declares(op, cr.c.dtype) ? Verdict::kPass : Verdict::kNotDeclared)
             << name << " " << describe(cr.c) << ": " << cr.detail;
       EXPECT_EQ(r.cell(op, DType::kF32)->verdict, Verdict::kPass) << name << " " << name_of(op);
     }

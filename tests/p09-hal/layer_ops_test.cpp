@@ -20,7 +20,8 @@ namespace {
 class LayerOps : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!built(GetParam())) GTEST_SKIP() << "backend " << GetParam() << " is not built in this configuration";
+    if (!built(GetParam()))
+      GTEST_SKIP() << "backend " << GetParam() << " is not built in this configuration";
     reg_.load(backend(GetParam()));
     be_ = reg_.find(GetParam());
     if (be_ == nullptr) {
@@ -48,7 +49,8 @@ std::vector<hal::DType> declared(const hal::Backend& b) {
 
 TEST_P(LayerOps, DeclaresEveryOpOfAbi22) {
   EXPECT_EQ(be_->abi_minor(), 2u);
-  for (hal::Op o : hal::kLayerOps) EXPECT_TRUE(be_->declares(o) && be_->has_function(o)) << hal::op_name(o);
+  for (hal::Op o : hal::kLayerOps)
+    EXPECT_TRUE(be_->declares(o) && be_->has_function(o)) << hal::op_name(o);
 }
 
 TEST_P(LayerOps, RmsNormMatchesTheReference) {
@@ -62,9 +64,11 @@ TEST_P(LayerOps, RopeMatchesTheReferenceAndLeavesTheRestOfTheRow) {
   // check_rope's rows carry a v part and a padding element: the reference
   // holds them unchanged, so a kernel that strays past the heads fails.
   for (hal::DType d : declared(*be_))
-    for (auto [rows, heads, hd] : {std::tuple<int, int, int>{1, 1, 2}, {3, 4, 16}, {7, 3, 10}, {0, 2, 8}, {4, 0, 8}})
-      expect_pass(hal::check_rope(*be_, d, rows, heads, hd, 5),
-                  fmt::format("{} rope {} rows x {} heads x {}", hal::flag_name(d), rows, heads, hd));
+    for (auto [rows, heads, hd] :
+         {std::tuple<int, int, int>{1, 1, 2}, {3, 4, 16}, {7, 3, 10}, {0, 2, 8}, {4, 0, 8}})
+      expect_pass(
+          hal::check_rope(*be_, d, rows, heads, hd, 5),
+          fmt::format("{} rope {} rows x {} heads x {}", hal::flag_name(d), rows, heads, hd));
 }
 
 TEST_P(LayerOps, SiluMulMatchesTheReference) {
@@ -104,8 +108,8 @@ TEST_P(LayerOps, PagedAttentionIsCausalAndReadsOnlyThroughTheTable) {
   const hal::AttentionShape& s = c.shape;
   auto run = [&](const hal::AttentionCase& x) {
     std::vector<float> out(s.rows * s.q_heads * s.head_dim, 7.0f);
-    hal::AttentionHostData in{x.q.data(), x.k_cache.data(), x.v_cache.data(), x.block_table.data(),
-                              x.seq_ids.data(), x.positions.data()};
+    hal::AttentionHostData in{x.q.data(),           x.k_cache.data(), x.v_cache.data(),
+                              x.block_table.data(), x.seq_ids.data(), x.positions.data()};
     const hal::Status st = hal::paged_attention_host(*be_, hal::DType::kF32, s, in, out.data());
     EXPECT_TRUE(st.ok()) << hal::describe(st);
     return out;
@@ -115,14 +119,17 @@ TEST_P(LayerOps, PagedAttentionIsCausalAndReadsOnlyThroughTheTable) {
   std::vector<bool> used(s.num_blocks * s.block_size, false);
   for (std::size_t r = 0; r < s.rows; ++r)
     for (std::int64_t t = 0; t <= c.positions[r]; ++t) {
-      const auto b = c.block_table[c.seq_ids[r] * s.max_blocks_per_seq + static_cast<std::uint64_t>(t) / s.block_size];
-      used[static_cast<std::size_t>(b) * s.block_size + static_cast<std::uint64_t>(t) % s.block_size] = true;
+      const auto b = c.block_table[c.seq_ids[r] * s.max_blocks_per_seq +
+                                   static_cast<std::uint64_t>(t) / s.block_size];
+      used[static_cast<std::size_t>(b) * s.block_size +
+           static_cast<std::uint64_t>(t) % s.block_size] = true;
     }
   hal::AttentionCase poisoned = c;
   const std::size_t slot = s.kv_heads * s.head_dim;
   for (std::size_t i = 0; i < used.size(); ++i)
     if (!used[i])
-      for (std::size_t e = 0; e < slot; ++e) poisoned.k_cache[i * slot + e] = poisoned.v_cache[i * slot + e] = NAN;
+      for (std::size_t e = 0; e < slot; ++e)
+        poisoned.k_cache[i * slot + e] = poisoned.v_cache[i * slot + e] = NAN;
   EXPECT_EQ(run(poisoned), clean);
 }
 
@@ -149,7 +156,8 @@ TEST_P(LayerOps, TheCoreRefusesInconsistentShapesBeforeTheBackend) {
   EXPECT_EQ(hal::describe(st), "invalid argument: rope: head_dim 5 is odd");
   r = {2, 2, 4, 8, 1, 8};  // 1 + 2 x 4 > 8
   st = hal::rope_host(*be_, hal::DType::kF32, r, buf.data(), idx.data(), buf.data(), buf.data());
-  EXPECT_EQ(hal::describe(st), "invalid argument: rope: x_offset 1 + 2 heads x 4 exceeds row_stride 8");
+  EXPECT_EQ(hal::describe(st),
+            "invalid argument: rope: x_offset 1 + 2 heads x 4 exceeds row_stride 8");
   st = hal::rmsnorm_host(*be_, hal::DType::kF32, 2, 4, -1.0f, buf.data(), buf.data(), out.data());
   EXPECT_EQ(hal::describe(st), "invalid argument: rmsnorm: eps must be finite and >= 0");
 }
@@ -163,13 +171,14 @@ TEST_P(LayerOps, ABadBlockTableIsRefusedOrPoisonsItsRowOnly) {
   ASSERT_EQ(s.rows, 2u);
   c.block_table[0] = static_cast<std::int32_t>(s.num_blocks) + 1000;  // seq 0, block 0
   std::vector<float> out(s.rows * s.q_heads * s.head_dim, 7.0f);
-  hal::AttentionHostData in{c.q.data(), c.k_cache.data(), c.v_cache.data(), c.block_table.data(),
-                            c.seq_ids.data(), c.positions.data()};
+  hal::AttentionHostData in{c.q.data(),           c.k_cache.data(), c.v_cache.data(),
+                            c.block_table.data(), c.seq_ids.data(), c.positions.data()};
   const hal::Status st = hal::paged_attention_host(*be_, hal::DType::kF32, s, in, out.data());
   if ((be_->features() & GPULAB_HAL_FEATURE_HOST_MEMORY) != 0) {
-    EXPECT_EQ(hal::describe(st),
-              fmt::format("invalid argument: paged_attention: block_table[0][0] = {} is outside [0, {})",
-                          s.num_blocks + 1000, s.num_blocks));
+    EXPECT_EQ(
+        hal::describe(st),
+        fmt::format("invalid argument: paged_attention: block_table[0][0] = {} is outside [0, {})",
+                    s.num_blocks + 1000, s.num_blocks));
   } else {
     ASSERT_TRUE(st.ok()) << hal::describe(st);
     const std::size_t w = s.q_heads * s.head_dim;
@@ -178,9 +187,8 @@ TEST_P(LayerOps, ABadBlockTableIsRefusedOrPoisonsItsRowOnly) {
   }
   std::vector<std::int32_t> bad_pos{static_cast<std::int32_t>(64)};
   std::vector<float> x(2 * 8, 1.0f), tables(8 * 4, 0.5f);
-  const hal::Status rs =
-      hal::rope_host(*be_, hal::DType::kF32, hal::RopeShape{1, 2, 8, 16, 0, 8}, x.data(), bad_pos.data(),
-                     tables.data(), tables.data());
+  const hal::Status rs = hal::rope_host(*be_, hal::DType::kF32, hal::RopeShape{1, 2, 8, 16, 0, 8},
+                                        x.data(), bad_pos.data(), tables.data(), tables.data());
   if ((be_->features() & GPULAB_HAL_FEATURE_HOST_MEMORY) != 0) {
     EXPECT_EQ(hal::describe(rs), "invalid argument: rope: positions[0] = 64 is outside [0, 8)");
   } else {
@@ -203,14 +211,16 @@ TEST(LayerOpsOn21, TheStayAt21BackendsLoadAndReportTheOpsUnsupported) {
     EXPECT_EQ(b.abi_minor(), 1u) << name;
     for (hal::Op o : hal::kLayerOps)
       EXPECT_EQ(hal::describe(b.usable(o, hal::DType::kF32)),
-                fmt::format("unsupported: backend {} (ABI 2.1) does not declare {}", name, hal::op_name(o)));
+                fmt::format("unsupported: backend {} (ABI 2.1) does not declare {}", name,
+                            hal::op_name(o)));
   }
 }
 
 // Routing: the v2.2 ops go to the fastest backend that has them, never to a 2.1 one.
 TEST(LayerOpsRouting, RoutesToTheBestBackendThatHasTheOp) {
   hal::Registry reg;
-  for (const char* name : {"cpu_ref", "fast", "limited"}) ASSERT_TRUE(reg.load(backend(name))) << name;
+  for (const char* name : {"cpu_ref", "fast", "limited"})
+    ASSERT_TRUE(reg.load(backend(name))) << name;
   for (hal::Op o : hal::kLayerOps) {
     const auto r = reg.route({o, hal::DType::kF32, 8, 64, 16});
     ASSERT_TRUE(r) << r.error().message;

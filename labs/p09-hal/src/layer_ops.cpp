@@ -4,9 +4,8 @@
 // backend is never called through a function it does not have.
 #include "hal/layer_ops.hpp"
 
-#include <gpulab_hal/gpulab_hal_layer_checks.h>
-
 #include <fmt/format.h>
+#include <gpulab_hal/gpulab_hal_layer_checks.h>
 
 #include <algorithm>
 #include <cstring>
@@ -60,12 +59,18 @@ bool Backend::has_function(Op o) const {
   switch (o) {
     case Op::kBuffer:
       return desc_.buffer_alloc && desc_.buffer_free && desc_.copy_to_device && desc_.copy_to_host;
-    case Op::kMatmul: return desc_.matmul != nullptr;
-    case Op::kSoftmax: return desc_.softmax != nullptr;
-    case Op::kRmsNorm: return desc_.rmsnorm != nullptr;
-    case Op::kRope: return desc_.rope != nullptr;
-    case Op::kSiluMul: return desc_.silu_mul != nullptr;
-    case Op::kPagedAttention: return desc_.paged_attention != nullptr;
+    case Op::kMatmul:
+      return desc_.matmul != nullptr;
+    case Op::kSoftmax:
+      return desc_.softmax != nullptr;
+    case Op::kRmsNorm:
+      return desc_.rmsnorm != nullptr;
+    case Op::kRope:
+      return desc_.rope != nullptr;
+    case Op::kSiluMul:
+      return desc_.silu_mul != nullptr;
+    case Op::kPagedAttention:
+      return desc_.paged_attention != nullptr;
   }
   return false;
 }
@@ -73,33 +78,46 @@ bool Backend::has_function(Op o) const {
 Status Backend::usable(Op o, DType d) const {
   if (!declares(o) || !has_function(o))
     return Status::failure(GPULAB_HAL_ERR_UNSUPPORTED,
-                           fmt::format("backend {} (ABI {}.{}) does not declare {}", name_, abi_major(),
-                                       abi_minor(), op_name(o)));
+                           fmt::format("backend {} (ABI {}.{}) does not declare {}", name_,
+                                       abi_major(), abi_minor(), op_name(o)));
   if (!declares(d))
     return Status::failure(GPULAB_HAL_ERR_UNSUPPORTED,
                            fmt::format("backend {} does not declare {}", name_, flag_name(d)));
   return {};
 }
 
-Status Backend::rmsnorm(DType d, std::uint64_t rows, std::uint64_t cols, float eps, const DeviceBuffer& in,
-                        const DeviceBuffer& weight, const DeviceBuffer& out) const {
+Status Backend::rmsnorm(DType d, std::uint64_t rows, std::uint64_t cols, float eps,
+                        const DeviceBuffer& in, const DeviceBuffer& weight,
+                        const DeviceBuffer& out) const {
   if (Status s = usable(Op::kRmsNorm, d); !s.ok()) return s;
   if (Status s = same_owner(this, {&in, &weight, &out}); !s.ok()) return s;
-  gpulab_hal_rmsnorm_args args{sizeof args, bit(d), rows, cols, eps, 0, in.handle(), weight.handle(), out.handle()};
+  gpulab_hal_rmsnorm_args args{sizeof args, bit(d),          rows,        cols, eps, 0,
+                               in.handle(), weight.handle(), out.handle()};
   gpulab_hal_error err;
   gpulab_hal_clear_error(&err);
-  if (auto st = hal_check_rmsnorm(&args, desc_.dtypes, in.bytes(), weight.bytes(), out.bytes(), &err))
+  if (auto st =
+          hal_check_rmsnorm(&args, desc_.dtypes, in.bytes(), weight.bytes(), out.bytes(), &err))
     return from(err, st);
   return from(err, desc_.rmsnorm(ctx_, &args, &err));
 }
 
-Status Backend::rope(DType d, const RopeShape& s, const DeviceBuffer& x, const DeviceBuffer& positions,
-                     const DeviceBuffer& cos_table, const DeviceBuffer& sin_table) const {
+Status Backend::rope(DType d, const RopeShape& s, const DeviceBuffer& x,
+                     const DeviceBuffer& positions, const DeviceBuffer& cos_table,
+                     const DeviceBuffer& sin_table) const {
   if (Status st = usable(Op::kRope, d); !st.ok()) return st;
   if (Status st = same_owner(this, {&x, &positions, &cos_table, &sin_table}); !st.ok()) return st;
-  gpulab_hal_rope_args args{sizeof args,  bit(d),   s.rows,           s.heads,           s.head_dim,
-                            s.row_stride, s.x_offset, s.max_position, x.handle(),        positions.handle(),
-                            cos_table.handle(), sin_table.handle()};
+  gpulab_hal_rope_args args{sizeof args,
+                            bit(d),
+                            s.rows,
+                            s.heads,
+                            s.head_dim,
+                            s.row_stride,
+                            s.x_offset,
+                            s.max_position,
+                            x.handle(),
+                            positions.handle(),
+                            cos_table.handle(),
+                            sin_table.handle()};
   gpulab_hal_error err;
   gpulab_hal_clear_error(&err);
   if (auto st = hal_check_rope(&args, desc_.dtypes, x.bytes(), positions.bytes(), cos_table.bytes(),
@@ -115,7 +133,8 @@ Status Backend::silu_mul(DType d, std::uint64_t rows, std::uint64_t cols, const 
   gpulab_hal_silu_mul_args args{sizeof args, bit(d), rows, cols, in.handle(), out.handle()};
   gpulab_hal_error err;
   gpulab_hal_clear_error(&err);
-  if (auto st = hal_check_silu_mul(&args, desc_.dtypes, in.bytes(), out.bytes(), &err)) return from(err, st);
+  if (auto st = hal_check_silu_mul(&args, desc_.dtypes, in.bytes(), out.bytes(), &err))
+    return from(err, st);
   return from(err, desc_.silu_mul(ctx_, &args, &err));
 }
 
@@ -124,7 +143,9 @@ Status Backend::paged_attention(DType d, const AttentionShape& s, const DeviceBu
                                 const DeviceBuffer& block_table, const DeviceBuffer& seq_ids,
                                 const DeviceBuffer& positions, const DeviceBuffer& out) const {
   if (Status st = usable(Op::kPagedAttention, d); !st.ok()) return st;
-  if (Status st = same_owner(this, {&q, &k_cache, &v_cache, &block_table, &seq_ids, &positions, &out}); !st.ok())
+  if (Status st =
+          same_owner(this, {&q, &k_cache, &v_cache, &block_table, &seq_ids, &positions, &out});
+      !st.ok())
     return st;
   gpulab_hal_paged_attention_args args{};
   args.struct_size = sizeof args;
@@ -147,8 +168,9 @@ Status Backend::paged_attention(DType d, const AttentionShape& s, const DeviceBu
   args.seq_ids = seq_ids.handle();
   args.positions = positions.handle();
   args.out = out.handle();
-  const std::uint64_t bytes[7] = {q.bytes(),       k_cache.bytes(), v_cache.bytes(), block_table.bytes(),
-                                  seq_ids.bytes(), positions.bytes(), out.bytes()};
+  const std::uint64_t bytes[7] = {q.bytes(),           k_cache.bytes(), v_cache.bytes(),
+                                  block_table.bytes(), seq_ids.bytes(), positions.bytes(),
+                                  out.bytes()};
   gpulab_hal_error err;
   gpulab_hal_clear_error(&err);
   if (auto st = hal_check_paged_attention(&args, desc_.dtypes, bytes, &err)) return from(err, st);
@@ -170,8 +192,8 @@ Status rmsnorm_host(const Backend& be, DType d, std::uint64_t rows, std::uint64_
   return n == 0 ? Status{} : be.download(out, O, n);
 }
 
-Status rope_host(const Backend& be, DType d, const RopeShape& s, void* x, const std::int32_t* positions,
-                 const float* cos_table, const float* sin_table) {
+Status rope_host(const Backend& be, DType d, const RopeShape& s, void* x,
+                 const std::int32_t* positions, const float* cos_table, const float* sin_table) {
   if (Status st = be.usable(Op::kRope, d); !st.ok()) return st;
   const std::uint64_t xb = bytes_of(s.rows, s.row_stride, 1, element_size(d));
   const std::uint64_t tb = bytes_of(s.max_position, s.head_dim / 2, 1, 4);
@@ -186,8 +208,8 @@ Status rope_host(const Backend& be, DType d, const RopeShape& s, void* x, const 
   return xb == 0 ? Status{} : be.download(x, X, xb);
 }
 
-Status silu_mul_host(const Backend& be, DType d, std::uint64_t rows, std::uint64_t cols, const void* in,
-                     void* out) {
+Status silu_mul_host(const Backend& be, DType d, std::uint64_t rows, std::uint64_t cols,
+                     const void* in, void* out) {
   if (Status s = be.usable(Op::kSiluMul, d); !s.ok()) return s;
   const std::uint64_t es = element_size(d), n = bytes_of(rows, cols, 1, es);
   Staged st{be, {}, {}};
@@ -199,8 +221,8 @@ Status silu_mul_host(const Backend& be, DType d, std::uint64_t rows, std::uint64
   return n == 0 ? Status{} : be.download(out, O, n);
 }
 
-Status paged_attention_host(const Backend& be, DType d, const AttentionShape& s, const AttentionHostData& in,
-                            void* out) {
+Status paged_attention_host(const Backend& be, DType d, const AttentionShape& s,
+                            const AttentionHostData& in, void* out) {
   if (Status st = be.usable(Op::kPagedAttention, d); !st.ok()) return st;
   const std::uint64_t es = element_size(d);
   const std::uint64_t cache = bytes_of(s.num_blocks * s.block_size, s.kv_heads, s.head_dim, es);

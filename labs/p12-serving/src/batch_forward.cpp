@@ -5,7 +5,11 @@
 namespace serving {
 
 BatchForward::BatchForward(const Model& model, KvStore& kv, std::size_t block_size)
-    : model_(&model), kv_(&kv), block_size_(block_size), ws_(model.backend()), ops_(model.backend()) {}
+    : model_(&model),
+      kv_(&kv),
+      block_size_(block_size),
+      ws_(model.backend()),
+      ops_(model.backend()) {}
 
 const std::vector<float>& BatchForward::run(std::span<const BatchRow> rows) {
   const Model& m = *model_;
@@ -26,15 +30,16 @@ const std::vector<float>& BatchForward::run(std::span<const BatchRow> rows) {
   tables_.assign(n * width, 0);
   for (std::size_t r = 0; r < n; ++r) {
     positions_[r] = static_cast<std::int32_t>(rows[r].pos);
-    std::copy(rows[r].blocks.begin(), rows[r].blocks.end(), tables_.begin() + static_cast<std::ptrdiff_t>(r * width));
+    std::copy(rows[r].blocks.begin(), rows[r].blocks.end(),
+              tables_.begin() + static_cast<std::ptrdiff_t>(r * width));
     const auto emb = m.embedding(rows[r].token);
     std::copy(emb.begin(), emb.end(), x_.begin() + static_cast<std::ptrdiff_t>(r * d));
   }
   for (std::size_t l = 0; l < c.layers; ++l) {
     ops_.rms_norm(x_.data(), n, d, m.attn_norm_buffer(l), c.norm_eps, h_.data());
     m.matmul(ws_, Weight::kQkv, l, h_.data(), n, qkv_.data());
-    ops_.attention(qkv_.data(), n, c, positions_, tables_, width, l, *kv_, m.rope_cos_table(), m.rope_sin_table(),
-                   attn_.data());
+    ops_.attention(qkv_.data(), n, c, positions_, tables_, width, l, *kv_, m.rope_cos_table(),
+                   m.rope_sin_table(), attn_.data());
     m.matmul(ws_, Weight::kOut, l, attn_.data(), n, proj_.data());
     add_into(x_.data(), proj_.data(), n * d);
     ops_.rms_norm(x_.data(), n, d, m.mlp_norm_buffer(l), c.norm_eps, h_.data());

@@ -24,24 +24,27 @@ hal::DeviceBuffer& LayerKernels::scratch(std::size_t slot, std::size_t bytes) {
   hal::DeviceBuffer& buf = buffers_[slot];
   if (buf.bytes() < bytes || buf.handle() == nullptr) {
     auto fresh = backend_->allocate(std::max<std::size_t>(bytes, 64));
-    if (!fresh) throw gpulab::RunError(fmt::format("{}: {}", backend_->name(), fresh.error().message));
+    if (!fresh)
+      throw gpulab::RunError(fmt::format("{}: {}", backend_->name(), fresh.error().message));
     buf = std::move(fresh.value());
   }
   return buf;
 }
 
 void LayerKernels::check(const hal::Status& s, const char* what) const {
-  if (!s.ok()) throw gpulab::RunError(fmt::format("{} {}: {}", backend_->name(), what, hal::describe(s)));
+  if (!s.ok())
+    throw gpulab::RunError(fmt::format("{} {}: {}", backend_->name(), what, hal::describe(s)));
 }
 
-void LayerKernels::rms_norm(const float* x, std::size_t rows, std::size_t width, const hal::DeviceBuffer& gain,
-                            double eps, float* out) {
+void LayerKernels::rms_norm(const float* x, std::size_t rows, std::size_t width,
+                            const hal::DeviceBuffer& gain, double eps, float* out) {
   if (rows == 0) return;
   const std::size_t bytes = rows * width * sizeof(float);
   hal::DeviceBuffer& in = scratch(kIn, bytes);
   hal::DeviceBuffer& o = scratch(kOut, bytes);
   check(backend_->upload(in, x, bytes), "upload");
-  check(backend_->rmsnorm(hal::DType::kF32, rows, width, static_cast<float>(eps), in, gain, o), "rmsnorm");
+  check(backend_->rmsnorm(hal::DType::kF32, rows, width, static_cast<float>(eps), in, gain, o),
+        "rmsnorm");
   check(backend_->download(out, o, bytes), "download");
 }
 
@@ -55,8 +58,9 @@ void LayerKernels::silu_mul(const float* gate_up, std::size_t rows, std::size_t 
 }
 
 void LayerKernels::attention(float* qkv, std::size_t rows, const ModelConfig& c,
-                             const std::vector<std::int32_t>& positions, const std::vector<std::int32_t>& tables,
-                             std::size_t table_width, std::size_t layer, KvStore& kv, const hal::DeviceBuffer& cos,
+                             const std::vector<std::int32_t>& positions,
+                             const std::vector<std::int32_t>& tables, std::size_t table_width,
+                             std::size_t layer, KvStore& kv, const hal::DeviceBuffer& cos,
                              const hal::DeviceBuffer& sin, float* out) {
   if (rows == 0) return;
   const std::size_t d = c.d_model, hd = c.head_dim(), kvd = c.kv_dim(), qkvd = c.qkv_dim();
@@ -85,7 +89,8 @@ void LayerKernels::attention(float* qkv, std::size_t rows, const ModelConfig& c,
   hal::DeviceBuffer& table = scratch(kTable, tables.size() * sizeof(std::int32_t));
   hal::DeviceBuffer& seqs = scratch(kSeq, rows * sizeof(std::int32_t));
   hal::DeviceBuffer& o = scratch(kAttn, rows * d * sizeof(float));
-  check(backend_->upload(table, tables.data(), rows * table_width * sizeof(std::int32_t)), "upload");
+  check(backend_->upload(table, tables.data(), rows * table_width * sizeof(std::int32_t)),
+        "upload");
   check(backend_->upload(seqs, seq.data(), rows * sizeof(std::int32_t)), "upload");
   hal::AttentionShape as;
   as.rows = rows;
@@ -99,7 +104,8 @@ void LayerKernels::attention(float* qkv, std::size_t rows, const ModelConfig& c,
   as.num_seqs = rows;
   as.max_blocks_per_seq = table_width;
   as.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  check(backend_->paged_attention(hal::DType::kF32, as, q, kv.keys(layer), kv.values(layer), table, seqs, pos, o),
+  check(backend_->paged_attention(hal::DType::kF32, as, q, kv.keys(layer), kv.values(layer), table,
+                                  seqs, pos, o),
         "paged_attention");
   check(backend_->download(out, o, rows * d * sizeof(float)), "download");
 }

@@ -49,11 +49,11 @@ struct AttentionHostData {
 // in/out/x are encoded in `d`; weight too; cos/sin are binary32.
 Status rmsnorm_host(const Backend& be, DType d, std::uint64_t rows, std::uint64_t cols, float eps,
                     const void* in, const void* weight, void* out);
-Status rope_host(const Backend& be, DType d, const RopeShape& s, void* x, const std::int32_t* positions,
-                 const float* cos_table, const float* sin_table);
-Status silu_mul_host(const Backend& be, DType d, std::uint64_t rows, std::uint64_t cols, const void* in,
-                     void* out);
-Status paged_attention_host(const Backend& be, DType d, const AttentionShape& s, const AttentionHostData& in,
-                            void* out);
+Status rope_host(const Backend& be, DType d, const RopeShape& s, void* x,
+                 const std::int32_t* positions, const float* cos_table, const float* sin_table);
+Status silu_mul_host(const Backend& be, DType d, std::uint64_t rows, std::uint64_t cols,
+                     const void* in, void* out);
+Status paged_attention_host(const Backend& be, DType d, const AttentionShape& s,
+                            const AttentionHostData& in, void* out);
 
 }  // namespace gpulab::hal

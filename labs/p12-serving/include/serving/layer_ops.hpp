@@ -31,8 +31,8 @@ class LayerKernels {
   explicit LayerKernels(const gpulab::hal::Backend& backend) : backend_(&backend) {}
 
   // out[r] = x[r] / rms(x[r]) * gain, `rows` rows of gain's length; out may be x.
-  void rms_norm(const float* x, std::size_t rows, std::size_t width, const gpulab::hal::DeviceBuffer& gain,
-                double eps, float* out);
+  void rms_norm(const float* x, std::size_t rows, std::size_t width,
+                const gpulab::hal::DeviceBuffer& gain, double eps, float* out);
   // out[r, i] = silu(gate_up[r, i]) * gate_up[r, ffn + i].
   void silu_mul(const float* gate_up, std::size_t rows, std::size_t ffn, float* out);
 
@@ -43,9 +43,11 @@ class LayerKernels {
   // positions 0..pos of its own table. `tables` holds rows x table_width
   // block ids (entries past a row's last block are never read). qkv comes
   // back rotated; out gets rows x d_model.
-  void attention(float* qkv, std::size_t rows, const ModelConfig& c, const std::vector<std::int32_t>& positions,
-                 const std::vector<std::int32_t>& tables, std::size_t table_width, std::size_t layer, KvStore& kv,
-                 const gpulab::hal::DeviceBuffer& cos, const gpulab::hal::DeviceBuffer& sin, float* out);
+  void attention(float* qkv, std::size_t rows, const ModelConfig& c,
+                 const std::vector<std::int32_t>& positions,
+                 const std::vector<std::int32_t>& tables, std::size_t table_width,
+                 std::size_t layer, KvStore& kv, const gpulab::hal::DeviceBuffer& cos,
+                 const gpulab::hal::DeviceBuffer& sin, float* out);
 
  private:
   gpulab::hal::DeviceBuffer& scratch(std::size_t slot, std::size_t bytes);
