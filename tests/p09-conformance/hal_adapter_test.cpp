@@ -9,6 +9,7 @@
 #include "conformance/hal_target.hpp"
 #include "conformance/runner.hpp"
 #include "gpulab/rng.hpp"
+#include "built_backends.hpp"
 #include "hal/hal.hpp"
 
 namespace {
@@ -63,23 +64,7 @@ TEST(HalAgreement, EncodeRandomAndTieFloats) {
   }
 }
 
-class RealBackends : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    reg_ = new hal::Registry(hal::DiscoveryOptions::only_dir(hal::build_backend_dir()));
-  }
-  static void TearDownTestSuite() {
-    delete reg_;
-    reg_ = nullptr;
-  }
-  static const hal::Backend& get(std::string_view name) {
-    const hal::Backend* b = reg_->find(name);
-    if (!b) throw std::runtime_error("backend not built: " + std::string(name));
-    return *b;
-  }
-  static hal::Registry* reg_;
-};
-hal::Registry* RealBackends::reg_ = nullptr;
+using RealBackends = conformance_test::BuiltBackends;
 
 TEST_F(RealBackends, InfoMirrorsTheDescriptor) {
   const BackendInfo cpu = info_of(get("cpu_ref"));

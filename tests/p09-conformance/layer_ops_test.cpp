@@ -12,6 +12,7 @@
 #include "conformance/hal_target.hpp"
 #include "conformance/reference.hpp"
 #include "conformance/runner.hpp"
+#include "built_backends.hpp"
 #include "hal/hal.hpp"
 
 namespace {
@@ -50,20 +51,8 @@ void set_i32(std::vector<std::uint8_t>& b, std::size_t i, std::int32_t v) {
   std::memcpy(b.data() + i * 4, &v, 4);
 }
 
-class LayerCases : public ::testing::Test {
+class LayerCases : public conformance_test::BuiltBackends {
  protected:
-  static void SetUpTestSuite() {
-    reg_ = new hal::Registry(hal::DiscoveryOptions::only_dir(hal::build_backend_dir()));
-  }
-  static void TearDownTestSuite() {
-    delete reg_;
-    reg_ = nullptr;
-  }
-  static const hal::Backend& get(std::string_view name) {
-    const hal::Backend* b = reg_->find(name);
-    if (!b) throw std::runtime_error("backend not built: " + std::string(name));
-    return *b;
-  }
   static std::vector<PreparedCase> cases(Op op, std::vector<DType> dtypes = {DType::kF32}) {
     MatrixOptions o;
     o.ops = {op};
@@ -74,9 +63,7 @@ class LayerCases : public ::testing::Test {
     const BackendResult r = run_backend(t, cases(op, {d}));
     return r.cell(op, d)->verdict;
   }
-  static hal::Registry* reg_;
 };
-hal::Registry* LayerCases::reg_ = nullptr;
 
 TEST_F(LayerCases, EveryHostBackendPassesEveryDeclaredDtype) {
   for (const char* name : {"cpu_ref", "fast", "opencl"}) {
