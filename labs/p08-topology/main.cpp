@@ -9,13 +9,9 @@
 #include "gpulab/emit_report.hpp"
 #include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
+#include "topology/checkpoint_cadence.hpp"
 #include "topology/cluster.hpp"
 #include "topology/report.hpp"
-
-namespace {
-
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -60,10 +56,23 @@ int main(int argc, char** argv) {
   cal->add_option("--world", world, "Processes in the measured ring")->capture_default_str();
   gpulab::add_quick_flag(*cal, common, "Fewer sizes and iterations");
   cal->add_flag("--json", common.json, "Print the results as one JSON document");
+  topo::CadenceInputs cadence;
+  auto* ckpt = app.add_subcommand("checkpoint", "Extension: checkpoint interval (Young/Daly) by job size");
+  ckpt->add_option("--checkpoint-s", cadence.checkpoint_s, "Seconds the job stalls to write one checkpoint")
+      ->check(gpulab::finite_in(1e-3, 1e7))
+      ->capture_default_str();
+  ckpt->add_option("--restart-s", cadence.restart_s, "Seconds from a failure to training again")
+      ->check(gpulab::finite_in(0, 1e7))
+      ->capture_default_str();
+  ckpt->add_option("--gpu-mtbf-h", cadence.gpu_mtbf_h, "Mean time between failures of one GPU, hours")
+      ->check(gpulab::finite_in(1e-3, 1e9))
+      ->capture_default_str();
+  ckpt->add_flag("--json", common.json, "Print the results as one JSON document");
 
   return gpulab::run_program("topo-sim", app, argc, argv, [&] {
     topo::validate(o);
     if (cal->parsed()) return gpulab::emit_report(topo::run_calibration(world, common.quick), common.json);
+    if (ckpt->parsed()) return gpulab::emit_report(topo::checkpoint_cadence(cadence), common.json);
     topo::Cluster c = topo::curriculum_cluster();
     if (!topology.empty()) {
       auto loaded = topo::load_cluster(topology);
