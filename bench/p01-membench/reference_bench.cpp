@@ -14,7 +14,6 @@
 #include "gpulab/rng.hpp"
 #include "gpulab/timing.hpp"
 #include "membench/cache_topology.hpp"
-#include "membench/cpu_clock.hpp"
 #include "membench/pointer_chase.hpp"
 #include "membench/stream.hpp"
 
@@ -88,9 +87,9 @@ double reference_latency_ns(std::size_t bytes, std::size_t loads) {
   for (std::size_t i = 0; i < lines; ++i) p = static_cast<void**>(*p);  // warm-up lap
   double best = 1e30;
   for (int rep = 0; rep < 3; ++rep) {  // the same clock membench uses, so busy machines cancel out
-    const double c0 = membench::thread_cpu_seconds();
+    const double c0 = gpulab::thread_cpu_seconds();
     for (std::size_t i = 0; i < loads; ++i) p = static_cast<void**>(*p);
-    best = std::min(best, membench::thread_cpu_seconds() - c0);
+    best = std::min(best, gpulab::thread_cpu_seconds() - c0);
   }
   benchmark::DoNotOptimize(p);
   std::free(mem);

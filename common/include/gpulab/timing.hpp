@@ -3,6 +3,8 @@
 // says how noisy the machine was).
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 #include <vector>
 
@@ -16,6 +18,15 @@ struct TimingResult {
   double median = 0;
   double mean = 0;
 };
+
+// The calling thread's CPU clock, seconds. Single-threaded measurements on a
+// shared machine use it beside (or instead of) wall time: when the scheduler
+// hands the core to another process, wall time counts those milliseconds too.
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 class Stopwatch {
  public:

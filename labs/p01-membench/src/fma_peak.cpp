@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "gpulab/timing.hpp"
-#include "membench/cpu_clock.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -172,9 +171,9 @@ PeakResult measure_peak(WorkerPool& pool, const CpuDescription& cpu, std::uint64
   const auto t = gpulab::time_repeated(
       [&] {
         pool.run([&](int w) {
-          const double c0 = thread_cpu_seconds();
+          const double c0 = gpulab::thread_cpu_seconds();
           sums[static_cast<std::size_t>(w) * stride] = run_kernel(cpu, iterations);
-          cpu_s[static_cast<std::size_t>(w) * stride] = thread_cpu_seconds() - c0;
+          cpu_s[static_cast<std::size_t>(w) * stride] = gpulab::thread_cpu_seconds() - c0;
         });
         double rate = 0;
         for (std::size_t w = 0; w < cpu_s.size(); w += stride) rate += per_thread / cpu_s[w];

@@ -8,7 +8,6 @@
 #include <numeric>
 
 #include "gpulab/timing.hpp"
-#include "membench/cpu_clock.hpp"
 #include "membench/sizes.hpp"
 
 namespace membench {
@@ -84,11 +83,11 @@ ChaseTiming time_chase(const ChaseBuffer& buffer, const ChaseOptions& opts) {
   const void* p = buffer.head();
   std::vector<double> cpu, wall;
   for (int r = 0; r < opts.reps; ++r) {
-    const double c0 = thread_cpu_seconds();
+    const double c0 = gpulab::thread_cpu_seconds();
     const gpulab::Stopwatch sw;
     p = chase(p, opts.loads);
     wall.push_back(sw.seconds());
-    cpu.push_back(thread_cpu_seconds() - c0);
+    cpu.push_back(gpulab::thread_cpu_seconds() - c0);
   }
   g_sink = p;
   const double per_load = 1e9 / static_cast<double>(opts.loads);

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "membench/cpu_clock.hpp"
+#include "gpulab/timing.hpp"
 #include "membench/sizes.hpp"
 
 namespace membench {
@@ -41,10 +41,10 @@ std::vector<StridePoint> stride_sweep(std::size_t n, std::size_t max_stride, int
   for (std::size_t s = 1; s <= max_stride; s *= 2) {
     float sum = strided_sum(a.data(), n, s);  // warm-up
     double best = 1e300;
-    for (int r = 0; r < reps; ++r) {  // single-threaded: the thread's CPU clock (cpu_clock.hpp)
-      const double c0 = thread_cpu_seconds();
+    for (int r = 0; r < reps; ++r) {  // single-threaded: the thread's CPU clock (gpulab/timing.hpp)
+      const double c0 = gpulab::thread_cpu_seconds();
       sum += strided_sum(a.data(), n, s);
-      best = std::min(best, thread_cpu_seconds() - c0);
+      best = std::min(best, gpulab::thread_cpu_seconds() - c0);
     }
     g_sink = sum;
     StridePoint p;

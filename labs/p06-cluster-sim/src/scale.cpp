@@ -2,26 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <ctime>
-
 #include "cluster_sim/trace.hpp"
 #include "gpulab/progress.hpp"
 #include "gpulab/table.hpp"
 #include "gpulab/timing.hpp"
 
 namespace cluster_sim {
-namespace {
-
-// CPU time of this thread: the simulator is single-threaded, and on a shared
-// machine wall time would measure the neighbours too.
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-}  // namespace
-
 Report scale_report(const std::vector<int>& node_counts, int jobs_per_node, std::uint64_t seed) {
   gpulab::Table t;
   t.column("nodes").column("GPUs").column("jobs").column("events").column("wall_s").column("cpu_s").column("jobs/s")
@@ -43,9 +29,9 @@ Report scale_report(const std::vector<int>& node_counts, int jobs_per_node, std:
     cfg.gpus_per_node = 8;
     cfg.policy = Policy::kBestFit;
     gpulab::Stopwatch sw;
-    const double cpu0 = thread_cpu_seconds();
-    const SimResult r = simulate(jobs, cfg);
-    const double s = thread_cpu_seconds() - cpu0;
+    const double cpu0 = gpulab::thread_cpu_seconds();
+    const SimResult r = simulate(jobs, cfg);  // single-threaded: its CPU time, not the neighbours'
+    const double s = gpulab::thread_cpu_seconds() - cpu0;
     const double wall = sw.seconds();
     const double jps = static_cast<double>(jobs.size()) / s;
     per_job.push_back(s / static_cast<double>(jobs.size()));

@@ -22,6 +22,7 @@
 
 #include "exporter/connection_gate.hpp"
 #include "gpulab/cli.hpp"
+#include "gpulab/http/http_service.hpp"
 #include "gpulab/prom_text.hpp"
 
 namespace exporter {
@@ -271,10 +272,7 @@ MetricsServer::MetricsServer(const Collector& collector, ServerOptions options)
     : impl_(std::make_unique<Impl>(options)) {
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second
   // exporter bind the same port and silently take half of the scrapes.
-  impl_->set_socket_options([](socket_t sock) {
-    const int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
+  impl_->set_socket_options(gpulab::http::reuse_address_only);
   impl_->Get("/metrics", [&collector](const httplib::Request&, httplib::Response& res) {
     const auto text = collector.snapshot();
     res.set_content(text ? *text : std::string(), std::string(gpulab::prom::kContentType));

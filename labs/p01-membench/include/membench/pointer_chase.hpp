@@ -55,7 +55,7 @@ struct ChaseOptions {
   std::uint64_t seed = 1;
 };
 
-// Timed on the thread's CPU clock (cpu_clock.hpp); the wall-clock minimum is
+// Timed on the thread's CPU clock (gpulab/timing.hpp); the wall-clock minimum is
 // kept beside it, and on an idle machine the two agree.
 struct ChaseTiming {
   double ns_min = 0;       // best repetition, ns per load (thread CPU time)
