@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "device_plugin/device_state.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace dp = device_plugin;
 

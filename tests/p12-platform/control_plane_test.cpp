@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "platform/inventory.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "cluster_sim/trace.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/table.hpp"
 
 namespace cluster_sim {

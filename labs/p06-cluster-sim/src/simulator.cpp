@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "cluster_sim/online_scheduler.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/stats.hpp"
 
 namespace cluster_sim {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace device_plugin {
 namespace {

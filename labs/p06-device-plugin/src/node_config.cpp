@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device_plugin/mig.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 
 namespace device_plugin {

@@ -9,7 +9,7 @@
 #include "device_plugin/control.hpp"
 #include "device_plugin/mock_kubelet.hpp"
 #include "device_plugin/plugin_server.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/table.hpp"
 
 namespace device_plugin {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "gpulab/errors.hpp"
 #include "gpulab/number_format.hpp"
 #include "gpulab/table.hpp"
 #include "ring_allreduce/commands.hpp"

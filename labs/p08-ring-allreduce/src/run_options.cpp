@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "gpulab/errors.hpp"
 #include "ring_allreduce/commands.hpp"
 
 namespace ring {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/common_options.hpp"
 #include "gpulab/json.hpp"
 #include "ring_allreduce/chunks.hpp"
 #include "ring_allreduce/experiments.hpp"
