@@ -148,6 +148,13 @@ TEST_F(ReleaseTest, AMissingOrDamagedSignatureIsRefused) {
   EXPECT_EQ(r.err.rfind("gpulabctl: error: SHA256SUMS.sig: cannot open", 0), 0u) << r.err;
 }
 
+TEST_F(ReleaseTest, ALinkPlantedInASignedReleaseFailsVerification) {
+  fs::create_symlink("/etc/passwd", rel_ / "bin" / "passwd");
+  const auto r = verify();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "gpulabctl: error: bin/passwd: is a symbolic link; a release holds plain files only\n");
+}
+
 TEST_F(ReleaseTest, ResigningAfterAChangeVerifiesAgain) {
   spit(rel_ / "bin/gpulabd", "rebuilt\n");
   ASSERT_EQ(verify().exit_code, 1);

@@ -80,6 +80,8 @@ std::vector<std::string> list_artifacts(const fs::path& dir) {
       throw gpulab::UsageError(fmt::format("'{}' holds more than {} files", dir.string(), kMaxArtifacts));
     }
   }
+  // An increment that failed ends the walk with `ec` set: never a silently short list.
+  if (ec) throw gpulab::UsageError(fmt::format("cannot list '{}': {}", dir.string(), ec.message()));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -184,7 +186,14 @@ Verification verify(const fs::path& dir, const licensing::PublicKey& key) {
   }
   Verification v;
   v.summary = Summary{entries.size(), key.key_id()};
-  const auto present = list_artifacts(dir);
+  // A symbolic link or a device planted in a signed release is a failed verification (exit 1),
+  // not bad usage.
+  std::vector<std::string> present;
+  try {
+    present = list_artifacts(dir);
+  } catch (const gpulab::UsageError& e) {
+    throw gpulab::RunError(e.what());
+  }
   const std::set<std::string, std::less<>> on_disk(present.begin(), present.end());
   std::set<std::string, std::less<>> listed;
   for (const auto& e : entries) {
