@@ -6,8 +6,12 @@
 
 namespace gpulab {
 
-std::string_view version() { return GPULAB_VERSION_STRING; }
+std::string_view version() {
+  return GPULAB_VERSION_STRING;
+}
 
-std::string version_line(std::string_view program) { return fmt::format("{} {}", program, version()); }
+std::string version_line(std::string_view program) {
+  return fmt::format("{} {}", program, version());
+}
 
 }  // namespace gpulab

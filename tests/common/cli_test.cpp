@@ -44,7 +44,8 @@ TEST(Cli, ErrorLineHasProgramPrefix) {
 TEST(Cli, VersionPrintsTheProgramAndTheProjectVersion) {
   testing::internal::CaptureStdout();
   EXPECT_EQ(run({"--version"}, [] { return 5; }), gpulab::kExitOk);  // the body never runs
-  EXPECT_EQ(testing::internal::GetCapturedStdout(), "prog " + std::string(gpulab::version()) + "\n");
+  EXPECT_EQ(testing::internal::GetCapturedStdout(),
+            "prog " + std::string(gpulab::version()) + "\n");
   EXPECT_EQ(gpulab::version_line("gpulabd"), "gpulabd " + std::string(gpulab::version()));
   // MAJOR.MINOR.PATCH, as project(VERSION) writes it.
   const std::string v(gpulab::version());

@@ -58,15 +58,17 @@ class ProtocolVersionTest : public ::testing::Test {
 
 TEST_F(ProtocolVersionTest, AnOlderAgentIsRefusedNamingBothVersions) {
   const int old = kProtocolVersion - 1;
-  EXPECT_EQ(refusal(old), fmt::format("protocol: agent speaks version {}, this control plane version {}", old,
-                                      kProtocolVersion));
+  EXPECT_EQ(refusal(old),
+            fmt::format("protocol: agent speaks version {}, this control plane version {}", old,
+                        kProtocolVersion));
   EXPECT_TRUE(cp_->list_nodes().empty());
 }
 
 TEST_F(ProtocolVersionTest, ANewerAgentIsRefusedNamingBothVersions) {
   const int newer = kProtocolVersion + 1;
-  EXPECT_EQ(refusal(newer), fmt::format("protocol: agent speaks version {}, this control plane version {}", newer,
-                                        kProtocolVersion));
+  EXPECT_EQ(refusal(newer),
+            fmt::format("protocol: agent speaks version {}, this control plane version {}", newer,
+                        kProtocolVersion));
   EXPECT_TRUE(cp_->list_nodes().empty());
 }
 

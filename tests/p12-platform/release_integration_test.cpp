@@ -52,10 +52,12 @@ class ReleaseTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(tmp_); }
 
   gpulab_test::ProgramRun sign() {
-    return run_program("gpulabctl", "release-manifest " + rel_.string() + " --private-key " + (tmp_ / "release.key").string());
+    return run_program("gpulabctl", "release-manifest " + rel_.string() + " --private-key " +
+                                        (tmp_ / "release.key").string());
   }
   gpulab_test::ProgramRun verify(const std::string& key = "release") {
-    return run_program("gpulabctl", "verify-release " + rel_.string() + " --public-key " + (tmp_ / (key + ".pub")).string());
+    return run_program("gpulabctl", "verify-release " + rel_.string() + " --public-key " +
+                                        (tmp_ / (key + ".pub")).string());
   }
 
   fs::path tmp_;
@@ -65,10 +67,15 @@ class ReleaseTest : public ::testing::Test {
 TEST_F(ReleaseTest, AnUntouchedReleaseVerifies) {
   const auto r = verify();
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(r.out.rfind("PASS " + rel_.string() + ": 3 artifacts match SHA256SUMS, signed by key ", 0), 0u) << r.out;
+  EXPECT_EQ(
+      r.out.rfind("PASS " + rel_.string() + ": 3 artifacts match SHA256SUMS, signed by key ", 0),
+      0u)
+      << r.out;
   EXPECT_EQ(r.err, "");
   // The manifest is sha256sum's own format: coreutils checks the same files.
-  EXPECT_EQ(std::system(("cd '" + rel_.string() + "' && sha256sum --quiet --strict -c SHA256SUMS").c_str()), 0);
+  EXPECT_EQ(std::system(
+                ("cd '" + rel_.string() + "' && sha256sum --quiet --strict -c SHA256SUMS").c_str()),
+            0);
   EXPECT_EQ(slurp(rel_ / "SHA256SUMS").find("  CHANGELOG.md\n"), 64u);
 }
 
@@ -76,7 +83,8 @@ TEST_F(ReleaseTest, AChangedArtifactIsRefusedByName) {
   spit(rel_ / "bin/gpulabd", "pretend binary, patched\n");
   const auto r = verify();
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.out, "FAIL " + rel_.string() + "/bin/gpulabd: SHA-256 differs from SHA256SUMS (changed after signing)\n");
+  EXPECT_EQ(r.out, "FAIL " + rel_.string() +
+                       "/bin/gpulabd: SHA-256 differs from SHA256SUMS (changed after signing)\n");
 }
 
 TEST_F(ReleaseTest, AMissingArtifactIsRefusedByName) {
@@ -109,14 +117,17 @@ TEST_F(ReleaseTest, AManifestChangedToMatchAChangedArtifactIsRefused) {
   std::string manifest = slurp(rel_ / "SHA256SUMS");
   const auto line = manifest.find("  bin/gpulabd\n");
   ASSERT_NE(line, std::string::npos);
-  const std::string patched_hash = "d2e4e4ac1a9e0ab0c8c1bbb37f0e93ffba4a4d0f9d43b7b7bd3e0a8e8f1c6f1b";
+  const std::string patched_hash =
+      "d2e4e4ac1a9e0ab0c8c1bbb37f0e93ffba4a4d0f9d43b7b7bd3e0a8e8f1c6f1b";
   manifest.replace(line - 64, 64, patched_hash);
   spit(rel_ / "SHA256SUMS", manifest);
   const auto r = verify();
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err.rfind("gpulabctl: error: SHA256SUMS: the signature of key ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find("does not match it (the manifest was changed after signing)\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("does not match it (the manifest was changed after signing)\n"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(count(r.err, "\n"), 1) << r.err;
 }
 
@@ -152,7 +163,8 @@ TEST_F(ReleaseTest, ALinkPlantedInASignedReleaseFailsVerification) {
   fs::create_symlink("/etc/passwd", rel_ / "bin" / "passwd");
   const auto r = verify();
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "gpulabctl: error: bin/passwd: is a symbolic link; a release holds plain files only\n");
+  EXPECT_EQ(r.err,
+            "gpulabctl: error: bin/passwd: is a symbolic link; a release holds plain files only\n");
 }
 
 TEST_F(ReleaseTest, ResigningAfterAChangeVerifiesAgain) {
@@ -163,17 +175,21 @@ TEST_F(ReleaseTest, ResigningAfterAChangeVerifiesAgain) {
 }
 
 TEST_F(ReleaseTest, BadUsageIsExitTwoNamingTheFile) {
-  auto r = run_program("gpulabctl", "verify-release " + (tmp_ / "nope").string() + " --public-key " +
-                                        (tmp_ / "release.pub").string());
+  auto r = run_program("gpulabctl", "verify-release " + (tmp_ / "nope").string() +
+                                        " --public-key " + (tmp_ / "release.pub").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpulabctl: error: '" + (tmp_ / "nope").string() + "' is not a folder\n");
-  r = run_program("gpulabctl", "verify-release " + rel_.string() + " --public-key " + (tmp_ / "release.key").string());
+  r = run_program("gpulabctl", "verify-release " + rel_.string() + " --public-key " +
+                                   (tmp_ / "release.key").string());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find((tmp_ / "release.key").string() + ": not a PEM Ed25519 public key"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find((tmp_ / "release.key").string() + ": not a PEM Ed25519 public key"),
+            std::string::npos)
+      << r.err;
   fs::create_symlink("/etc/passwd", rel_ / "passwd");
   r = sign();
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "gpulabctl: error: passwd: is a symbolic link; a release holds plain files only\n");
+  EXPECT_EQ(r.err,
+            "gpulabctl: error: passwd: is a symbolic link; a release holds plain files only\n");
   r = run_program("gpulabctl", "release-manifest " + rel_.string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--private-key is required"), std::string::npos) << r.err;

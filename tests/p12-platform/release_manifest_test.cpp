@@ -40,7 +40,8 @@ TEST(ReleaseManifest, RendersAndParsesSha256sumLines) {
 
 TEST(ReleaseManifest, RefusesAnythingButCanonicalLines) {
   EXPECT_EQ(parse_error(kHash + "  x\n"), "");
-  EXPECT_EQ(parse_error(std::string(64, 'A') + "  x\n"), "SHA256SUMS:1: the SHA-256 must be 64 lowercase hex digits");
+  EXPECT_EQ(parse_error(std::string(64, 'A') + "  x\n"),
+            "SHA256SUMS:1: the SHA-256 must be 64 lowercase hex digits");
   EXPECT_EQ(parse_error(kHash + " *x\n"), "SHA256SUMS:1: expected '<64 hex digits>  <path>'");
   EXPECT_EQ(parse_error(kHash + "  x"), "SHA256SUMS:1: the last line has no newline");
   EXPECT_EQ(parse_error(kHash + "  x\n" + kHash + "  x\n"), "SHA256SUMS:2: x is listed twice");
@@ -90,7 +91,8 @@ TEST_F(ReleaseDirTest, ASignatureOverTheBareManifestDoesNotVerify) {
   std::ifstream in(dir_ / std::string(kManifestName));
   const std::string manifest{std::istreambuf_iterator<char>(in), {}};
   std::ofstream(dir_ / std::string(kSignatureName), std::ios::trunc)
-      << "ed25519 " << key_.public_key().key_id() << " " << licensing::to_base64(key_.sign(manifest)) << "\n";
+      << "ed25519 " << key_.public_key().key_id() << " "
+      << licensing::to_base64(key_.sign(manifest)) << "\n";
   EXPECT_THROW(verify(dir_, key_.public_key()), gpulab::RunError);
 }
 
