@@ -45,7 +45,7 @@ gpulab::prom::Exposition straggler_metrics(const Detection& d, const std::vector
   auto& wait = e.gauge("allreduce_step_wait_seconds",
                        "Median seconds per step inside the all-reduce (waiting for the slowest rank).");
   auto& score = e.gauge("allreduce_straggler_score",
-                        "Robust score of this rank's compute time: (x - median) / (1.4826 * MAD).");
+                        "Robust score of this rank's compute time: (x - median) / max(1.4826 MAD, 0.1 median).");
   auto& flagged = e.gauge("allreduce_straggler", "1 when the detector names this rank a straggler.");
   for (const RankScore& r : d.ranks) {
     const gpulab::prom::Labels labels{{"rank", std::to_string(r.rank)}};

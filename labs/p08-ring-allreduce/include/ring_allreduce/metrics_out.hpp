@@ -26,7 +26,7 @@ gpulab::prom::Exposition headline_metrics(const std::vector<RankOutcome>& ranks)
 // The straggler check (--steps / --slow-rank), one gauge series per rank:
 //   allreduce_step_compute_seconds  median time on its own work before each all-reduce
 //   allreduce_step_wait_seconds     median time inside each all-reduce (waiting for the slowest)
-//   allreduce_straggler_score       robust score, (compute - median) / (1.4826 * MAD)
+//   allreduce_straggler_score       robust score, (compute - median) / max(1.4826 MAD, 0.1 median)
 //   allreduce_straggler             1 for the rank the detector names, else 0
 gpulab::prom::Exposition straggler_metrics(const Detection& d, const std::vector<double>& wait_seconds);
 
