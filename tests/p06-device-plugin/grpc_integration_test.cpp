@@ -109,6 +109,26 @@ TEST(Grpc, EachModeAdvertisesAndAllocatesOverTheWire) {
   }
 }
 
+TEST(Grpc, MpsReplicasCarryTheMpsEnvAndMountsOverTheWire) {
+  Rig rig(dp::Mode::kMps);
+  ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/gpu", 16, 10s));
+  const auto a = rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-3::2"});
+  ASSERT_TRUE(a.ok()) << a.message;
+  const auto& c = a.containers.at(0);
+  EXPECT_EQ(c.envs.at("NVIDIA_VISIBLE_DEVICES"), "GPU-3");
+  EXPECT_EQ(c.envs.at("CUDA_MPS_PIPE_DIRECTORY"), "/mps/nvidia.com/gpu/pipe");
+  EXPECT_EQ(c.envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "25");
+  EXPECT_EQ(c.envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=20480M");
+  int mps_mounts = 0;
+  for (const auto& m : c.mounts) mps_mounts += m.host_path.starts_with("/run/nvidia/mps/") ? 1 : 0;
+  EXPECT_EQ(mps_mounts, 2);
+  EXPECT_EQ(rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-2::0", "GPU-2::1"}).code_name, "INVALID_ARGUMENT");
+  // The kubelet's own pick for a 2-replica pod spreads over GPUs, which MPS accepts.
+  const auto pod = rig.kubelet.allocate("nvidia.com/gpu", 2);
+  ASSERT_TRUE(pod.ok()) << pod.message;
+  EXPECT_EQ(pod.containers.at(0).envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=20480M,1=20480M");
+}
+
 TEST(Grpc, TwoReplicasOfGpu0YieldTheSameNvidiaVisibleDevices) {
   Rig rig(dp::Mode::kTimeslice);
   ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/gpu", 16, 10s));
