@@ -21,7 +21,9 @@ cs::Request req(int gpus, std::size_t seq) {
   return r;
 }
 
-cs::PoolPlacement on(int node, std::uint64_t mask) { return {0, {cs::Slice{node, mask, 0}}}; }
+cs::PoolPlacement on(int node, std::uint64_t mask) {
+  return {0, {cs::Slice{node, mask, 0}}};
+}
 
 int count(const cs::SchedulePass& p, cs::SchedulerEvent::Kind k) {
   int n = 0;
@@ -69,8 +71,10 @@ TEST(Defrag, NeverMovesLargeJobsAndNeverMovesWithoutAWholePlan) {
   {
     // Only 2 GPUs free in all: no plan frees a node, so nothing moves.
     cs::OnlineScheduler s({cs::Cluster(2, 8)}, cfg);
-    for (int k = 0; k < 4; ++k) s.adopt(static_cast<cs::JobId>(k + 1), req(2, k), on(0, 0b11ULL << (2 * k)), 0);
-    for (int k = 0; k < 3; ++k) s.adopt(static_cast<cs::JobId>(k + 5), req(2, k + 4), on(1, 0b11ULL << (2 * k)), 0);
+    for (int k = 0; k < 4; ++k)
+      s.adopt(static_cast<cs::JobId>(k + 1), req(2, k), on(0, 0b11ULL << (2 * k)), 0);
+    for (int k = 0; k < 3; ++k)
+      s.adopt(static_cast<cs::JobId>(k + 5), req(2, k + 4), on(1, 0b11ULL << (2 * k)), 0);
     s.submit(9, req(8, 9));
     EXPECT_TRUE(s.schedule(0).events.empty());
     EXPECT_EQ(s.pool(0).free_gpus(1), 2);
@@ -93,7 +97,8 @@ std::vector<cs::Job> trace(const std::string& text) {
 // both nodes, so the big one waits for them to end (99) unless a node is
 // reserved for it or the small jobs on one node are moved.
 const char* kSpreadTrace =
-    "S1,0,1,100\nS2,0,1,100\nS3,0,1,100\nS4,0,1,100\nS5,0,1,100\nS6,0,1,100\nS7,0,1,100\nS8,0,1,100\nL,1,8,10\n";
+    "S1,0,1,100\nS2,0,1,100\nS3,0,1,100\nS4,0,1,100\nS5,0,1,100\nS6,0,1,100\nS7,0,1,100\nS8,0,1,"
+    "100\nL,1,8,10\n";
 
 cs::SimConfig spread_2x8() {
   cs::SimConfig c;
@@ -122,11 +127,12 @@ TEST(Defrag, SimulatedMovesCostTheCheckpointPenaltyAndTheLargeJobStartsAtOnce) {
   cfg.defrag = true;
   const cs::SimResult r = cs::simulate(trace(kSpreadTrace), cfg);
   EXPECT_DOUBLE_EQ(r.jobs[8].wait, 0.0);
-  EXPECT_EQ(r.migrations, 4);                     // one node's four 1-GPU jobs
-  EXPECT_DOUBLE_EQ(r.lost_gpu_time, 4 * 30.0);    // penalty x their GPUs
-  EXPECT_DOUBLE_EQ(r.makespan, 100.0 + 30.0);     // the moved jobs redo 30 units
+  EXPECT_EQ(r.migrations, 4);                   // one node's four 1-GPU jobs
+  EXPECT_DOUBLE_EQ(r.lost_gpu_time, 4 * 30.0);  // penalty x their GPUs
+  EXPECT_DOUBLE_EQ(r.makespan, 100.0 + 30.0);   // the moved jobs redo 30 units
   EXPECT_EQ(r.completed, 9);
-  for (int i = 0; i < 8; ++i) EXPECT_DOUBLE_EQ(r.jobs[static_cast<std::size_t>(i)].wait, 0.0) << "a move is not a wait";
+  for (int i = 0; i < 8; ++i)
+    EXPECT_DOUBLE_EQ(r.jobs[static_cast<std::size_t>(i)].wait, 0.0) << "a move is not a wait";
 }
 
 TEST(ReservedPool, ImpossibleSettingsAreUsageErrors) {
@@ -144,7 +150,8 @@ TEST(ReservedPool, ImpossibleSettingsAreUsageErrors) {
     cs::simulate(trace("G,0,16,10\n"), small_pools);
     FAIL() << "a 16-GPU job fits neither 8-GPU pool";
   } catch (const gpulab::UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("the largest pool it may use has 8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the largest pool it may use has 8"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -57,8 +57,10 @@ TEST(RingAllreduceMetricsOut, DeadRankLeavesTimeoutsOnTheSurvivorsAndNothingForI
 TEST(RingAllreduceMetricsOut, StragglerCheckExportsTheNamedRank) {
   const fs::path out = fs::path(::testing::TempDir()) / "ring-straggler.prom";
   fs::remove(out);
-  const auto r = run_program("ring-allreduce", "--world 4 --size 20000 --steps 10 --slow-rank 3 --slow-factor 5 "
-                                               "--metrics-out " + out.string());
+  const auto r = run_program("ring-allreduce",
+                             "--world 4 --size 20000 --steps 10 --slow-rank 3 --slow-factor 5 "
+                             "--metrics-out " +
+                                 out.string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto e = read_exposition(out);
   for (int rank = 0; rank < 4; ++rank) {

@@ -1,12 +1,13 @@
 // Straggler detection: the robust score on chosen timings, its metrics, and
 // forked ranks with one of them really slowed down.
+#include "ring_allreduce/straggler.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
 #include "ring_allreduce/launcher.hpp"
 #include "ring_allreduce/metrics_out.hpp"
-#include "ring_allreduce/straggler.hpp"
 
 namespace ring {
 namespace {
@@ -47,7 +48,9 @@ TEST(DetectStragglers, NeedsThreeRanks) {
 TEST(StragglerMetrics, OneSeriesPerRankAndTheFlagOnTheStraggler) {
   const Detection d = detect_stragglers(std::vector<double>{0.01, 0.01, 0.05});
   const auto e = straggler_metrics(d, {0.04, 0.04, 0.001});
-  const auto v = [&](const char* name, const char* rank) { return e.find(name)->find({{"rank", rank}})->value; };
+  const auto v = [&](const char* name, const char* rank) {
+    return e.find(name)->find({{"rank", rank}})->value;
+  };
   EXPECT_EQ(v("allreduce_straggler", "2"), 1.0);
   EXPECT_EQ(v("allreduce_straggler", "0"), 0.0);
   EXPECT_EQ(v("allreduce_step_compute_seconds", "2"), 0.05);

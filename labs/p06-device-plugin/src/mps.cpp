@@ -7,12 +7,14 @@ namespace device_plugin {
 std::vector<std::string> MpsDaemon::control_commands() const {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < pinned_limit_mib.size(); ++i)
-    out.push_back(fmt::format("set_default_device_pinned_mem_limit {} {}M", i, pinned_limit_mib[i]));
+    out.push_back(
+        fmt::format("set_default_device_pinned_mem_limit {} {}M", i, pinned_limit_mib[i]));
   out.push_back(fmt::format("set_default_active_thread_percentage {}", active_thread_percentage));
   return out;
 }
 
-MpsDaemon mps_daemon(const std::string& resource, const std::vector<std::uint64_t>& memory_bytes, int replicas) {
+MpsDaemon mps_daemon(const std::string& resource, const std::vector<std::uint64_t>& memory_bytes,
+                     int replicas) {
   MpsDaemon d;
   d.resource = resource;
   d.pipe_dir = fmt::format("{}/{}/pipe", kMpsContainerRoot, resource);

@@ -14,7 +14,9 @@ namespace ring {
 
 Detection detect_stragglers(std::span<const double> seconds) {
   if (seconds.size() < 3)
-    throw std::invalid_argument("straggler detection needs at least 3 ranks (with 2, each is as far from the median as the other)");
+    throw std::invalid_argument(
+        "straggler detection needs at least 3 ranks (with 2, each is as far from the median as the "
+        "other)");
   Detection d;
   d.median = gpulab::median(seconds);
   std::vector<double> dev;
@@ -72,7 +74,8 @@ gpulab::Json straggler_rank(Transport& t, const StragglerSpec& spec) {
     gpulab::Stopwatch wall;
     const double cpu0 = gpulab::thread_cpu_seconds();
     for (int s = 0; s < kSlices; ++s) sink += work_slice(scratch);
-    for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<T>((t.rank() + 1) * pattern(i));
+    for (std::size_t i = 0; i < grad.size(); ++i)
+      grad[i] = static_cast<T>((t.rank() + 1) * pattern(i));
     if (slow) {
       // Real extra work in proportion to what this step's work really cost
       // here, as a throttled GPU really computes slower.
@@ -104,7 +107,8 @@ RankJob straggler_job(const StragglerSpec& spec) {
   // The vector and the ring's inbox (one chunk, at most the vector).
   const std::uint64_t v = std::uint64_t{spec.count} * dtype_size(spec.dtype);
   return {[spec](Transport& t) {
-            return spec.dtype == DType::kF64 ? straggler_rank<double>(t, spec) : straggler_rank<float>(t, spec);
+            return spec.dtype == DType::kF64 ? straggler_rank<double>(t, spec)
+                                             : straggler_rank<float>(t, spec);
           },
           MemoryNeed{2 * v + kWorkElems * sizeof(double), 0}};
 }

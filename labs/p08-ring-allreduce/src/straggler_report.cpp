@@ -41,8 +41,10 @@ int run_straggler(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Exp
   spec.slow_factor = o.slow_rank >= 0 ? o.slow_factor : 1.0;
   const auto ranks = launch(o, o.world, straggler_job(spec));
   if (ranks.empty()) return gpulab::kExitOk;  // an MPI rank other than 0: rank 0 reports
-  if (!std::all_of(ranks.begin(), ranks.end(), [](const auto& r) { return r.status == RankOutcome::Status::kOk; })) {
-    if (o.print()) fmt::print("FAIL: the straggler run did not complete: {}\n", describe_failures(ranks));
+  if (!std::all_of(ranks.begin(), ranks.end(),
+                   [](const auto& r) { return r.status == RankOutcome::Status::kOk; })) {
+    if (o.print())
+      fmt::print("FAIL: the straggler run did not complete: {}\n", describe_failures(ranks));
     return gpulab::kExitCheckFailed;
   }
   const StepTimes st = fold_step_times(ranks);
@@ -66,10 +68,16 @@ int run_straggler(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Exp
   Json jr = Json::array();
   for (const RankScore& s : d.ranks) {
     const auto r = static_cast<std::size_t>(s.rank);
-    jr.push_back({{"rank", s.rank}, {"compute_cpu_ms", s.value * 1e3}, {"compute_wall_ms", compute_wall[r] * 1e3},
+    jr.push_back({{"rank", s.rank},
+                  {"compute_cpu_ms", s.value * 1e3},
+                  {"compute_wall_ms", compute_wall[r] * 1e3},
                   {"wait_ms", wait[r] * 1e3},
-                  {"step_ms", step[r] * 1e3}, {"ratio", s.ratio}, {"z", s.z}, {"score", s.score},
-                  {"straggler", s.straggler}, {"compute_cpu_ms_per_step", per_step_ms(st.compute[r])}});
+                  {"step_ms", step[r] * 1e3},
+                  {"ratio", s.ratio},
+                  {"z", s.z},
+                  {"score", s.score},
+                  {"straggler", s.straggler},
+                  {"compute_cpu_ms_per_step", per_step_ms(st.compute[r])}});
   }
   doc["straggler"] = {{"world", o.world},
                       {"steps", o.steps},
@@ -87,34 +95,46 @@ int run_straggler(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Exp
   if (injected) doc["straggler"]["injected_rank_named"] = named_exactly;
 
   if (o.print()) {
-    fmt::print("\nstraggler check: world={}, {} steps of compute then ring all-reduce ({} {}), ", o.world, o.steps,
-               o.size, dtype == DType::kF64 ? "doubles" : "floats");
+    fmt::print("\nstraggler check: world={}, {} steps of compute then ring all-reduce ({} {}), ",
+               o.world, o.steps, o.size, dtype == DType::kF64 ? "doubles" : "floats");
     if (injected)
       fmt::print("rank {} slowed {:.1f}x\n", o.slow_rank, o.slow_factor);
     else
       fmt::print("nothing injected\n");
     gpulab::Table t;
-    t.column("rank").column("cpu_ms").column("wall_ms").column("wait_ms").column("step_ms").column("ratio").column("z")
-        .column("score").column("verdict", gpulab::Table::Align::kLeft);
+    t.column("rank")
+        .column("cpu_ms")
+        .column("wall_ms")
+        .column("wait_ms")
+        .column("step_ms")
+        .column("ratio")
+        .column("z")
+        .column("score")
+        .column("verdict", gpulab::Table::Align::kLeft);
     for (const RankScore& s : d.ranks) {
       const auto r = static_cast<std::size_t>(s.rank);
       t.row({fmt::format("{}", s.rank), fmt::format("{:.2f}", s.value * 1e3),
              fmt::format("{:.2f}", compute_wall[r] * 1e3), fmt::format("{:.2f}", wait[r] * 1e3),
-             fmt::format("{:.2f}", step[r] * 1e3), fmt::format("{:.2f}", s.ratio),
-             fixed(s.z, 2), fixed(s.score, 1), s.straggler ? "STRAGGLER" : "ok"});
+             fmt::format("{:.2f}", step[r] * 1e3), fmt::format("{:.2f}", s.ratio), fixed(s.z, 2),
+             fixed(s.score, 1), s.straggler ? "STRAGGLER" : "ok"});
     }
     fmt::print("{}", t.render());
-    fmt::print("medians over the rank's steps: cpu/wall = its own work in CPU/wall time, wait = inside the "
-               "all-reduce, step = wall + wait\n");
-    fmt::print("ratio = cpu / median {:.2f} ms; score = (cpu - median) / max(1.4826 MAD, 0.1 median) = {:.2f} ms\n",
-               d.median * 1e3, d.scale * 1e3);
+    fmt::print(
+        "medians over the rank's steps: cpu/wall = its own work in CPU/wall time, wait = inside "
+        "the "
+        "all-reduce, step = wall + wait\n");
+    fmt::print(
+        "ratio = cpu / median {:.2f} ms; score = (cpu - median) / max(1.4826 MAD, 0.1 median) = "
+        "{:.2f} ms\n",
+        d.median * 1e3, d.scale * 1e3);
     if (d.stragglers.empty())
-      fmt::print("no straggler: no rank is both an outlier (score >= {:.1f}) and {:.1f}x the median\n",
-                 kStragglerScore, kStragglerRatio);
+      fmt::print(
+          "no straggler: no rank is both an outlier (score >= {:.1f}) and {:.1f}x the median\n",
+          kStragglerScore, kStragglerRatio);
     for (const int r : d.stragglers) {
       const RankScore& s = d.ranks[static_cast<std::size_t>(r)];
-      fmt::print("straggler: rank {} (score {:.1f}, cpu {:.2f}x the median; z-score only {:.2f})\n", r, s.score,
-                 s.ratio, s.z);
+      fmt::print("straggler: rank {} (score {:.1f}, cpu {:.2f}x the median; z-score only {:.2f})\n",
+                 r, s.score, s.ratio, s.z);
     }
     if (st.wrong != 0) fmt::print("FAIL: {} elements off the exact sum\n", st.wrong);
     if (injected && named_exactly)

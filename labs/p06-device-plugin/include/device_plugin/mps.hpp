@@ -21,19 +21,20 @@ inline constexpr std::string_view kMpsHostRoot = "/run/nvidia/mps";
 inline constexpr std::string_view kMpsContainerRoot = "/mps";
 
 struct MpsDaemon {
-  std::string resource;         // "nvidia.com/gpu"
-  std::string pipe_dir;         // in the container: /mps/<resource>/pipe
-  std::string log_dir;          // in the container: /mps/<resource>/log
-  std::string host_pipe_dir;    // /run/nvidia/mps/<resource>/pipe
-  std::string host_log_dir;     // /run/nvidia/mps/<resource>/log
-  std::string host_shm_dir;     // /run/nvidia/mps/shm, mounted at /dev/shm
-  int active_thread_percentage = 100;                 // 100 / replicas
-  std::vector<std::uint64_t> pinned_limit_mib;        // per GPU index: memory / replicas
+  std::string resource;                         // "nvidia.com/gpu"
+  std::string pipe_dir;                         // in the container: /mps/<resource>/pipe
+  std::string log_dir;                          // in the container: /mps/<resource>/log
+  std::string host_pipe_dir;                    // /run/nvidia/mps/<resource>/pipe
+  std::string host_log_dir;                     // /run/nvidia/mps/<resource>/log
+  std::string host_shm_dir;                     // /run/nvidia/mps/shm, mounted at /dev/shm
+  int active_thread_percentage = 100;           // 100 / replicas
+  std::vector<std::uint64_t> pinned_limit_mib;  // per GPU index: memory / replicas
   // What the daemon is told at start, in nvidia-cuda-mps-control's words.
   [[nodiscard]] std::vector<std::string> control_commands() const;
 };
 
 // The daemon for `resource` on GPUs of `memory_bytes` each, `replicas` clients per GPU.
-MpsDaemon mps_daemon(const std::string& resource, const std::vector<std::uint64_t>& memory_bytes, int replicas);
+MpsDaemon mps_daemon(const std::string& resource, const std::vector<std::uint64_t>& memory_bytes,
+                     int replicas);
 
 }  // namespace device_plugin

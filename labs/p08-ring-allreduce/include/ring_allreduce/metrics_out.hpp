@@ -28,10 +28,10 @@ gpulab::prom::Exposition headline_metrics(const std::vector<RankOutcome>& ranks)
 //   allreduce_step_wait_seconds     median time inside each all-reduce (waiting for the slowest)
 //   allreduce_straggler_score       robust score, (compute - median) / max(1.4826 MAD, 0.1 median)
 //   allreduce_straggler             1 for the rank the detector names, else 0
-gpulab::prom::Exposition straggler_metrics(const Detection& d, const std::vector<double>& wait_seconds);
+gpulab::prom::Exposition straggler_metrics(const Detection& d,
+                                           const std::vector<double>& wait_seconds);
 
 // True when the rank failed because its watchdog fired.
 bool timed_out(const RankOutcome& rank);
-
 
 }  // namespace ring

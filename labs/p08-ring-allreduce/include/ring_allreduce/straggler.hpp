@@ -66,9 +66,9 @@ Detection detect_stragglers(std::span<const double> seconds);
 struct StragglerSpec {
   std::size_t count = 80'000;  // elements all-reduced each step
   DType dtype = DType::kF64;
-  int steps = 20;              // timed steps
-  int warmup = 2;              // untimed steps before them
-  int slow_rank = -1;          // this rank keeps working until its step cost slow_factor x what it measured
+  int steps = 20;      // timed steps
+  int warmup = 2;      // untimed steps before them
+  int slow_rank = -1;  // this rank keeps working until its step cost slow_factor x what it measured
   double slow_factor = 1.0;
 };
 RankJob straggler_job(const StragglerSpec& spec);
@@ -77,8 +77,8 @@ RankJob straggler_job(const StragglerSpec& spec);
 struct StepTimes {
   std::vector<std::vector<double>> compute;       // [rank][step], CPU seconds on its own work
   std::vector<std::vector<double>> compute_wall;  // [rank][step], the same in wall seconds
-  std::vector<std::vector<double>> wait;     // [rank][step], seconds inside the all-reduce
-  std::uint64_t wrong = 0;                   // elements off the exact sum, all ranks and steps
+  std::vector<std::vector<double>> wait;          // [rank][step], seconds inside the all-reduce
+  std::uint64_t wrong = 0;                        // elements off the exact sum, all ranks and steps
 };
 // Throws std::runtime_error naming a rank that did not finish.
 StepTimes fold_step_times(const std::vector<RankOutcome>& ranks);
