@@ -235,6 +235,31 @@ TEST(Process, SigtermShutsDownCleanlyAndRemovesTheSocket) {
   kubelet.stop();
 }
 
+// The program itself in MPS mode, with the replicas from its node config and
+// the label in its feature file, allocated by the mock kubelet.
+TEST(Process, MpsModeFromTheCommandLineAndTheConfig) {
+  dp::TempDir dir;
+  dp::MockKubelet kubelet(dir.path());
+  kubelet.start();
+  const std::string cfg = dir.path() + "/node.json";
+  std::ofstream(cfg) << R"({"gpus": 2, "memory_gb": 40, "mps": {"replicas": 3}})";
+  const std::string features = dir.path() + "/features";
+  Child plugin({kPlugin, "--mode", "mps", "--socket-dir", dir.path(), "--config", cfg, "--feature-file", features});
+  ASSERT_TRUE(kubelet.wait_for_capacity("nvidia.com/gpu", 6, 10s));
+  const auto a = kubelet.allocate_ids("nvidia.com/gpu", {"GPU-1::2"});
+  ASSERT_TRUE(a.ok()) << a.message;
+  EXPECT_EQ(a.containers.at(0).envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "33");
+  EXPECT_EQ(a.containers.at(0).envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=13653M");  // 40 GiB / 3
+  EXPECT_EQ(kubelet.allocate_ids("nvidia.com/gpu", {"GPU-1::3"}).code_name, "INVALID_ARGUMENT");
+  std::ifstream f(features);
+  const std::string labels((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(labels.find("nvidia.com/gpu.sharing-strategy=mps\n"), std::string::npos) << labels;
+  EXPECT_NE(labels.find("nvidia.com/gpu.replicas=3\n"), std::string::npos) << labels;
+  kill(plugin.pid, SIGTERM);
+  EXPECT_EQ(plugin.wait_exit(10s), 0);
+  kubelet.stop();
+}
+
 TEST(Process, ControlFileXidMakesTheRunningPluginReadvertise) {
   dp::TempDir dir;
   dp::MockKubelet kubelet(dir.path());
