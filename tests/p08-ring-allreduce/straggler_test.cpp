@@ -36,7 +36,7 @@ TEST(DetectStragglers, JitterOnIdenticalRanksIsNotAStraggler) {
   EXPECT_EQ(same.ranks[0].score, 0.0);
 }
 
-TEST(DetectStragglers, UpToHalfTheRanksSlowAreAllNamed) {
+TEST(DetectStragglers, FewerThanHalfTheRanksSlowAreAllNamed) {
   const Detection d = detect_stragglers(std::vector<double>{1, 1.05, 0.98, 5, 6});
   EXPECT_EQ(d.stragglers, (std::vector<int>{3, 4}));
 }

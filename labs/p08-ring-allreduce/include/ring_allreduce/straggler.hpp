@@ -16,7 +16,7 @@
 // standard deviation) cannot find one outlier among few ranks: the outlier
 // inflates the deviation it is measured against, and with N ranks its z can
 // never exceed (N-1)/sqrt(N) (1.5 at N = 4), below any sane threshold. The
-// median and the MAD ignore up to half the ranks being slow.
+// median and the MAD stay put while fewer than half the ranks are slow.
 #pragma once
 
 #include <cstddef>
