@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "licensing/digest.hpp"
 #include "licensing/encoding.hpp"
 

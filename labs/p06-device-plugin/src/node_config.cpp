@@ -144,6 +144,11 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
     if (n.replicas < 1 || n.replicas > 64) bad(source, "'timeslice.replicas' must be between 1 and 64");
   }
 
+  if (j.contains("mps")) {
+    n.mps_replicas = get<int>(j.at("mps"), "replicas", n.mps_replicas, source);
+    if (n.mps_replicas < 1 || n.mps_replicas > 64) bad(source, "'mps.replicas' must be between 1 and 64");
+  }
+
   const int count = static_cast<int>(n.gpu_count());
   if (j.contains("nvlink_pairs")) {
     const json& pj = j.at("nvlink_pairs");

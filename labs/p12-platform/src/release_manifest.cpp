@@ -7,7 +7,7 @@
 #include <set>
 #include <system_error>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "licensing/digest.hpp"
 #include "licensing/encoding.hpp"
