@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "gpulab/errors.hpp"
 #include "gpulab/stats.hpp"
 #include "gpulab/table.hpp"
 #include "ring_allreduce/commands.hpp"
