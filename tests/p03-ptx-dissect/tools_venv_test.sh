@@ -22,7 +22,8 @@ cp "$lab" "$tmp/root/tools/lab"
 printf 'nvidia-cuda-cuobjdump==1.0 --hash=sha256:%064d\n' 1 >"$tmp/root/tools/requirements-tools.txt"
 
 # python3 -m venv DIR makes DIR/bin/python; that python's "-m pip install ... -r REQ"
-# counts its calls and puts a cuobjdump where NVIDIA's wheel puts it.
+# counts its calls and puts a cuobjdump where NVIDIA's wheel puts it and the
+# kubernetes-validate entry point where pip puts it.
 cat >"$tmp/fakebin/python3" <<'PY'
 #!/usr/bin/env bash
 [ "$1 $2" = "-m venv" ] || exit 9
@@ -37,6 +38,7 @@ if [ -n "\${FAKE_PIP_FAIL:-}" ]; then
 fi
 mkdir -p "$3/lib/python3.11/site-packages/nvidia/cu13/bin"
 touch "$3/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump"
+printf '#!/bin/sh\n' >"$3/bin/kubernetes-validate" && chmod +x "$3/bin/kubernetes-validate"
 echo "Successfully installed nvidia-cuda-cuobjdump-1.0"
 INNER
 chmod +x "$3/bin/python"
@@ -49,7 +51,7 @@ export FAKE_PIP_CALLS=$tmp/pip-calls PATH="$tmp/fakebin:$PATH"
 
 build() { (cd "$tmp/root" && tools/lab build) 2>"$tmp/stderr" >/dev/null || true; }
 calls() { wc -l <"$FAKE_PIP_CALLS" | tr -d ' '; }
-line="lab: installing NVIDIA tools from tools/requirements-tools.txt into build/tools-venv"
+line="lab: installing PyPI tools from tools/requirements-tools.txt into build/tools-venv"
 venv=$tmp/root/build/tools-venv
 
 build

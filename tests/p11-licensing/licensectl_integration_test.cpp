@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <ctime>
+
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
@@ -18,6 +20,17 @@ struct Outcome {
 };
 
 // Runs a shell command in `dir`, capturing both streams.
+// sign-activation stamps the bound licence with the vendor's real date, so status checks
+// after an activation must ask about a day no earlier than that.
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &utc);
+  return buf;
+}
+
 Outcome shell(const TempDir& dir, const std::string& command) {
   const std::string cmd = "cd '" + dir.path().string() + "' && " + command + " >out.txt 2>err.txt </dev/null";
   const int status = std::system(cmd.c_str());
@@ -158,15 +171,15 @@ TEST_F(Licensectl, AStatePathThatIsNoRecordIsAnInputErrorNotTampering) {
 
 TEST_F(Licensectl, AirGapRoundTripConsumesTheRequest) {
   ASSERT_EQ(run(dir_, "licensectl issue --key vendor.key --customer ACME --features serve --issued 2026-01-01 "
-                      "--expires 2027-01-01 --floating --out ent.lic").code, 0);
+                      "--expires 2099-01-01 --floating --out ent.lic").code, 0);
   ASSERT_EQ(run(dir_, "licensectl activate-request --license ent.lic --root host-a --out req.txt").code, 0);
   ASSERT_EQ(run(dir_, "licensectl sign-activation req.txt --key vendor.key --license ent.lic --out act.lic").code, 0);
   const Outcome act = run(dir_, "licensectl activate act.lic --request req.txt --public-key vendor.pub --root host-a "
                             "--out installed.lic");
   ASSERT_EQ(act.code, 0) << act.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "req.txt"));
-  EXPECT_EQ(run(dir_, "licensectl status installed.lic --public-key vendor.pub --root host-a --now 2026-12-01").code, 0);
-  EXPECT_EQ(run(dir_, "licensectl status installed.lic --public-key vendor.pub --root host-b --now 2026-12-02").code, 14);
+  EXPECT_EQ(run(dir_, "licensectl status installed.lic --public-key vendor.pub --root host-a --now " + today_utc()).code, 0);
+  EXPECT_EQ(run(dir_, "licensectl status installed.lic --public-key vendor.pub --root host-b --now " + today_utc()).code, 14);
   // A second machine cannot reuse the activation with a request of its own.
   ASSERT_EQ(run(dir_, "licensectl activate-request --license ent.lic --root host-b --out req-b.txt").code, 0);
   const Outcome replay = run(dir_, "licensectl activate act.lic --request req-b.txt --public-key vendor.pub --root host-b "
