@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
