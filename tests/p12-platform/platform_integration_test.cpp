@@ -4,7 +4,14 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -549,6 +556,78 @@ TEST_F(ServePlatformTest, AServerThatDiesIsAFailedTaskAndIsStartedAgain) {
   const auto answer = serving::complete(target_of(job.at("endpoint")), kHello);
   ASSERT_TRUE(answer.ok) << answer.error;
   EXPECT_EQ(answer.text, "I(<<<<,=");
+}
+
+// A free TCP port on loopback (bind to 0, read it, close).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+TEST_F(ServePlatformTest, PrometheusFindsTheServerThroughTheControlPlaneAndScrapesIt) {
+  if (std::system("command -v prometheus >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "prometheus not installed (Debian package prometheus)";
+  }
+  start_serving(1);
+  const std::string id = submit_example();
+  const auto job = wait_endpoint(id);
+  ASSERT_EQ(job.at("state"), "running") << job.dump();
+  ASSERT_TRUE(serving::complete(target_of(job.at("endpoint")), kHello).ok);
+  // The README's scrape config, with a 1 s refresh and scrape.
+  std::ofstream(dir_ / "prometheus.yml") << "global: {scrape_interval: 1s, scrape_timeout: 900ms}\n"
+                                            "scrape_configs:\n"
+                                            "  - job_name: gpulab\n"
+                                            "    http_sd_configs: [{url: '"
+                                         << cluster_->control_url() << "/v1/targets', refresh_interval: 1s}]\n";
+  const int port = free_port();
+  ASSERT_GT(port, 0);
+  const pid_t prom = ::fork();
+  if (prom == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const std::string config = "--config.file=" + (dir_ / "prometheus.yml").string();
+    const std::string data = "--storage.tsdb.path=" + (dir_ / "prom-data").string();
+    const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port);
+    const int log = ::open((dir_ / "prometheus.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(log, 1);
+    ::dup2(log, 2);
+    ::execlp("prometheus", "prometheus", config.c_str(), data.c_str(), listen.c_str(), "--log.level=warn", nullptr);
+    ::_exit(127);
+  }
+  ASSERT_GT(prom, 0);
+  httplib::Client api("127.0.0.1", port);
+  Json series;
+  const bool scraped = wait_until(
+      [&] {
+        const auto r = api.Get("/api/v1/query?query=serving_ttft_seconds_count");
+        if (!r || r->status != 200) return false;
+        series = Json::parse(r->body, nullptr, false);
+        return !series.is_discarded() && !series["data"]["result"].empty() &&
+               series["data"]["result"][0]["value"][1] == "1";
+      },
+      120s);
+  ::kill(prom, SIGKILL);
+  ::waitpid(prom, nullptr, 0);
+  std::ifstream in(dir_ / "prometheus.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(scraped) << series.dump() << "\nprometheus log:\n" << log;
+  // The series carries the target labels the control plane gave it.
+  const Json& metric = series["data"]["result"][0]["metric"];
+  EXPECT_EQ(metric["job"], "gpulab-serve") << series.dump();
+  EXPECT_EQ(metric["gpulab_job"], id);
+  EXPECT_EQ(metric["gpulab_job_name"], "chat");
+  EXPECT_EQ(metric["node"], "node-0");
+  EXPECT_EQ(metric["model"], "tiny");
+  EXPECT_EQ(metric["instance"], job.at("endpoint").get<std::string>().substr(7));
 }
 
 TEST_F(LicensedPlatformTest, AServeJobNeedsTheServingFeature) {
