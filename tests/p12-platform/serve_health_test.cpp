@@ -30,7 +30,8 @@ TEST(ServeHealth, AServerThatNeverAnswersFailsAtTheStartTimeout) {
   ServeHealth h(policy(), 100);
   EXPECT_EQ(h.observe(false, "connection refused", 109.9), V::kStarting);
   EXPECT_EQ(h.observe(false, "connection refused", 110), V::kFailed);
-  EXPECT_EQ(h.reason(), "the server did not answer GET /health within 10 s of its start: connection refused");
+  EXPECT_EQ(h.reason(),
+            "the server did not answer GET /health within 10 s of its start: connection refused");
   EXPECT_FALSE(h.due(200));
   EXPECT_EQ(h.observe(true, "", 200), V::kFailed);  // final
 }
@@ -44,7 +45,8 @@ TEST(ServeHealth, AHealthyServerFailsOnlyAfterMissesInARow) {
   EXPECT_EQ(h.observe(false, "read timeout", 5), V::kHealthy);
   EXPECT_EQ(h.observe(false, "read timeout", 6), V::kHealthy);
   EXPECT_EQ(h.observe(false, "answered 500", 7), V::kFailed);
-  EXPECT_EQ(h.reason(), "the server stopped answering GET /health (3 probes in a row failed): answered 500");
+  EXPECT_EQ(h.reason(),
+            "the server stopped answering GET /health (3 probes in a row failed): answered 500");
 }
 
 }  // namespace

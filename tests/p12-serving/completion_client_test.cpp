@@ -15,7 +15,9 @@ using serving::StreamReader;
 // What gpulab-serve sends for "ab" (two tokens, then the end).
 const std::string kWhole =
     "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":null}]}\n\n"
-    "data: {\"choices\":[{\"text\":\"b\",\"finish_reason\":\"length\"}],\"usage\":{\"completion_tokens\":2}}\n\n"
+    "data: "
+    "{\"choices\":[{\"text\":\"b\",\"finish_reason\":\"length\"}],\"usage\":{\"completion_tokens\":"
+    "2}}\n\n"
     "data: [DONE]\n\n";
 
 TEST(StreamReader, AWholeStreamIsCompleteWhateverTheChunking) {
@@ -44,8 +46,9 @@ TEST(StreamReader, EveryCutBeforeTheEndIsIncomplete) {
   }
   StreamReader r;
   r.feed(kWhole.substr(0, kWhole.find("data: {\"choices\":[{\"text\":\"b\"")), {});
-  EXPECT_EQ(r.incomplete(),
-            "the stream ended after 1 events without a finish_reason (the server went away mid-answer)");
+  EXPECT_EQ(
+      r.incomplete(),
+      "the stream ended after 1 events without a finish_reason (the server went away mid-answer)");
   EXPECT_EQ(r.text(), "a");
 }
 
@@ -54,7 +57,10 @@ TEST(StreamReader, ADoneWithoutAFinishReasonOrAGarbledEventIsNotComplete) {
   r.feed("data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":null}]}\n\ndata: [DONE]\n\n", {});
   EXPECT_NE(r.incomplete(), "");
   StreamReader g;
-  g.feed("data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":\"stop\"}]}\n\ndata: {trunc\n\ndata: [DONE]\n\n", {});
+  g.feed(
+      "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":\"stop\"}]}\n\ndata: {trunc\n\ndata: "
+      "[DONE]\n\n",
+      {});
   EXPECT_EQ(g.incomplete(), "the stream carried an event that is not JSON: 'data: {trunc'");
 }
 

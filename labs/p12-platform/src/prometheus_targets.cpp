@@ -6,7 +6,8 @@ using gpulab::Json;
 
 std::string host_port_of(const std::string& url) {
   std::string out = url;
-  if (const auto scheme = out.find("://"); scheme != std::string::npos) out = out.substr(scheme + 3);
+  if (const auto scheme = out.find("://"); scheme != std::string::npos)
+    out = out.substr(scheme + 3);
   if (const auto slash = out.find('/'); slash != std::string::npos) out.resize(slash);
   return out;
 }

@@ -4,10 +4,12 @@
 
 namespace platform {
 
-ServeHealth::ServeHealth(ServeHealthPolicy policy, double started_s) : policy_(policy), started_s_(started_s) {}
+ServeHealth::ServeHealth(ServeHealthPolicy policy, double started_s)
+    : policy_(policy), started_s_(started_s) {}
 
 bool ServeHealth::due(double now_s) const {
-  return verdict_ != Verdict::kFailed && (last_probe_s_ < 0 || now_s - last_probe_s_ >= policy_.interval_s);
+  return verdict_ != Verdict::kFailed &&
+         (last_probe_s_ < 0 || now_s - last_probe_s_ >= policy_.interval_s);
 }
 
 ServeHealth::Verdict ServeHealth::observe(bool ok, std::string_view why, double now_s) {
@@ -28,7 +30,8 @@ ServeHealth::Verdict ServeHealth::observe(bool ok, std::string_view why, double 
   }
   if (++failures_ >= policy_.failures_to_fail) {
     verdict_ = Verdict::kFailed;
-    reason_ = fmt::format("the server stopped answering GET /health ({} probes in a row failed): {}", failures_, why);
+    reason_ = fmt::format(
+        "the server stopped answering GET /health ({} probes in a row failed): {}", failures_, why);
   }
   return verdict_;
 }

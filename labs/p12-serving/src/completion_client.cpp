@@ -12,7 +12,8 @@ namespace {
 // The string at `pointer` in `j`, or "" when it is missing or not a string.
 std::string string_at(const Json& j, const char* pointer) {
   const Json::json_pointer p(pointer);
-  return j.is_object() && j.contains(p) && j.at(p).is_string() ? j.at(p).get<std::string>() : std::string();
+  return j.is_object() && j.contains(p) && j.at(p).is_string() ? j.at(p).get<std::string>()
+                                                               : std::string();
 }
 
 }  // namespace
@@ -40,10 +41,13 @@ void StreamReader::feed(std::string_view bytes, const std::function<void(const J
 }
 
 std::string StreamReader::incomplete() const {
-  if (!malformed_.empty()) return fmt::format("the stream carried an event that is not JSON: '{}'", malformed_);
+  if (!malformed_.empty())
+    return fmt::format("the stream carried an event that is not JSON: '{}'", malformed_);
   if (finish_reason_.empty()) {
-    return fmt::format("the stream ended after {} events without a finish_reason (the server went away mid-answer)",
-                       events_);
+    return fmt::format(
+        "the stream ended after {} events without a finish_reason (the server went away "
+        "mid-answer)",
+        events_);
   }
   if (!done_) return "the stream ended without its final [DONE]";
   return {};
@@ -78,7 +82,8 @@ CompletionAnswer complete(const CompletionTarget& target, const Json& request,
     out.status = res.status > 0 ? res.status : 0;
     out.text = reader.text();
     out.error = fmt::format("connection error: {}", httplib::to_string(err));
-    if (stream && reader.events() > 0) out.error += fmt::format(" after {} events, {}", reader.events(), reader.incomplete());
+    if (stream && reader.events() > 0)
+      out.error += fmt::format(" after {} events, {}", reader.events(), reader.incomplete());
     return out;
   }
   out.status = res.status;
@@ -87,7 +92,8 @@ CompletionAnswer complete(const CompletionTarget& target, const Json& request,
     // A refusal is one JSON body, also when a stream was asked for.
     out.body = Json::parse(body, nullptr, false);
     const std::string message = string_at(out.body, "/error/message");
-    out.error = fmt::format("HTTP {}: {}", res.status, message.empty() ? body.substr(0, 200) : message);
+    out.error =
+        fmt::format("HTTP {}: {}", res.status, message.empty() ? body.substr(0, 200) : message);
     return out;
   }
   if (stream) {
@@ -100,7 +106,8 @@ CompletionAnswer complete(const CompletionTarget& target, const Json& request,
   out.body = Json::parse(body, nullptr, false);
   const Json::json_pointer text("/choices/0/text");
   out.finish_reason = string_at(out.body, "/choices/0/finish_reason");
-  const bool has_text = out.body.is_object() && out.body.contains(text) && out.body.at(text).is_string();
+  const bool has_text =
+      out.body.is_object() && out.body.contains(text) && out.body.at(text).is_string();
   if (out.finish_reason.empty() || !has_text) {
     out.error = fmt::format("the answer is not a whole completion: '{}'", body.substr(0, 200));
     return out;

@@ -14,9 +14,10 @@
 namespace platform {
 
 struct ServeHealthPolicy {
-  double start_timeout_s = 300;  // model weights are drawn and uploaded first: generous on a loaded node
-  double interval_s = 0.5;       // between probes
-  int failures_to_fail = 3;      // consecutive failed probes of a server that had answered
+  double start_timeout_s =
+      300;                  // model weights are drawn and uploaded first: generous on a loaded node
+  double interval_s = 0.5;  // between probes
+  int failures_to_fail = 3;  // consecutive failed probes of a server that had answered
 };
 
 class ServeHealth {

@@ -39,12 +39,13 @@ class StreamReader {
 };
 
 struct CompletionAnswer {
-  bool ok = false;       // HTTP 200 and a complete answer
-  int status = 0;        // the HTTP status; 0 when none arrived (a stream that broke keeps its 200)
-  std::string error;     // why not ok: a connection error, an incomplete stream, an error body
-  std::string text;      // choices[0].text (streamed: the events' texts joined, also of a broken stream)
+  bool ok = false;    // HTTP 200 and a complete answer
+  int status = 0;     // the HTTP status; 0 when none arrived (a stream that broke keeps its 200)
+  std::string error;  // why not ok: a connection error, an incomplete stream, an error body
+  std::string
+      text;  // choices[0].text (streamed: the events' texts joined, also of a broken stream)
   std::string finish_reason;
-  gpulab::Json body;     // the JSON answer (not streamed), or the error body
+  gpulab::Json body;  // the JSON answer (not streamed), or the error body
 };
 
 struct CompletionTarget {
