@@ -8,6 +8,7 @@
 
 #include "gpulab/flag_checks.hpp"
 #include "gpulab/stdout_check.hpp"
+#include "gpulab/version.hpp"
 
 namespace gpulab {
 
@@ -37,6 +38,9 @@ namespace {
 
 int run_body(std::string_view program, CLI::App& app, int argc, char** argv,
              const std::function<int()>& body) {
+  // Every program: "--version" prints "<program> <version>" on stdout and exits 0.
+  app.set_version_flag("--version", version_line(program),
+                       "Print the program name and gpulab's version, then exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

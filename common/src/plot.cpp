@@ -10,7 +10,7 @@
 #include <system_error>
 #include <utility>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/output_file.hpp"
 

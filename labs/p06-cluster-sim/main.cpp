@@ -78,6 +78,16 @@ int main(int argc, char** argv) {
   run->add_flag("--backfill", cfg.backfill, "EASY backfill behind a blocked queue head");
   run->add_option("--backfill-depth", cfg.backfill_depth, "Queued jobs examined for backfill")
       ->capture_default_str();
+  run->add_option("--large-gpus", cfg.large_gpus,
+                  "A job of at least this many GPUs is large: it may use the reserve and trigger --defrag (1-4096)")
+      ->check(gpulab::whole_in<int>(1, 4096))
+      ->capture_default_str();
+  run->add_option("--reserve-nodes", cfg.reserve_nodes,
+                  "Hold back the last N nodes for large jobs (0 = no reserve; fewer than --nodes)")
+      ->check(gpulab::whole_in<int>(0, 1'000'000))
+      ->capture_default_str();
+  run->add_flag("--defrag", cfg.defrag,
+                "Move running small jobs (checkpoint penalty each) when that lets a blocked large job start");
 
   // generate
   auto* gen = app.add_subcommand("generate", "Write a synthetic trace CSV (same seed, same trace)");
@@ -111,7 +121,25 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   auto* bf = app.add_subcommand("backfill", "Extension 4: EASY backfill vs strict FIFO");
   bf->add_option("--trace", ext_trace, "Trace (default: traces/backfill.csv, built in)");
-  auto* ext = app.add_subcommand("extensions", "All four extension tables");
+  cs::FragmentationConfig fcfg;
+  auto* frag = app.add_subcommand(
+      "fragmentation", "Extension 5: a reserved whole-node pool and defragmentation, on a seeded synthetic trace");
+  frag->add_option("--jobs", fcfg.jobs, "Jobs in the generated trace (1-100000)")
+      ->check(gpulab::whole_in<std::size_t>(1, 100'000))
+      ->capture_default_str();
+  frag->add_option("--nodes", fcfg.nodes, "Nodes of 8 GPUs (2-1000)")
+      ->check(gpulab::whole_in<int>(2, 1000))
+      ->capture_default_str();
+  frag->add_option("--load", fcfg.load, "Offered GPU load, fraction of capacity (0.05-2)")
+      ->check(gpulab::finite_in(0.05, 2.0))
+      ->capture_default_str();
+  frag->add_option("--reserve-nodes", fcfg.reserve_nodes, "Nodes held back for large jobs (1 .. nodes-1)")
+      ->check(gpulab::whole_in<int>(1, 999))
+      ->capture_default_str();
+  frag->add_option("--checkpoint-penalty", fcfg.checkpoint_penalty, "Work added to a moved job (0-100000)")
+      ->check(gpulab::finite_in(0, 100'000))
+      ->capture_default_str();
+  auto* ext = app.add_subcommand("extensions", "All five extension tables");
 
   // scale
   auto* sc = app.add_subcommand("scale", "Measure simulated jobs/s from 100 to 10,000 nodes");
@@ -173,11 +201,16 @@ int main(int argc, char** argv) {
       return cs::emit({cs::topology_comparison(trace_or(ext_trace, "topology"), island_penalty, node_penalty)},
                   common.json);
     if (*bf) return cs::emit({cs::backfill_comparison(trace_or(ext_trace, "backfill"))}, common.json);
+    if (*frag) {
+      fcfg.seed = common.seed;
+      return cs::emit({cs::fragmentation_comparison(fcfg)}, common.json);
+    }
     if (*ext) {
       return cs::emit({cs::preemption_comparison(cs::scenario_trace("preemption"), 30),
                    cs::drf_comparison(cs::scenario_trace("drf")),
                    cs::topology_comparison(cs::scenario_trace("topology"), 1.5, 3.0),
-                   cs::backfill_comparison(cs::scenario_trace("backfill"))},
+                   cs::backfill_comparison(cs::scenario_trace("backfill")),
+                   cs::fragmentation_comparison(cs::FragmentationConfig{})},
                   common.json);
     }
     if (*sc) {

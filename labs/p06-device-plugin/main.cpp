@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   std::string socket_dir{dp::kDevicePluginPath};
   std::string control_file;
   std::string feature_file;
-  app.add_option("--mode", mode_name, "whole | timeslice | mig")->capture_default_str();
+  app.add_option("--mode", mode_name, "whole | timeslice | mig | mps")->capture_default_str();
   app.add_option("--config", config_path, "Node config JSON (default: the curriculum's 4 x H100 node)");
   app.add_option("--socket-dir", socket_dir, "Directory of kubelet.sock and the plugin's own socket")
       ->capture_default_str();
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
                  "File the plugin tails for 'xid <gpu> <code>', 'recover <gpu>', 'release <id>' lines");
   app.add_option("--feature-file", feature_file, "Write node-feature-discovery labels (key=value) here");
   auto* walk = app.add_subcommand("walkthrough", "The curriculum's walkthrough: each mode through the mock kubelet");
-  auto* ext = app.add_subcommand("extensions", "MIG geometry, health, feature labels, preferred allocation");
+  auto* ext = app.add_subcommand("extensions", "MIG geometry, health, feature labels, preferred allocation, MPS");
 
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
     if (*walk) return print_demo(dp::walkthrough(), common.json);

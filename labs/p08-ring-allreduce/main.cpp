@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpulab/cli.hpp"
+#include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/metrics_out.hpp"
 #include "ring_allreduce/commands.hpp"
@@ -24,7 +25,8 @@ int run_all(const ring::RunOptions& o) {
   const std::vector<Algo> algos = ring::chosen_algos(o);
   const DType dtype = o.dtype == "f64" ? DType::kF64 : DType::kF32;
   gpulab::Json doc;
-  int rc = ring::run_headline(o, dtype, doc);
+  gpulab::prom::Exposition metrics;
+  int rc = ring::run_headline(o, dtype, doc, metrics);
   if (rc == gpulab::kExitOk && (o.iters > 0 || o.sweep) && !o.crossover) {
     const int iters = o.iters > 0 ? o.iters : (o.common.quick ? 3 : 20);
     const auto sizes = o.sweep ? ring::doubling_sizes(o.sweep_min, o.sweep_max)
@@ -39,6 +41,8 @@ int run_all(const ring::RunOptions& o) {
   }
   if (rc == gpulab::kExitOk && o.overlap) rc = ring::run_overlap(o, dtype, doc);
   if (rc == gpulab::kExitOk && o.world_sweep) rc = ring::run_world_sweep(o, dtype, doc);
+  if (rc == gpulab::kExitOk && o.straggler()) rc = ring::run_straggler(o, dtype, doc, metrics);
+  if (!o.metrics_out.empty() && o.root()) gpulab::write_metrics_out(o.metrics_out, metrics);
   if (o.common.json && o.root()) gpulab::print_json(doc);
   return rc;
 }
@@ -73,12 +77,25 @@ int main(int argc, char** argv) {
   app.add_option("--kill-step", o.kill_step, "... at the start of this ring step (0 .. 2(N-1)-1)");
   app.add_option("--timeout-ms", o.timeout_ms, "Watchdog: fail when no byte moves for this long (0 = wait forever)")
       ->capture_default_str();
+  app.add_option("--steps", o.steps,
+                 "Straggler check: time this many steps (compute, then ring all-reduce) on every rank, "
+                 "0..10000 (0 = off; 20 when --slow-rank is given)")
+      ->check(gpulab::whole_in<int>(0, 10'000))
+      ->capture_default_str();
+  app.add_option("--slow-rank", o.slow_rank, "Straggler check: slow this rank down (0 .. world-1)")
+      ->check(gpulab::whole_in<int>(0, 63));
+  auto* slow_factor = app.add_option("--slow-factor", o.slow_factor,
+                                     "... its compute takes this many times what it measured, 2..100 (the "
+                                     "detector names ranks at 2x the median or more)")
+                          ->check(gpulab::finite_in(2.0, 100.0))
+                          ->capture_default_str();
   app.add_flag("--compare-mpi", o.compare_mpi, "Under mpirun: also time MPI_Allreduce on the same buffers");
   app.add_option("--listen-addr", o.listen_addr,
                  "Under mpirun: this rank's numeric IPv4 address for the ring's TCP connections")
       ->capture_default_str();
   gpulab::add_metrics_out_flag(app, o.metrics_out,
-                               "the byte-count run's per-rank all-reduce metrics (operations, timeouts, seconds, bytes)");
+                               "the byte-count run's per-rank all-reduce metrics (operations, timeouts, seconds, bytes) "
+                               "and, with the straggler check, each rank's step times and score");
   gpulab::add_json_flag(app, o.common);
   gpulab::add_quick_flag(app, o.common, "Smaller sweeps and fewer iterations (for tests)");
 
@@ -96,6 +113,8 @@ int main(int argc, char** argv) {
       if (o.kill_rank >= 0 || o.world_sweep)
         throw gpulab::UsageError("--kill-rank and --world-sweep fork their own ranks; run them without mpirun");
     }
+    o.slow_factor_set = slow_factor->count() > 0;
+    if (o.slow_rank >= 0 && o.steps == 0) o.steps = ring::kDefaultSteps;
     if (o.compare_mpi && !mpi)
       throw gpulab::UsageError("--compare-mpi times MPI_Allreduce, so it needs a run under mpirun");
     return run_all(o);

@@ -10,6 +10,7 @@
 #include "antitamper/integrity.h"
 #include "antitamper/key_check.h"
 #include "antitamper/obfuscation.h"
+#include "gpulab/version.h" /* generated from project(VERSION) */
 #include "obf_strings.h"
 
 enum { kExitOk = 0, kExitFailed = 1, kExitUsage = 2 };
@@ -28,6 +29,7 @@ static void usage(FILE* to) {
           "  --key KEY   licence key to check, e.g. GPULAB-1234-ABCD-XXXX (required)\n"
           "  --json      print the verdicts as one JSON document\n"
           "  -h, --help  this text\n"
+          "  --version   print the program name and gpulab's version, then exit\n"
           "Exit: 0 every layer passed and the key is valid, 1 a layer failed or the key is invalid, 2 bad usage.\n");
 }
 
@@ -43,7 +45,8 @@ static void json_string(const char* s) {
 
 int main(int argc, char** argv) {
   static const struct option kOptions[] = {
-      {"key", required_argument, NULL, 'k'}, {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+      {"key", required_argument, NULL, 'k'}, {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'}, {0, 0, 0, 0}};
   const char* key = NULL;
   int json = 0;
   opterr = 0;
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
       case 'k': key = optarg; break;
       case 'j': json = 1; break;
       case 'h': usage(stdout); return kExitOk;
+      case 'V': printf("tamperlab %s\n", GPULAB_VERSION_STRING); return kExitOk;
       default:
         fprintf(stderr, "tamperlab: error: unknown or incomplete option '%s' (see --help)\n", argv[optind - 1]);
         return kExitUsage;

@@ -8,6 +8,7 @@
 #include "gpulab/json.hpp"
 #include "platform/api_client.hpp"
 #include "platform/ctl_render.hpp"
+#include "platform/release_commands.hpp"
 
 namespace {
 constexpr std::size_t kMaxSpecBytes = 1 << 20;
@@ -43,8 +44,10 @@ int main(int argc, char** argv) {
   for (auto* sub : {nodes, submit, jobs, describe, logs, cancel, drain, top}) {
     sub->add_flag("--json", json, "Print the API's JSON");
   }
+  const platform::ReleaseCommands release(app);  // release-manifest, verify-release
 
   return gpulab::run_program("gpulabctl", app, argc, argv, [&] {
+    if (const auto rc = release.run()) return *rc;
     const platform::ApiClient api(control);
     const auto out = [&](const gpulab::Json& doc, const std::string& text) {
       if (json) {

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
+
+#include "gpulab/version.hpp"
 
 namespace {
 
@@ -35,4 +39,16 @@ TEST(Cli, ErrorLineHasProgramPrefix) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(run({}, []() -> int { throw gpulab::Unsupported("no CUDA device"); }), 77);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "prog: SKIPPED: no CUDA device\n");
+}
+
+TEST(Cli, VersionPrintsTheProgramAndTheProjectVersion) {
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run({"--version"}, [] { return 5; }), gpulab::kExitOk);  // the body never runs
+  EXPECT_EQ(testing::internal::GetCapturedStdout(),
+            "prog " + std::string(gpulab::version()) + "\n");
+  EXPECT_EQ(gpulab::version_line("gpulabd"), "gpulabd " + std::string(gpulab::version()));
+  // MAJOR.MINOR.PATCH, as project(VERSION) writes it.
+  const std::string v(gpulab::version());
+  EXPECT_EQ(std::count(v.begin(), v.end(), '.'), 2) << v;
+  EXPECT_EQ(v.find_first_not_of("0123456789."), std::string::npos) << v;
 }

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/cuda/check.hpp"
 #include "gpulab/cuda/device_info.hpp"
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab_test/hostile_fs.hpp"
 
 TEST(Plot, ScriptNamesEverySeriesAndQuotesTitles) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/text.hpp"
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <gpulab/cli.hpp>
+#include <gpulab/errors.hpp>
 #include <string>
 
 #include "ptx_dissect/findings.hpp"

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
-#include <gpulab/cli.hpp>
+#include <gpulab/errors.hpp>
 
 #include "ptxc/suite.hpp"
 #include "test_util.hpp"

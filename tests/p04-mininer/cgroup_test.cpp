@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "mininer/container.hpp"
 #include "mininer/rootfs.hpp"
 

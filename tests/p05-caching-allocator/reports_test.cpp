@@ -7,7 +7,7 @@
 #include <string>
 
 #include "caching_alloc/replay.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace caching_alloc {
 namespace {

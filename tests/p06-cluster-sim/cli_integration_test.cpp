@@ -3,6 +3,7 @@
 
 #include "gpulab_test/program_run.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -112,4 +113,47 @@ TEST(Cli, AnInventoryIsTheSameClusterAsItsFlags) {
   EXPECT_EQ(bad.out, "cluster-sim: error: " + path +
                          ": nodes[0].accelerators[0].memory_bytes: 0 is absurd (1 byte to 64 TiB; "
                          "the field is in bytes)\n");
+}
+
+// Extension 5 from the command line: the flags of `run`, the seeded table, and
+// one clear line for every impossible pool setting.
+// Runs of blanks as one, so a check does not depend on column widths.
+std::string squeeze(const std::string& s) {
+  std::string out;
+  for (const char c : s)
+    if (c != ' ' || out.empty() || out.back() != ' ') out += c;
+  return out;
+}
+
+TEST(Cli, ReservedPoolAndDefragFromTheCommandLine) {
+  const std::string path = testing::TempDir() + "/cluster_sim_spread.csv";
+  std::ofstream(path) << "S1,0,1,100\nS2,0,1,100\nS3,0,1,100\nS4,0,1,100\nL,1,8,10\n";
+  const std::string common = "run --trace " + path + " --nodes 2 --gpus-per-node 8 --policy spread --gang";
+  // L is not large at --large-gpus 9: nothing moves and it waits 99 for the small jobs.
+  const std::string shared = squeeze(run(common + " --defrag --large-gpus 9").out);
+  EXPECT_NE(shared.find("p99 wait 95.0"), std::string::npos) << shared;
+  EXPECT_NE(shared.find("migrations 0 moves"), std::string::npos) << shared;
+  const std::string reserved = squeeze(run(common + " --reserve-nodes 1").out);
+  EXPECT_NE(reserved.find("1 nodes reserved for >= 4 GPUs"), std::string::npos) << reserved;
+  EXPECT_NE(reserved.find("large mean wait 0.0"), std::string::npos) << reserved;
+  EXPECT_NE(reserved.find("p99 wait 0.0"), std::string::npos) << reserved;
+  const std::string moved = squeeze(run(common + " --defrag").out);
+  EXPECT_NE(moved.find("migrations 2 moves"), std::string::npos) << moved;
+  EXPECT_NE(moved.find("p99 wait 0.0"), std::string::npos) << moved;
+
+  const gpulab_test::ProgramRun a = run("fragmentation --json");
+  EXPECT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_EQ(a.out, run("fragmentation --json").out);
+  EXPECT_NE(a.out, run("fragmentation --json --seed 4").out);
+
+  for (const char* args :
+       {"run --generate 10 --gang --nodes 4 --reserve-nodes 4", "run --generate 10 --gang --reserve-nodes -1",
+        "run --generate 10 --reserve-nodes 1", "run --generate 10 --gang --large-gpus 0",
+        "run --generate 10 --gang --large-gpus nan", "fragmentation --reserve-nodes 8",
+        "fragmentation --load nan", "fragmentation --jobs 0", "fragmentation --checkpoint-penalty -1"}) {
+    const gpulab_test::ProgramRun r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("cluster-sim: error: ", 0), 0u) << args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+  }
 }

@@ -3,7 +3,7 @@
 
 #include "cluster_sim/cluster.hpp"
 #include "cluster_sim/placement.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace cs = cluster_sim;
 

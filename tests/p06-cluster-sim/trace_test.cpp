@@ -6,7 +6,7 @@
 
 #include "cluster_sim/simulator.hpp"
 #include "cluster_sim/trace.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace cs = cluster_sim;
 

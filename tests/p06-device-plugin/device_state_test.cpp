@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "device_plugin/device_state.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace dp = device_plugin;
 
@@ -161,4 +161,64 @@ TEST(Labels, FeatureDiscoveryLabels) {
   EXPECT_EQ(l.at("nvidia.com/gpu.replicas"), "4");
 }
 
-TEST(Modes, ParseRejectsUnknownNames) { EXPECT_THROW(dp::parse_mode("mps"), gpulab::UsageError); }
+TEST(Modes, ParseRejectsUnknownNames) {
+  EXPECT_THROW(dp::parse_mode("vgpu"), gpulab::UsageError);
+  EXPECT_EQ(dp::parse_mode("mps"), dp::Mode::kMps);
+}
+
+// MPS (NVIDIA's sharing.mps): replicas like time-slicing, plus what an MPS
+// client needs to reach the server and the share it gets.
+TEST(Mps, AdvertisesReplicasAndInjectsThePipeAndTheClientLimits) {
+  dp::NodeConfig node = dp::default_node();
+  node.mps_replicas = 8;
+  dp::DeviceState s(node, dp::Mode::kMps);
+  EXPECT_EQ(s.resources(), std::vector<std::string>{"nvidia.com/gpu"});
+  EXPECT_EQ(s.list("nvidia.com/gpu").size(), 32u);
+  EXPECT_EQ(s.list("nvidia.com/gpu").at(9).id, "GPU-1::1");
+  const auto a = s.allocate("nvidia.com/gpu", {{"GPU-2::7", "GPU-3::0"}}).at(0);
+  EXPECT_EQ(a.envs.at("NVIDIA_VISIBLE_DEVICES"), "GPU-2,GPU-3");
+  EXPECT_EQ(a.envs.at("CUDA_MPS_PIPE_DIRECTORY"), "/mps/nvidia.com/gpu/pipe");
+  EXPECT_EQ(a.envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "12");          // 100 / 8, as the daemon rounds
+  EXPECT_EQ(a.envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=10240M,1=10240M");  // 80 GiB / 8, container ordinals
+  bool pipe = false, shm = false;
+  for (const auto& m : a.mounts) {
+    pipe |= m.container_path == "/mps/nvidia.com/gpu/pipe" && m.host_path == "/run/nvidia/mps/nvidia.com/gpu/pipe" &&
+            !m.read_only;
+    shm |= m.container_path == "/dev/shm" && m.host_path == "/run/nvidia/mps/shm";
+  }
+  EXPECT_TRUE(pipe && shm);
+  EXPECT_EQ(a.devices.at(0).host_path, "/dev/nvidia2");
+  // Two replicas of one GPU share the physical device and the server.
+  EXPECT_EQ(visible(s, "nvidia.com/gpu", {"GPU-0::0"}), visible(s, "nvidia.com/gpu", {"GPU-0::5"}));
+}
+
+TEST(Mps, RefusalsAndTheDaemonItWouldRun) {
+  dp::DeviceState s(dp::default_node(), dp::Mode::kMps);
+  EXPECT_EQ(refusal(s, "nvidia.com/gpu", {"GPU-0::4"}), dp::ErrorCode::kInvalidArgument);  // 4 replicas: 0-3
+  EXPECT_EQ(refusal(s, "nvidia.com/gpu", {"GPU-0"}), dp::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(refusal(s, "nvidia.com/gpu", {"GPU-1::0", "GPU-1::2"}), dp::ErrorCode::kInvalidArgument);
+  try {
+    s.allocate("nvidia.com/gpu", {{"GPU-1::0", "GPU-1::2"}});
+  } catch (const dp::DeviceError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "'GPU-1::2' is a second MPS replica of GPU-1 for one container: an MPS client gets one share of a GPU "
+              "(25% of its threads), so request replicas of different GPUs");
+  }
+  const dp::MpsDaemon d = s.mps();
+  EXPECT_EQ(d.host_log_dir, "/run/nvidia/mps/nvidia.com/gpu/log");
+  EXPECT_EQ(d.control_commands().back(), "set_default_active_thread_percentage 25");
+  EXPECT_EQ(d.control_commands().front(), "set_default_device_pinned_mem_limit 0 20480M");
+  EXPECT_EQ(s.feature_labels().at("nvidia.com/gpu.sharing-strategy"), "mps");
+  EXPECT_EQ(s.feature_labels().at("nvidia.com/gpu.replicas"), "4");
+  EXPECT_NE(s.isolation().find("WEAK"), std::string::npos);
+}
+
+TEST(Mps, NodeConfigSetsAndChecksTheReplicas) {
+  EXPECT_EQ(dp::parse_node_config(R"({"gpus": 2, "mps": {"replicas": 3}})", "n.json").mps_replicas, 3);
+  try {
+    dp::parse_node_config(R"({"gpus": 2, "mps": {"replicas": 0}})", "n.json");
+    FAIL();
+  } catch (const gpulab::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "n.json: 'mps.replicas' must be between 1 and 64");
+  }
+}

@@ -109,6 +109,26 @@ TEST(Grpc, EachModeAdvertisesAndAllocatesOverTheWire) {
   }
 }
 
+TEST(Grpc, MpsReplicasCarryTheMpsEnvAndMountsOverTheWire) {
+  Rig rig(dp::Mode::kMps);
+  ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/gpu", 16, 10s));
+  const auto a = rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-3::2"});
+  ASSERT_TRUE(a.ok()) << a.message;
+  const auto& c = a.containers.at(0);
+  EXPECT_EQ(c.envs.at("NVIDIA_VISIBLE_DEVICES"), "GPU-3");
+  EXPECT_EQ(c.envs.at("CUDA_MPS_PIPE_DIRECTORY"), "/mps/nvidia.com/gpu/pipe");
+  EXPECT_EQ(c.envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "25");
+  EXPECT_EQ(c.envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=20480M");
+  int mps_mounts = 0;
+  for (const auto& m : c.mounts) mps_mounts += m.host_path.starts_with("/run/nvidia/mps/") ? 1 : 0;
+  EXPECT_EQ(mps_mounts, 2);
+  EXPECT_EQ(rig.kubelet.allocate_ids("nvidia.com/gpu", {"GPU-2::0", "GPU-2::1"}).code_name, "INVALID_ARGUMENT");
+  // The kubelet's own pick for a 2-replica pod spreads over GPUs, which MPS accepts.
+  const auto pod = rig.kubelet.allocate("nvidia.com/gpu", 2);
+  ASSERT_TRUE(pod.ok()) << pod.message;
+  EXPECT_EQ(pod.containers.at(0).envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=20480M,1=20480M");
+}
+
 TEST(Grpc, TwoReplicasOfGpu0YieldTheSameNvidiaVisibleDevices) {
   Rig rig(dp::Mode::kTimeslice);
   ASSERT_TRUE(rig.kubelet.wait_for_capacity("nvidia.com/gpu", 16, 10s));
@@ -212,6 +232,31 @@ TEST(Process, SigtermShutsDownCleanlyAndRemovesTheSocket) {
   EXPECT_FALSE(exists(dir.path() + "/nvidia-gpu.sock"));
   // The stream ended: the kubelet no longer counts the devices.
   EXPECT_TRUE(kubelet.wait_for_capacity("nvidia.com/gpu", 0, 10s));
+  kubelet.stop();
+}
+
+// The program itself in MPS mode, with the replicas from its node config and
+// the label in its feature file, allocated by the mock kubelet.
+TEST(Process, MpsModeFromTheCommandLineAndTheConfig) {
+  dp::TempDir dir;
+  dp::MockKubelet kubelet(dir.path());
+  kubelet.start();
+  const std::string cfg = dir.path() + "/node.json";
+  std::ofstream(cfg) << R"({"gpus": 2, "memory_gb": 40, "mps": {"replicas": 3}})";
+  const std::string features = dir.path() + "/features";
+  Child plugin({kPlugin, "--mode", "mps", "--socket-dir", dir.path(), "--config", cfg, "--feature-file", features});
+  ASSERT_TRUE(kubelet.wait_for_capacity("nvidia.com/gpu", 6, 10s));
+  const auto a = kubelet.allocate_ids("nvidia.com/gpu", {"GPU-1::2"});
+  ASSERT_TRUE(a.ok()) << a.message;
+  EXPECT_EQ(a.containers.at(0).envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "33");
+  EXPECT_EQ(a.containers.at(0).envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=13653M");  // 40 GiB / 3
+  EXPECT_EQ(kubelet.allocate_ids("nvidia.com/gpu", {"GPU-1::3"}).code_name, "INVALID_ARGUMENT");
+  std::ifstream f(features);
+  const std::string labels((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(labels.find("nvidia.com/gpu.sharing-strategy=mps\n"), std::string::npos) << labels;
+  EXPECT_NE(labels.find("nvidia.com/gpu.replicas=3\n"), std::string::npos) << labels;
+  kill(plugin.pid, SIGTERM);
+  EXPECT_EQ(plugin.wait_exit(10s), 0);
   kubelet.stop();
 }
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "device_plugin/node_config.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace dp = device_plugin;
 

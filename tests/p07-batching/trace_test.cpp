@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "batching/workload.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace batching {
 namespace {

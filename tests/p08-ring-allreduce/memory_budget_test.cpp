@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "ring_allreduce/experiments.hpp"
 #include "ring_allreduce/launcher.hpp"
 

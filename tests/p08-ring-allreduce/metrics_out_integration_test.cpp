@@ -54,6 +54,24 @@ TEST(RingAllreduceMetricsOut, DeadRankLeavesTimeoutsOnTheSurvivorsAndNothingForI
   EXPECT_EQ(value(e, "allreduce_operations_total", 2), std::nullopt);
 }
 
+TEST(RingAllreduceMetricsOut, StragglerCheckExportsTheNamedRank) {
+  const fs::path out = fs::path(::testing::TempDir()) / "ring-straggler.prom";
+  fs::remove(out);
+  const auto r = run_program("ring-allreduce",
+                             "--world 4 --size 20000 --steps 10 --slow-rank 3 --slow-factor 5 "
+                             "--metrics-out " +
+                                 out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto e = read_exposition(out);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(value(e, "allreduce_straggler", rank), rank == 3 ? 1.0 : 0.0) << rank;
+    ASSERT_TRUE(value(e, "allreduce_straggler_score", rank).has_value()) << rank;
+    ASSERT_TRUE(value(e, "allreduce_step_compute_seconds", rank).has_value()) << rank;
+    EXPECT_EQ(value(e, "allreduce_operations_total", rank), 1.0) << "the headline's metrics stay";
+  }
+  EXPECT_GE(*value(e, "allreduce_straggler_score", 3), 3.5);
+}
+
 TEST(RingAllreduceMetricsOut, UnwritablePathIsAUsageError) {
   const auto r =
       run_program("ring-allreduce", "--world 2 --size 10 --metrics-out /nonexistent-dir/x.prom");

@@ -66,4 +66,13 @@ TEST_F(UnderMpirun, CompareMpiTimesMpiAllreduceOnTheSameBuffers) {
   EXPECT_EQ(doc["headline"]["ring_bytes_per_rank"].size(), 4u);
 }
 
+TEST_F(UnderMpirun, StragglerCheckGathersEveryRanksStepsAndNamesTheSlowOne) {
+  const auto [rc, out] = run(mpirun_command("--size 20000 --steps 10 --slow-rank 1 --slow-factor 5 --json"));
+  ASSERT_EQ(rc, 0) << out;
+  const auto doc = gpulab::Json::parse(out)["straggler"];
+  EXPECT_EQ(doc["world"].get<int>(), 4);
+  EXPECT_EQ(doc["stragglers"], gpulab::Json::array({1})) << doc.dump(1);
+  EXPECT_TRUE(doc["injected_rank_named"].get<bool>());
+}
+
 }  // namespace

@@ -114,10 +114,47 @@ TEST(RingAllreduceProgram, OverlapRunsEveryScheduleAndKeepsSumsExact) {
   EXPECT_GE(doc["overlapped_ms"].get<double>(), 4 * 3.0);
 }
 
+// The injected factor (5x) is far above the detector's 2x ratio, so neither
+// verdict depends on how loaded the machine is; only the detector's own
+// ratio is asserted, never a wall-clock figure.
+TEST(RingAllreduceProgram, StragglerCheckNamesExactlyTheSlowedRank) {
+  const auto r = run("--world 4 --size 20000 --steps 10 --slow-rank 2 --slow-factor 5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto doc = gpulab::Json::parse(r.out)["straggler"];
+  EXPECT_EQ(doc["stragglers"], gpulab::Json::array({2})) << doc.dump(1);
+  EXPECT_TRUE(doc["injected_rank_named"].get<bool>());
+  EXPECT_EQ(doc["wrong"].get<std::uint64_t>(), 0u);
+  ASSERT_EQ(doc["ranks"].size(), 4u);
+  EXPECT_GE(doc["ranks"][2]["ratio"].get<double>(), 2.0);
+  EXPECT_EQ(doc["ranks"][2]["compute_cpu_ms_per_step"].size(), 10u);
+}
+
+TEST(RingAllreduceProgram, StragglerCheckWithoutInjectionNamesNone) {
+  const auto r = run("--world 4 --size 20000 --steps 10 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto doc = gpulab::Json::parse(r.out)["straggler"];
+  EXPECT_TRUE(doc["stragglers"].empty()) << doc.dump(1);
+  EXPECT_TRUE(doc["slow_rank"].is_null());
+  EXPECT_FALSE(doc.contains("injected_rank_named"));
+}
+
+TEST(RingAllreduceProgram, StragglerTableNamesTheRankInWords) {
+  const auto r = run("--world 3 --size 5000 --steps 6 --slow-rank 0 --slow-factor 8");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("rank 0 slowed 8.0x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("straggler: rank 0 (score "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PASS the detector named exactly the injected rank 0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("straggler: rank 1"), std::string::npos) << r.out;
+}
+
 TEST(RingAllreduceProgram, BadArgumentsExit2WithOneLine) {
   for (const char* args : {"--world 1", "--world 0", "--size 0", "--algo butterfly", "--dtype f16", "--world x",
                            "--kill-rank 9 --kill-step 0 --world 4", "--kill-rank 1", "--kill-rank 1 --kill-step 6 --world 4",
-                           "--timeout-ms -5", "--no-such-flag", "--overlap --buckets 0", "--sweep --sweep-min 0"}) {
+                           "--timeout-ms -5", "--no-such-flag", "--overlap --buckets 0", "--sweep --sweep-min 0",
+                           "--world 4 --slow-rank 4", "--slow-rank -1", "--world 4 --slow-rank 1 --slow-factor 1",
+                           "--world 4 --slow-rank 1 --slow-factor 1e9", "--world 4 --slow-rank 1 --slow-factor nan",
+                           "--world 4 --slow-factor 5", "--world 2 --steps 5", "--steps -1", "--steps 1e3",
+                           "--world 4 --slow-rank 1 --kill-rank 2 --kill-step 0 --timeout-ms 100"}) {
     const auto r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("ring-allreduce: error: ", 0), 0u) << args << "\n" << r.out;

@@ -2,7 +2,7 @@
 // that makes Daly's interval worth printing: it wastes less than its neighbours.
 #include <gtest/gtest.h>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "topology/checkpoint_cadence.hpp"
 
 namespace {

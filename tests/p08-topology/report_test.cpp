@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace {
 

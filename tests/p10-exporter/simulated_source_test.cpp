@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 using exporter::Injection;
 using exporter::SimulatedGpus;

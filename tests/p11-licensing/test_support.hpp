@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "licensing/digest.hpp"
 #include "licensing/ed25519.hpp"
 #include "licensing/license.hpp"

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "licensing/reports.hpp"
 #include "platform/inventory.hpp"
 #include "platform/prometheus_targets.hpp"

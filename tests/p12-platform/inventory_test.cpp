@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/inventory/node_inventory.hpp"
 #include "platform/agent.hpp"
 

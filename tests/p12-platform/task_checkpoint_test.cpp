@@ -9,7 +9,7 @@
 #include <fstream>
 #include <limits>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "platform/task/checkpoint.hpp"
 
 namespace task = gpulab::platform::task;

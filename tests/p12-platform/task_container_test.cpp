@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "platform/control_server.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/rng.hpp"
 #include "hal/reference.hpp"
 #include "platform/task/checksum.hpp"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/rng.hpp"
 #include "platform/task/hal_backend.hpp"
 #include "platform/task/mlp.hpp"

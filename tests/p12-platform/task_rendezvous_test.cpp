@@ -8,7 +8,7 @@
 #include <future>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "platform/task/dir_rendezvous.hpp"
 #include "platform/task/http_rendezvous.hpp"
 #include "task_rendezvous_server.hpp"

@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "serving/layer_ops.hpp"
 #include "serving/reference_decoder.hpp"
 #include "serving/tokenizer.hpp"

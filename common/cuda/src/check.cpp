@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace gpulab::cuda {
 

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace gpulab::http {
 

@@ -4,7 +4,7 @@
 // to_json(report). A report with a pass() is a check: exit 1 when it failed.
 #include <fmt/core.h>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/json.hpp"
 
 namespace gpulab {

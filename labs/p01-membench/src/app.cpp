@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/plot.hpp"
 #include "gpulab/progress.hpp"

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace membench {
 

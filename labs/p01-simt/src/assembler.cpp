@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/text.hpp"
 #include "opcode_table.hpp"

@@ -1,6 +1,6 @@
 // The device back end of a build without a CUDA compiler: every entry point
 // reports the missing capability, so the program exits 77 with the reason.
-#include <gpulab/cli.hpp>
+#include <gpulab/errors.hpp>
 
 #include "coalescing/device.hpp"
 

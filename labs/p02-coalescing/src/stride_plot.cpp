@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include <gpulab/cli.hpp>
+#include <gpulab/errors.hpp>
 
 #include "coalescing/report.hpp"
 #include "coalescing/sector_model.hpp"

@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <gpulab/cli.hpp>
+#include <gpulab/errors.hpp>
 #include <vector>
 
 namespace kernels {

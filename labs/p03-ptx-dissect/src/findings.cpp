@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
-#include <gpulab/cli.hpp>
+#include <gpulab/errors.hpp>
 #include <sstream>
 
 #include "ptx_dissect/fatbin.hpp"

@@ -9,7 +9,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <gpulab/cli.hpp>
+#include <gpulab/errors.hpp>
 
 extern char** environ;
 

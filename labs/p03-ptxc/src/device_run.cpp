@@ -4,7 +4,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <gpulab/cli.hpp>
+#include <gpulab/errors.hpp>
 
 namespace ptxc {
 

@@ -1,6 +1,6 @@
 // Built instead of device_run.cpp when the CUDA headers are missing: the
 // real-hardware check cannot exist, and says so (exit 77), rather than pretend.
-#include <gpulab/cli.hpp>
+#include <gpulab/errors.hpp>
 
 #include "ptxc/device_run.hpp"
 

@@ -13,6 +13,7 @@
 #include "fakegpu/mount_point.hpp"
 #include "fakegpu/wait_bench.hpp"
 #include "gpulab/stdout_check.hpp"
+#include "gpulab/version.h"  // generated from project(VERSION); header-only, as this file links statically
 
 namespace fakegpu {
 
@@ -60,9 +61,14 @@ int run_tool(Tool tool, int argc, char** argv) {
     app.add_option("--race-submits", per_thread, "SUBMITs per racing thread")
         ->capture_default_str()
         ->check(CLI::Range(1, 100000));
+  // What gpulab::run_program gives every other program (these cannot link gpulab::common).
+  app.set_version_flag("--version", std::string(prog) + " " + GPULAB_VERSION_STRING,
+                       "Print the program name and gpulab's version, then exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: error: %s (see --help)\n", prog, e.what());

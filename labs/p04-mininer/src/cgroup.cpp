@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/text.hpp"
 #include "mininer/device_filter.hpp"
 #include "mininer/sys.hpp"

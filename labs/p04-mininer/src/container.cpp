@@ -23,7 +23,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "mininer/sys.hpp"
 
 namespace mininer {

@@ -10,7 +10,7 @@
 #include <regex>
 #include <sstream>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "mininer/sys.hpp"
 
 namespace mininer {

@@ -5,7 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/metrics_out.hpp"
 
 namespace caching_alloc {

@@ -8,7 +8,7 @@
 
 #include "caching_alloc/metrics_out.hpp"
 #include "caching_alloc/replay.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/table.hpp"
 

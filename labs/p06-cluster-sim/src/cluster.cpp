@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace cluster_sim {
 

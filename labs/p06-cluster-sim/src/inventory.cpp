@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/inventory/inventory_json.hpp"
 

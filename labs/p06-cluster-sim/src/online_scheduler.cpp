@@ -209,6 +209,13 @@ SchedulePass OnlineScheduler::schedule(double now) {
         }
         if (cfg_.blocking != Blocking::kSkip) break;
       }
+      if (cfg_.defrag && defrag_for(*h, now, pass)) {
+        if (auto p = place_job(*h, r)) {
+          dequeue(*h);
+          start(*h, std::move(*p), now, &pass);
+          continue;
+        }
+      }
     }
     if (cfg_.blocking == Blocking::kSkip) {
       aside.emplace_back(*h, over_cap ? Wait::kCapped : Wait::kNoRoom);
@@ -281,6 +288,94 @@ bool OnlineScheduler::preempt_for(JobId h, SchedulePass& pass) {
     if (hooks_.on_preempt) hooks_.on_preempt(v, h);  // may withdraw v again
   }
   return true;
+}
+
+// Defragmentation, planned on a copy of the pool: clear one node at a time
+// (the one whose clearing moves the fewest GPUs) by moving its small
+// single-node jobs to other nodes, best fit, never onto a node being cleared,
+// until the head fits. Nothing moves unless the whole plan lets the head start.
+// It scans nodes, like preemption: it runs only for a blocked large head.
+std::optional<std::vector<OnlineScheduler::Move>> OnlineScheduler::defrag_plan(const Request& r, int p) const {
+  const Cluster& real = pool(p);
+  const int g = real.gpus_per_node();
+  if (r.gpus > real.total_gpus()) return std::nullopt;
+  const int need = std::min(r.gpus, g);  // a gang clears whole nodes; its remainder fits one of them
+  Cluster plan = real;
+  std::vector<Move> moves;
+  std::vector<int> cleared;    // nodes being cleared: nothing moves onto them
+  std::vector<int> receivers;  // nodes that took moved jobs: their job lists are no longer node_jobs_
+  const auto in = [](const std::vector<int>& v, int n) { return std::find(v.begin(), v.end(), n) != v.end(); };
+  while (!place(plan, cfg_.policy, r.gpus, r.cpus)) {
+    int best_node = -1;
+    int best_cost = std::numeric_limits<int>::max();
+    std::optional<Cluster> best_after;
+    std::vector<Move> best_moves;
+    for (int n = 0; n < plan.nodes(); ++n) {
+      if (in(cleared, n) || in(receivers, n) || plan.free_gpus(n) >= need) continue;
+      std::vector<JobId> small;
+      for (JobId v : node_jobs_[static_cast<std::size_t>(p)][static_cast<std::size_t>(n)]) {
+        const Entry& e = jobs_.at(v);
+        if (e.placement.placement.size() == 1 && e.request.gpus < cfg_.defrag_min_gpus) small.push_back(v);
+      }
+      std::sort(small.begin(), small.end(), [&](JobId a, JobId b) {
+        return std::pair(jobs_.at(a).request.gpus, a) < std::pair(jobs_.at(b).request.gpus, b);
+      });
+      Cluster after = plan;
+      std::vector<JobId> out;
+      int cost = 0;
+      for (JobId v : small) {
+        if (after.free_gpus(n) >= need && after.free_cpus(n) >= r.cpus) break;
+        after.give(jobs_.at(v).placement.placement.front());
+        out.push_back(v);
+        cost += jobs_.at(v).request.gpus;
+      }
+      if (after.free_gpus(n) < need || cost >= best_cost) continue;
+      std::vector<int> exclude = cleared;
+      exclude.push_back(n);
+      std::vector<Move> mv;
+      bool fits = true;
+      for (JobId v : out) {
+        const Request& vr = jobs_.at(v).request;
+        auto to = place(after, Policy::kBestFit, vr.gpus, vr.cpus, exclude);
+        if (!to) {
+          fits = false;
+          break;
+        }
+        for (const Slice& sl : *to) after.take(sl);
+        mv.push_back({v, std::move(*to)});
+      }
+      if (!fits) continue;
+      best_node = n;
+      best_cost = cost;
+      best_after = std::move(after);
+      best_moves = std::move(mv);
+    }
+    if (best_node < 0) return std::nullopt;
+    plan = std::move(*best_after);
+    cleared.push_back(best_node);
+    for (Move& m : best_moves) {
+      receivers.push_back(m.to.front().node);
+      moves.push_back(std::move(m));
+    }
+  }
+  return moves;
+}
+
+bool OnlineScheduler::defrag_for(JobId h, double now, SchedulePass& pass) {
+  const Request& r = jobs_.at(h).request;
+  if (r.gpus < cfg_.defrag_min_gpus) return false;
+  for (int p : pools_of(r)) {
+    auto moves = defrag_plan(r, p);
+    if (!moves || moves->empty()) continue;
+    for (Move& m : *moves) {
+      stop(m.job);
+      if (hooks_.on_migrate) hooks_.on_migrate(m.job, h);
+      start(m.job, PoolPlacement{p, std::move(m.to)}, now, nullptr);
+      pass.events.push_back({SchedulerEvent::Kind::kMigrate, m.job, h, jobs_.at(m.job).placement});
+    }
+    return true;
+  }
+  return false;
 }
 
 // EASY backfill: the blocked head gets a reservation at the earliest time

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace cluster_sim {
 

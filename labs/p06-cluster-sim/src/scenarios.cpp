@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <sstream>
+#include <map>
+#include <tuple>
 
 #include "cluster_sim/trace.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
+#include "gpulab/stats.hpp"
 #include "gpulab/table.hpp"
 
 namespace cluster_sim {
@@ -302,6 +305,90 @@ Report backfill_comparison(const std::vector<Job>& jobs) {
   return rep;
 }
 
+Report fragmentation_comparison(const FragmentationConfig& fc) {
+  if (fc.reserve_nodes < 1 || fc.reserve_nodes >= fc.nodes)
+    throw gpulab::UsageError(fmt::format("--reserve-nodes {} must be 1 .. {} (--nodes {} less one)", fc.reserve_nodes,
+                                         fc.nodes - 1, fc.nodes));
+  GeneratorConfig g;
+  g.jobs = fc.jobs;
+  g.nodes = fc.nodes;
+  g.gpus_per_node = 8;
+  g.load = fc.load;
+  g.tenants = 1;
+  g.high_priority_fraction = 0;
+  g.seed = fc.seed;
+  const std::vector<Job> jobs = generate_trace(g);
+  const auto is_large = [&](const Job& j) { return j.gpus >= fc.large_gpus; };
+  int large_jobs = 0;
+  for (const Job& j : jobs) large_jobs += is_large(j) ? 1 : 0;
+
+  Report rep;
+  Table t;
+  t.column("policy", kL).column("pool", kL).column("large_mean_wait").column("large_p99_wait")
+      .column("small_mean_wait").column("stranded").column("util%").column("migrations").column("lost_gpu_time");
+  rep.json = {{"cluster", {{"nodes", fc.nodes}, {"gpus_per_node", 8}}}, {"jobs", jobs.size()},
+              {"large_jobs", large_jobs}, {"large_gpus", fc.large_gpus}, {"reserve_nodes", fc.reserve_nodes},
+              {"checkpoint_penalty", fc.checkpoint_penalty}, {"seed", fc.seed}, {"load", fc.load},
+              {"runs", Json::array()}};
+  struct Row {
+    double large_mean = 0;
+    int completed = 0;
+  };
+  std::map<std::pair<Policy, std::string>, Row> rows;
+  for (const Policy policy : {Policy::kSpread, Policy::kBestFit}) {
+    for (const auto& [mode, reserve, defrag] :
+         {std::tuple{"shared", false, false}, std::tuple{"reserved", true, false}, std::tuple{"defrag", false, true},
+          std::tuple{"reserved+defrag", true, true}}) {
+      SimConfig cfg;
+      cfg.nodes = fc.nodes;
+      cfg.gpus_per_node = 8;
+      cfg.policy = policy;
+      cfg.backfill = true;
+      cfg.large_gpus = fc.large_gpus;
+      cfg.reserve_nodes = reserve ? fc.reserve_nodes : 0;
+      cfg.defrag = defrag;
+      cfg.checkpoint_penalty = fc.checkpoint_penalty;
+      const SimResult r = simulate(jobs, cfg);
+      std::vector<double> large_waits;
+      for (std::size_t i = 0; i < jobs.size(); ++i)
+        if (is_large(jobs[i])) large_waits.push_back(r.jobs[i].wait);
+      const double large_mean = waits(jobs, r, is_large).first;
+      const double large_p99 = large_waits.empty() ? 0 : gpulab::percentile(large_waits, 99);
+      const double small_mean = waits(jobs, r, [&](const Job& j) { return !is_large(j); }).first;
+      rows[{policy, mode}] = Row{large_mean, r.completed};
+      t.row({std::string(policy_name(policy)), mode, f1(large_mean), f1(large_p99), f1(small_mean),
+             std::to_string(r.stranded_peak), f1(r.util_pct), std::to_string(r.migrations), f1(r.lost_gpu_time)});
+      Json j = result_json(r);
+      j["policy"] = policy_name(policy);
+      j["pool"] = mode;
+      j["large_mean_wait"] = large_mean;
+      j["large_p99_wait"] = large_p99;
+      j["small_mean_wait"] = small_mean;
+      j["migrations"] = r.migrations;
+      rep.json["runs"].push_back(j);
+    }
+  }
+  const bool all_done = std::all_of(rows.begin(), rows.end(), [&](const auto& kv) {
+    return kv.second.completed == static_cast<int>(jobs.size());
+  });
+  rep.checks.push_back({all_done, fmt::format("every run completes all {} jobs", jobs.size())});
+  const auto lm = [&](Policy p, const char* mode) { return rows.at({p, mode}).large_mean; };
+  rep.checks.push_back(
+      {lm(Policy::kSpread, "reserved") < lm(Policy::kSpread, "shared"),
+       fmt::format("under spread the reserved pool cuts large-job waits ({} < {} mean)",
+                   f1(lm(Policy::kSpread, "reserved")), f1(lm(Policy::kSpread, "shared")))});
+  for (const Policy p : {Policy::kSpread, Policy::kBestFit})
+    rep.checks.push_back({lm(p, "defrag") < lm(p, "shared"),
+                          fmt::format("under {} defragmentation cuts large-job waits ({} < {} mean)", policy_name(p),
+                                      f1(lm(p, "defrag")), f1(lm(p, "shared")))});
+  rep.text = fmt::format("== Extension 5: reserved pool ({} of {} nodes) and defragmentation, {} jobs (seed {}, "
+                         "{} large: >= {} GPUs) ==\n",
+                         fc.reserve_nodes, fc.nodes, jobs.size(), fc.seed, large_jobs, fc.large_gpus) +
+             t.render() + verdicts(rep.checks);
+  rep.json["checks"] = checks_json(rep.checks);
+  return rep;
+}
+
 std::string render_run(const SimConfig& cfg, const std::vector<Job>& jobs, const SimResult& r) {
   Table t;
   t.column("metric", kL).column("value").column("unit", kL);
@@ -313,14 +400,23 @@ std::string render_run(const SimConfig& cfg, const std::vector<Job>& jobs, const
   t.row({"p99 wait", f1(r.p99_wait), "time units"});
   t.row({"stranded (peak)", std::to_string(r.stranded_peak), "GPUs"});
   t.row({"makespan", f1(r.makespan), "time units"});
-  if (cfg.preempt) {
-    t.row({"preemptions", std::to_string(r.preemptions), "evictions"});
-    t.row({"lost to checkpoints", f1(r.lost_gpu_time), "GPU-time"});
+  if (cfg.reserve_nodes > 0 || cfg.defrag) {
+    std::vector<double> large_waits;
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (jobs[i].gpus >= cfg.large_gpus) large_waits.push_back(r.jobs[i].wait);
+    t.row({"large mean wait", f1(large_waits.empty() ? 0 : gpulab::mean(large_waits)), "time units"});
   }
-  return fmt::format("== {} on {} nodes x {} GPUs{}{}{}{} ==\n", policy_name(cfg.policy), cfg.nodes,
+  if (cfg.defrag) t.row({"migrations", std::to_string(r.migrations), "moves"});
+  if (cfg.preempt) t.row({"preemptions", std::to_string(r.preemptions), "evictions"});
+  if (cfg.preempt || cfg.defrag) t.row({"lost to checkpoints", f1(r.lost_gpu_time), "GPU-time"});
+  return fmt::format("== {} on {} nodes x {} GPUs{}{}{}{}{}{} ==\n", policy_name(cfg.policy), cfg.nodes,
                      cfg.gpus_per_node, cfg.gang ? ", gang" : ", naive gangs",
                      cfg.order == QueueOrder::kDrf ? ", DRF" : "", cfg.preempt ? ", preemption" : "",
-                     cfg.backfill ? ", EASY backfill" : "") +
+                     cfg.backfill ? ", EASY backfill" : "",
+                     cfg.reserve_nodes > 0 ? fmt::format(", {} nodes reserved for >= {} GPUs", cfg.reserve_nodes,
+                                                         cfg.large_gpus)
+                                           : std::string{},
+                     cfg.defrag ? ", defrag" : "") +
          t.render();
 }
 
@@ -330,6 +426,10 @@ gpulab::Json run_json(const SimConfig& cfg, const std::vector<Job>& jobs, const 
   j["nodes"] = cfg.nodes;
   j["gpus_per_node"] = cfg.gpus_per_node;
   j["gang"] = cfg.gang;
+  j["reserve_nodes"] = cfg.reserve_nodes;
+  j["large_gpus"] = cfg.large_gpus;
+  j["defrag"] = cfg.defrag;
+  j["migrations"] = r.migrations;
   j["jobs"] = jobs.size();
   return j;
 }

@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "cluster_sim/online_scheduler.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/stats.hpp"
 
 namespace cluster_sim {
@@ -31,7 +31,18 @@ SchedulerConfig scheduler_config(const SimConfig& cfg) {
   s.preempt = cfg.preempt;
   s.blocking = cfg.backfill ? Blocking::kBackfill : Blocking::kStrict;
   s.backfill_depth = cfg.backfill_depth;
+  s.defrag = cfg.defrag;
+  s.defrag_min_gpus = cfg.large_gpus;
   return s;
+}
+
+// Pool 0: the nodes everyone may use; pool 1 (with a reserve): the last
+// reserve_nodes nodes, for large jobs only.
+std::vector<Cluster> pools_of(const SimConfig& cfg) {
+  if (cfg.reserve_nodes <= 0 || cfg.reserve_nodes >= cfg.nodes)
+    return {Cluster(cfg.nodes, cfg.gpus_per_node, cfg.island_size, cfg.cpus_per_node)};
+  return {Cluster(cfg.nodes - cfg.reserve_nodes, cfg.gpus_per_node, cfg.island_size, cfg.cpus_per_node),
+          Cluster(cfg.reserve_nodes, cfg.gpus_per_node, cfg.island_size, cfg.cpus_per_node)};
 }
 
 class Simulation {
@@ -39,11 +50,12 @@ class Simulation {
   Simulation(const std::vector<Job>& jobs, const SimConfig& cfg)
       : jobs_(jobs),
         cfg_(cfg),
-        sched_({Cluster(cfg.nodes, cfg.gpus_per_node, cfg.island_size, cfg.cpus_per_node)}, scheduler_config(cfg),
+        sched_((check_pools(cfg), pools_of(cfg)), scheduler_config(cfg),
                SchedulerHooks{
                    [this](JobId j, const PoolPlacement& p) { return on_start(j, p); },
                    [this](JobId j, const PoolPlacement& p) { return now_ + state_[j].remaining * factor_of(p); },
                    [this](JobId v, JobId) { on_preempt(v); },
+                   [this](JobId v, JobId) { on_migrate(v); },
                    {}}),  // placement: the configured policy
         state_(jobs.size()),
         seq_(jobs.size()) {
@@ -86,14 +98,33 @@ class Simulation {
 
  private:
   [[nodiscard]] const Cluster& cluster() const { return sched_.pool(0); }
+  [[nodiscard]] bool reserved() const { return sched_.pools() > 1; }
+  [[nodiscard]] bool large(std::size_t j) const { return jobs_[j].gpus >= cfg_.large_gpus; }
+
+  static void check_pools(const SimConfig& cfg) {
+    if (cfg.large_gpus < 1) throw gpulab::UsageError("--large-gpus must be >= 1");
+    if (cfg.reserve_nodes < 0 || cfg.reserve_nodes >= cfg.nodes)
+      throw gpulab::UsageError(fmt::format("--reserve-nodes {} must leave at least one of the {} nodes unreserved",
+                                           cfg.reserve_nodes, cfg.nodes));
+    if (cfg.reserve_nodes > 0 && !cfg.gang)
+      throw gpulab::UsageError("--reserve-nodes needs --gang (naive grabbing knows only one pool)");
+  }
 
   void validate() const {
     const int total = cfg_.nodes * cfg_.gpus_per_node;
-    for (const Job& j : jobs_) {
+    const int general = (cfg_.nodes - (reserved() ? cfg_.reserve_nodes : 0)) * cfg_.gpus_per_node;
+    const int reserve = reserved() ? cfg_.reserve_nodes * cfg_.gpus_per_node : 0;
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      const Job& j = jobs_[i];
       const std::string where = j.line > 0 ? fmt::format("trace line {}: ", j.line) : std::string{};
       if (j.gpus > total)
         throw gpulab::UsageError(fmt::format("{}job {} needs {} GPUs but the cluster has {}", where,
                                              j.id, j.gpus, total));
+      const int room = large(i) ? std::max(general, reserve) : general;
+      if (j.gpus > room)
+        throw gpulab::UsageError(fmt::format("{}job {} needs {} GPUs but with --reserve-nodes {} the largest pool it "
+                                             "may use has {}",
+                                             where, j.id, j.gpus, cfg_.reserve_nodes, room));
       const int per_node = std::min(j.gpus, cfg_.gpus_per_node);
       if (cfg_.cpus_per_node > 0 && (j.cpus * per_node + j.gpus - 1) / j.gpus > cfg_.cpus_per_node)
         throw gpulab::UsageError(fmt::format("{}job {} needs {} CPUs on one node but nodes have {}",
@@ -111,13 +142,14 @@ class Simulation {
     r.priority = jobs_[j].priority;
     r.tenant = jobs_[j].tenant;
     r.seq = seq_[j];
+    if (reserved()) r.pools = large(j) ? std::vector<int>{0, 1} : std::vector<int>{0};
     return r;
   }
 
   // Topology slowdown of a placement (extension 3).
   [[nodiscard]] double factor_of(const PoolPlacement& p) const {
     if (cfg_.island_size <= 0) return 1;
-    const Span sp = span_of(cluster(), p.placement);
+    const Span sp = span_of(sched_.pool(p.pool), p.placement);
     return sp.nodes > 1 ? cfg_.node_penalty : sp.islands > 1 ? cfg_.island_penalty : 1;
   }
 
@@ -146,7 +178,7 @@ class Simulation {
     JobOutcome& o = result_.jobs[j];
     s.factor = factor_of(p);
     if (cfg_.island_size > 0) {
-      const Span sp = span_of(cluster(), p.placement);
+      const Span sp = span_of(sched_.pool(p.pool), p.placement);
       o.spanned_nodes |= sp.nodes > 1;
       o.spanned_islands |= sp.nodes <= 1 && sp.islands > 1;
     }
@@ -175,6 +207,16 @@ class Simulation {
     ++result_.preemptions;
     state_[v].queued_since = now_;
     if (state_[v].remaining == 0) state_[v].remaining = jobs_[v].duration;
+  }
+
+  // Extension 5: a moved job restarts from its checkpoint on its new node, at
+  // once (it is not queued again): remaining work + the checkpoint penalty.
+  void on_migrate(std::size_t v) {
+    book_stop(v);
+    state_[v].remaining += cfg_.checkpoint_penalty;
+    result_.lost_gpu_time += cfg_.checkpoint_penalty * jobs_[v].gpus;
+    ++result_.migrations;
+    state_[v].queued_since = now_;
   }
 
   void finish(std::size_t j) {
@@ -225,7 +267,7 @@ class Simulation {
     }
     r.makespan = r.completed > 0 ? last_completion_ : last_event_;
     // GPUs held by deadlocked jobs are busy for nothing until the end.
-    r.util_pct = r.makespan > 0 ? 100.0 * r.busy_gpu_time / (cluster().total_gpus() * r.makespan) : 0;
+    r.util_pct = r.makespan > 0 ? 100.0 * r.busy_gpu_time / (cfg_.nodes * cfg_.gpus_per_node * r.makespan) : 0;
     std::vector<double> waits;
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       if (r.jobs[j].end >= 0) waits.push_back(r.jobs[j].wait);

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/utf8_bom.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/rng.hpp"

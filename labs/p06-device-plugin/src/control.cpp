@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/output_file.hpp"
 
 namespace device_plugin {

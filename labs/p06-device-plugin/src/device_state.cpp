@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace device_plugin {
 namespace {
@@ -26,15 +26,16 @@ std::string_view mode_name(Mode m) {
     case Mode::kWhole: return "whole";
     case Mode::kTimeslice: return "timeslice";
     case Mode::kMig: return "mig";
+    case Mode::kMps: return "mps";
   }
   return "?";
 }
 
 Mode parse_mode(std::string_view name) {
-  for (Mode m : {Mode::kWhole, Mode::kTimeslice, Mode::kMig}) {
+  for (Mode m : {Mode::kWhole, Mode::kTimeslice, Mode::kMig, Mode::kMps}) {
     if (mode_name(m) == name) return m;
   }
-  throw gpulab::UsageError(fmt::format("unknown mode '{}' (use whole, timeslice or mig)", name));
+  throw gpulab::UsageError(fmt::format("unknown mode '{}' (use whole, timeslice, mig or mps)", name));
 }
 
 std::pair<std::string, int> split_replica_id(std::string_view id) {
@@ -90,7 +91,8 @@ std::vector<Device> DeviceState::list_locked(std::string_view resource) const {
         add(g.id);
         break;
       case Mode::kTimeslice:
-        for (int r = 0; r < cfg_.replicas; ++r) add(fmt::format("{}::{}", g.id, r));
+      case Mode::kMps:
+        for (int r = 0; r < replicas(); ++r) add(fmt::format("{}::{}", g.id, r));
         break;
       case Mode::kMig:
         if (!cfg_.mig.dynamic) {
@@ -137,17 +139,19 @@ DeviceState::Parsed DeviceState::parse_id(std::string_view resource, const std::
       p.gpu = gpu_by_uuid(id);
       if (p.gpu < 0) return unknown();
       return p;
-    case Mode::kTimeslice: {
+    case Mode::kTimeslice:
+    case Mode::kMps: {
+      const int n = replicas();
       const auto [uuid, replica] = split_replica_id(id);
       p.gpu = gpu_by_uuid(uuid);
       if (p.gpu < 0) return unknown();
       if (replica == -1)
         fail(ErrorCode::kInvalidArgument,
-             fmt::format("'{}' is a GPU, not a replica: time-sliced IDs are {}::<0-{}>", id, uuid, cfg_.replicas - 1));
-      if (replica < 0 || replica >= cfg_.replicas)
+             fmt::format("'{}' is a GPU, not a replica: {} IDs are {}::<0-{}>", id,
+                         mode_ == Mode::kMps ? "MPS" : "time-sliced", uuid, n - 1));
+      if (replica < 0 || replica >= n)
         fail(ErrorCode::kInvalidArgument, fmt::format("'{}' asks for replica {} but {} has {} replicas (0-{})", id,
-                                                      id.substr(id.rfind("::") + 2), uuid, cfg_.replicas,
-                                                      cfg_.replicas - 1));
+                                                      id.substr(id.rfind("::") + 2), uuid, n, n - 1));
       p.replica = replica;
       return p;
     }
@@ -208,6 +212,13 @@ std::vector<ContainerAllocation> DeviceState::allocate(std::string_view resource
           !trial[static_cast<std::size_t>(p.gpu)].place(*p.profile, p.start))
         fail(ErrorCode::kFailedPrecondition,
              fmt::format("device '{}' no longer fits: its slices on GPU {} are taken by another MIG instance", id, p.gpu));
+      if (mode_ == Mode::kMps)
+        for (const Parsed& q : row)
+          if (q.gpu == p.gpu)
+            fail(ErrorCode::kInvalidArgument,
+                 fmt::format("'{}' is a second MPS replica of {} for one container: an MPS client gets one share of a "
+                             "GPU ({}% of its threads), so request replicas of different GPUs",
+                             id, cfg_.gpu(p.gpu).id, 100 / replicas()));
       row.push_back(p);
     }
   }
@@ -238,6 +249,21 @@ std::vector<ContainerAllocation> DeviceState::allocate(std::string_view resource
     if (nvidia_nodes) {
       // The control nodes every CUDA process opens (Phase 04): without them the GPU is unreachable.
       for (const char* n : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}) a.devices.push_back({n, n, "rw"});
+    }
+    if (mode_ == Mode::kMps) {
+      // A client reaches the GPU only through the MPS server: its pipe directory
+      // and the shared memory the server uses, both from the host.
+      const MpsDaemon d = mps();
+      a.envs["CUDA_MPS_PIPE_DIRECTORY"] = d.pipe_dir;
+      a.mounts.push_back({d.pipe_dir, d.host_pipe_dir, false});
+      a.mounts.push_back({"/dev/shm", d.host_shm_dir, false});
+      // The daemon's default limits, spelled out for the client too. Device
+      // ordinals are the container's: its first visible GPU is 0.
+      a.envs["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(d.active_thread_percentage);
+      std::string limits;
+      for (std::size_t k = 0; k < gpus.size(); ++k)
+        limits += fmt::format("{}{}={}M", k == 0 ? "" : ",", k, d.pinned_limit_mib[static_cast<std::size_t>(gpus[k])]);
+      a.envs["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = limits;
     }
     out.push_back(std::move(a));
   }
@@ -357,8 +383,28 @@ std::string DeviceState::isolation() const {
     case Mode::kWhole: return "STRONG (dedicated physical devices)";
     case Mode::kTimeslice: return "NONE (replicas share memory + faults — WARMUP Ch. 4)";
     case Mode::kMig: return "STRONG (hardware-partitioned instance)";
+    case Mode::kMps:
+      return fmt::format("WEAK (clients share one MPS server: {}% of the threads and a pinned memory limit each, "
+                         "but one client's fatal fault ends every client's work)",
+                         100 / replicas());
   }
   return "";
+}
+
+int DeviceState::replicas() const {
+  switch (mode_) {
+    case Mode::kTimeslice: return cfg_.replicas;
+    case Mode::kMps: return cfg_.mps_replicas;
+    case Mode::kWhole:
+    case Mode::kMig: break;
+  }
+  return 1;
+}
+
+MpsDaemon DeviceState::mps() const {
+  std::vector<std::uint64_t> memory;
+  for (const auto& g : cfg_.inventory.accelerators) memory.push_back(g.memory_bytes);
+  return mps_daemon(std::string(kGpuResource), memory, cfg_.mps_replicas);
 }
 
 gpulab::inventory::NodeInventory DeviceState::inventory() const {
@@ -400,8 +446,9 @@ std::map<std::string, std::string> DeviceState::feature_labels() const {
   l["nvidia.com/gpu.memory"] =
       std::to_string(cfg_.memory_bytes() >> 20);  // MiB, as gpu-feature-discovery writes it
   l["nvidia.com/gpu.count"] = std::to_string(cfg_.gpu_count());
-  l["nvidia.com/gpu.replicas"] = std::to_string(mode_ == Mode::kTimeslice ? cfg_.replicas : 1);
-  l["nvidia.com/gpu.sharing-strategy"] = mode_ == Mode::kTimeslice ? "time-slicing" : "none";
+  l["nvidia.com/gpu.replicas"] = std::to_string(replicas());
+  l["nvidia.com/gpu.sharing-strategy"] =
+      mode_ == Mode::kTimeslice ? "time-slicing" : mode_ == Mode::kMps ? "mps" : "none";
   l["nvidia.com/mig.strategy"] = mode_ == Mode::kMig ? cfg_.mig.strategy : "none";
   return l;
 }

@@ -16,7 +16,7 @@
 #include "device_plugin/server_limits.hpp"
 #include "device_plugin/status.hpp"
 #include "device_plugin/unix_socket.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace device_plugin {
 namespace {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device_plugin/mig.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 
 namespace device_plugin {
@@ -142,6 +142,11 @@ NodeConfig parse_node_config(const std::string& json_text, const std::string& so
   if (j.contains("timeslice")) {
     n.replicas = get<int>(j.at("timeslice"), "replicas", n.replicas, source);
     if (n.replicas < 1 || n.replicas > 64) bad(source, "'timeslice.replicas' must be between 1 and 64");
+  }
+
+  if (j.contains("mps")) {
+    n.mps_replicas = get<int>(j.at("mps"), "replicas", n.mps_replicas, source);
+    if (n.mps_replicas < 1 || n.mps_replicas > 64) bad(source, "'mps.replicas' must be between 1 and 64");
   }
 
   const int count = static_cast<int>(n.gpu_count());

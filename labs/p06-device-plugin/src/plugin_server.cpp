@@ -13,7 +13,7 @@
 #include "api.grpc.pb.h"
 #include "device_plugin/status.hpp"
 #include "device_plugin/unix_socket.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace device_plugin {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace device_plugin {
 

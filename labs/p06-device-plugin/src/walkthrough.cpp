@@ -9,7 +9,7 @@
 #include "device_plugin/control.hpp"
 #include "device_plugin/mock_kubelet.hpp"
 #include "device_plugin/plugin_server.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/table.hpp"
 
 namespace device_plugin {
@@ -234,6 +234,52 @@ DemoReport extensions() {
     rep.text += fmt::format("  {:<42} -> NVIDIA_VISIBLE_DEVICES={}\n", "kubelet allocates a 2-GPU pod", visible(pod));
     check(a.ids == std::vector<std::string>{"GPU-2", "GPU-3"}, "an NVLink pair beats the lone GPU-0");
     check(b.ids == std::vector<std::string>{"GPU-3", "GPU-2"}, "must-include GPU-3 brings its NVLink peer GPU-2");
+  }
+
+  // 5. MPS: replicas of each GPU whose clients share one MPS server.
+  {
+    Harness h(default_node(), Mode::kMps);
+    const std::string r = "nvidia.com/gpu";
+    const MpsDaemon d = h.state.mps();
+    const AllocateResult a = h.kubelet.allocate_ids(r, {"GPU-0::1"});
+    const AllocateResult b = h.kubelet.allocate_ids(r, {"GPU-0::2"});
+    const AllocateResult twice = h.kubelet.allocate_ids(r, {"GPU-1::0", "GPU-1::1"});
+    const std::string env = visible(a);
+    const auto& c = a.containers.at(0);
+    rep.text += fmt::format("\n== Extension 5: MPS (--mode mps: {} replicas per GPU, clients share one MPS server) ==\n",
+                            h.state.replicas());
+    rep.text += fmt::format("  daemon: nvidia-smi -c EXCLUSIVE_PROCESS; CUDA_MPS_PIPE_DIRECTORY={} "
+                            "CUDA_MPS_LOG_DIRECTORY={}\n",
+                            d.host_pipe_dir, d.host_log_dir);
+    for (const auto& cmd : d.control_commands()) rep.text += fmt::format("          {}\n", cmd);
+    rep.text += fmt::format("  resource={} advertised units={}\n", r, h.kubelet.capacity(r));
+    const std::string head = "  allocate [GPU-0::1] -> ";
+    const std::string pad(head.size(), ' ');
+    rep.text += fmt::format("{}env NVIDIA_VISIBLE_DEVICES={}\n", head, env);
+    for (const char* k : {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"})
+      rep.text += fmt::format("{}env {}={}\n", pad, k, c.envs.at(k));
+    Json mounts = Json::array();
+    for (const auto& m : c.mounts) {
+      if (m.host_path.starts_with(kMpsHostRoot)) {
+        rep.text += fmt::format("{}mount {} <- {}\n", pad, m.container_path, m.host_path);
+        mounts.push_back({{"container_path", m.container_path}, {"host_path", m.host_path}});
+      }
+    }
+    rep.text += "  isolation: " + h.state.isolation() + "\n";
+    check(visible(b) == env && b.containers.at(0).envs.at("CUDA_MPS_PIPE_DIRECTORY") == c.envs.at("CUDA_MPS_PIPE_DIRECTORY"),
+          fmt::format("replicas 1 and 2 of GPU-0 reach the same GPU through the same MPS server ({})", env));
+    check(twice.code_name == "INVALID_ARGUMENT",
+          fmt::format("two replicas of one GPU for one container are refused: {}", twice.code_name));
+    Json envs;
+    for (const auto& [k, v] : c.envs) envs[k] = v;
+    rep.json["mps"] = {{"replicas", h.state.replicas()},
+                       {"advertised_units", h.kubelet.capacity(r)},
+                       {"daemon_commands", d.control_commands()},
+                       {"host_pipe_dir", d.host_pipe_dir},
+                       {"host_log_dir", d.host_log_dir},
+                       {"envs", envs},
+                       {"mounts", mounts},
+                       {"isolation", h.state.isolation()}};
   }
   return rep;
 }

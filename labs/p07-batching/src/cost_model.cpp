@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace batching {
 

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/metrics_out.hpp"
 
 namespace batching {

@@ -12,7 +12,7 @@
 #include "batching/disaggregation.hpp"
 #include "batching/static_batching.hpp"
 #include "batching/trace.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/progress.hpp"
 #include "gpulab/stats.hpp"
 #include "gpulab/table.hpp"

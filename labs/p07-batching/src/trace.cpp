@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/utf8_bom.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/text.hpp"

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/rng.hpp"
 
 namespace batching {

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/metrics_out.hpp"
 
 namespace paged_kv {

@@ -6,7 +6,7 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/number_format.hpp"
 #include "gpulab/table.hpp"
 #include "paged_kv/format.hpp"

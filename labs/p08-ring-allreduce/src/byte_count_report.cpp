@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "gpulab/errors.hpp"
 #include "gpulab/number_format.hpp"
 #include "gpulab/table.hpp"
 #include "ring_allreduce/commands.hpp"
@@ -52,7 +53,7 @@ int report_failure(const RunOptions& o, const std::vector<RankOutcome>& ranks, J
 
 }  // namespace
 
-int run_headline(const RunOptions& o, DType dtype, Json& doc) {
+int run_headline(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Exposition& metrics) {
   const HeadlineSpec spec{o.size, dtype, o.kill_rank, o.kill_step};
   const std::string type = dtype == DType::kF64 ? "doubles" : "floats";
   if (o.print()) fmt::print("ring all-reduce: world={}, vector={} {}\n", o.world, o.size, type);
@@ -67,7 +68,7 @@ int run_headline(const RunOptions& o, DType dtype, Json& doc) {
   std::fflush(stdout);
   const auto ranks = launch(o, o.world, headline_job(spec));
   if (ranks.empty()) return gpulab::kExitOk;  // an MPI rank other than 0: rank 0 reports
-  if (!o.metrics_out.empty()) write_metrics_file(o.metrics_out, ranks);
+  metrics.merge(headline_metrics(ranks));
   if (!std::all_of(ranks.begin(), ranks.end(), finished)) return report_failure(o, ranks, doc);
 
   const auto h = fold_headline(ranks);

@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace ring {
 namespace {

@@ -5,9 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpulab/cli.hpp"
-#include "gpulab/metrics_out.hpp"
-
 namespace ring {
 
 bool timed_out(const RankOutcome& rank) {
@@ -40,8 +37,28 @@ gpulab::prom::Exposition headline_metrics(const std::vector<RankOutcome>& ranks)
   return e;
 }
 
-void write_metrics_file(const std::filesystem::path& path, const std::vector<RankOutcome>& ranks) {
-  gpulab::write_metrics_out(path, headline_metrics(ranks));
+gpulab::prom::Exposition straggler_metrics(const Detection& d,
+                                           const std::vector<double>& wait_seconds) {
+  gpulab::prom::Exposition e;
+  auto& compute =
+      e.gauge("allreduce_step_compute_seconds",
+              "Median CPU seconds per step on this rank's own work before the all-reduce.");
+  auto& wait =
+      e.gauge("allreduce_step_wait_seconds",
+              "Median seconds per step inside the all-reduce (waiting for the slowest rank).");
+  auto& score = e.gauge(
+      "allreduce_straggler_score",
+      "Robust score of this rank's compute time: (x - median) / max(1.4826 MAD, 0.1 median).");
+  auto& flagged =
+      e.gauge("allreduce_straggler", "1 when the detector names this rank a straggler.");
+  for (const RankScore& r : d.ranks) {
+    const gpulab::prom::Labels labels{{"rank", std::to_string(r.rank)}};
+    compute.set(labels, r.value);
+    wait.set(labels, wait_seconds.at(static_cast<std::size_t>(r.rank)));
+    score.set(labels, r.score);
+    flagged.set(labels, r.straggler ? 1 : 0);
+  }
+  return e;
 }
 
 }  // namespace ring

@@ -2,6 +2,7 @@
 // against the same work done one after the other.
 #include <fmt/format.h>
 
+#include "gpulab/errors.hpp"
 #include "gpulab/table.hpp"
 #include "ring_allreduce/commands.hpp"
 #include "ring_allreduce/overlap.hpp"

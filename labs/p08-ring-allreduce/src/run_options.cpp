@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "gpulab/errors.hpp"
 #include "ring_allreduce/commands.hpp"
 
 namespace ring {
@@ -21,6 +22,16 @@ void validate(const RunOptions& o) {
   if (o.kill_step >= steps)
     throw gpulab::UsageError(fmt::format("--kill-step {}: a ring all-reduce on {} ranks has steps 0..{}", o.kill_step,
                                          o.world, steps - 1));
+  if (o.slow_factor_set && o.slow_rank < 0)
+    throw gpulab::UsageError("--slow-factor needs --slow-rank (the rank to slow down)");
+  if (o.slow_rank >= o.world)
+    throw gpulab::UsageError(fmt::format("--slow-rank {} is not a rank of a world of {}", o.slow_rank, o.world));
+  if (o.straggler() && o.world < 3)
+    throw gpulab::UsageError(fmt::format(
+        "the straggler check needs at least 3 ranks (--world {}): with 2, each is as far from the median as the other",
+        o.world));
+  if (o.straggler() && o.kill_rank >= 0)
+    throw gpulab::UsageError("--kill-rank and the straggler check (--steps, --slow-rank) are separate demos: run one at a time");
   if (o.buckets < 1 || o.buckets > 4096) throw gpulab::UsageError("--buckets must be 1..4096");
   if (!(o.compute_ms >= 0) || o.compute_ms > 10'000) throw gpulab::UsageError("--compute-ms must be 0..10000");
   if (o.sweep_min == 0 || o.sweep_min > o.sweep_max || o.sweep_max > (std::size_t{1} << 30))

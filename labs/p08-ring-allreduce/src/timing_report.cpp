@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gpulab/errors.hpp"
 #include "gpulab/number_format.hpp"
 #include "ring_allreduce/commands.hpp"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/table.hpp"
 
 namespace topo {

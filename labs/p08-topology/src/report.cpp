@@ -7,7 +7,7 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/table.hpp"
 #include "topology/gpudirect.hpp"
 #include "topology/placement.hpp"

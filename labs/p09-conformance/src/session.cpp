@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "conformance/hal_target.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/progress.hpp"
 #include "hal/hal.hpp"
 

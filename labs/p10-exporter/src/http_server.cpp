@@ -21,7 +21,7 @@
 #include <string_view>
 
 #include "exporter/connection_gate.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/http/http_service.hpp"
 #include "gpulab/prom_text.hpp"
 

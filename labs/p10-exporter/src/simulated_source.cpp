@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/text.hpp"
 
 namespace exporter {

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "licensing/activation.hpp"
 #include "licensing/digest.hpp"
 #include "licensing/host_probe.hpp"

@@ -6,7 +6,7 @@
 
 #include <stdexcept>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "licensing/digest.hpp"
 #include "licensing/secure_file.hpp"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/table.hpp"
 #include "licensing/host_probe.hpp"
 #include "licensing/record.hpp"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <system_error>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "licensing/digest.hpp"
 #include "licensing/record.hpp"
 #include "licensing/secure_file.hpp"

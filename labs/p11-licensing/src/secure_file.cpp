@@ -1,6 +1,6 @@
 #include "licensing/secure_file.hpp"
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/output_file.hpp"
 

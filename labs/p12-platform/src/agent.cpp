@@ -15,7 +15,7 @@
 #include <set>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/output_file.hpp"
 #include "gpulab/prom_text.hpp"
 #include "mininer/cgroup.hpp"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "platform/local_cluster.hpp"
 
 namespace platform {

@@ -8,7 +8,7 @@
 #include <functional>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/output_file.hpp"
 #include "platform/control_server.hpp"
 

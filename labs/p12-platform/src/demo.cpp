@@ -8,7 +8,7 @@
 #include <functional>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/table.hpp"
 #include "licensing/reports.hpp"
 #include "platform/api_client.hpp"

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "conformance/session.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "hal/hal.hpp"
 #include "platform/job_spec.hpp"
 

@@ -12,7 +12,7 @@
 #include <functional>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 
 namespace platform {

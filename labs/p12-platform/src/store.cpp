@@ -4,7 +4,7 @@
 
 #include <system_error>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "platform/inventory.hpp"
 
 namespace platform {

@@ -12,7 +12,7 @@
 #include <array>
 #include <cctype>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "mininer/cgroup.hpp"
 #include "mininer/container.hpp"
 #include "mininer/sys.hpp"

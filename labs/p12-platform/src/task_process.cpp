@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 extern char** environ;
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/output_file.hpp"
 #include "gpulab/rng.hpp"
 #include "gpulab/table.hpp"

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace serving {
 

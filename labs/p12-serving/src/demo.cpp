@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/prom_text.hpp"
 #include "serving/backend_choice.hpp"
 #include "serving/completions_api.hpp"

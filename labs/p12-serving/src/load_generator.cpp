@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "batching/trace.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/rng.hpp"
 #include "gpulab/table.hpp"

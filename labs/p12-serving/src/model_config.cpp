@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/json.hpp"
 #include "serving/tokenizer.hpp"

@@ -12,7 +12,7 @@
 #include <deque>
 #include <mutex>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/http/http_service.hpp"
 #include "gpulab/text.hpp"
 #include "serving/completions_api.hpp"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/output_file.hpp"
 #include "gpulab/plot.hpp"
 #include "gpulab/prom_text.hpp"

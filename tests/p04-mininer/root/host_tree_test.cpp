@@ -14,7 +14,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "mininer/container.hpp"
 
 namespace {

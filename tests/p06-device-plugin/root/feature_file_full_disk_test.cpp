@@ -6,7 +6,7 @@
 #include <string>
 
 #include "device_plugin/control.hpp"
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab_test/hostile_fs.hpp"
 
 namespace {

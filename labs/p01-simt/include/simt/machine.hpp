@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "simt/isa.hpp"
 #include "simt/warp.hpp"
 

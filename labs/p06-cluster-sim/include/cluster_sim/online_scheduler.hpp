@@ -42,6 +42,11 @@ struct SchedulerConfig {
   Blocking blocking = Blocking::kStrict;
   int backfill_depth = 100;              // queued jobs examined behind a blocked head
   int gpu_cap = -1;                      // most GPUs running jobs may hold at once; -1 = no cap
+  // Defragmentation: a blocked head of at least defrag_min_gpus GPUs may move
+  // running single-node jobs smaller than that (checkpointable small jobs) to
+  // other nodes of their pool, when that lets the head start now.
+  bool defrag = false;
+  int defrag_min_gpus = 4;
 };
 
 struct Request {
@@ -68,6 +73,9 @@ struct SchedulerHooks {
   // A running job was evicted for `by` and is back in the queue (the hook may
   // withdraw it, to requeue it in a later pass).
   std::function<void(JobId victim, JobId by)> on_preempt;
+  // A running job is moved (defragmentation) to make room for `by`; called
+  // before on_start() books it on its new placement.
+  std::function<void(JobId moved, JobId by)> on_migrate;
   // Where a job goes in one pool, all or nothing (nullopt: not there now).
   // Unset: place(pool, cfg.policy, gpus, cpus), P06's policies. The platform
   // sets it to choose among feasible placements by the topo-sim cost model;
@@ -77,11 +85,11 @@ struct SchedulerHooks {
 };
 
 struct SchedulerEvent {
-  enum class Kind { kStart, kPreempt };
+  enum class Kind { kStart, kPreempt, kMigrate };
   Kind kind = Kind::kStart;
   JobId job = 0;
-  JobId by = 0;             // kPreempt: the job it made room for
-  PoolPlacement placement;  // kStart
+  JobId by = 0;             // kPreempt, kMigrate: the job it made room for
+  PoolPlacement placement;  // kStart; kMigrate: where the job now runs
 };
 
 // Why a job is still pending after a pass.
@@ -159,6 +167,12 @@ class OnlineScheduler {
   void start(JobId id, PoolPlacement p, double now, SchedulePass* pass);
   void stop(JobId id);
   bool preempt_for(JobId h, SchedulePass& pass);
+  bool defrag_for(JobId h, double now, SchedulePass& pass);
+  struct Move {
+    JobId job;
+    Placement to;
+  };
+  [[nodiscard]] std::optional<std::vector<Move>> defrag_plan(const Request& r, int pool) const;
   void backfill_behind(JobId h, double now, SchedulePass& pass);
   [[nodiscard]] bool capped(const Request& r) const;
 

@@ -3,6 +3,7 @@
 // same numbers as JSON, and the checks its verdict lines come from.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,20 @@ Report drf_comparison(const std::vector<Job>& jobs);
 Report topology_comparison(const std::vector<Job>& jobs, double island_penalty, double node_penalty);
 // Extension 4: strict FIFO vs EASY backfill, 2 x 8 GPUs.
 Report backfill_comparison(const std::vector<Job>& jobs);
+
+// Extension 5: spread and best_fit, each alone, with a reserved whole-node pool
+// for large jobs, with defragmentation, and with both, on one seeded synthetic
+// trace (EASY backfill in every run, as a production queue would have).
+struct FragmentationConfig {
+  std::size_t jobs = 400;
+  int nodes = 8;  // of 8 GPUs
+  double load = 0.9;
+  int reserve_nodes = 2;
+  int large_gpus = 4;
+  double checkpoint_penalty = 10;
+  std::uint64_t seed = 1;
+};
+Report fragmentation_comparison(const FragmentationConfig& cfg);
 
 // One run's summary as a table / JSON (for `cluster-sim run`).
 std::string render_run(const SimConfig& cfg, const std::vector<Job>& jobs, const SimResult& r);

@@ -33,6 +33,14 @@ struct SimConfig {
   // EASY backfill (extension 4).
   bool backfill = false;
   int backfill_depth = 100;              // queued jobs examined behind a blocked head
+  // Extension 5. A large job needs at least this many GPUs.
+  int large_gpus = 4;
+  // The last reserve_nodes nodes form a pool only large jobs may use (they try
+  // it first, then the rest); small jobs never land there.
+  int reserve_nodes = 0;
+  // A blocked large head may move running small single-node jobs to other
+  // nodes; each move costs the moved job checkpoint_penalty of extra work.
+  bool defrag = false;
 };
 
 struct JobOutcome {
@@ -66,13 +74,15 @@ struct SimResult {
   double p99_wait = 0;
   int stranded_peak = 0;         // max over scheduling instants of free GPUs no pending job can use
   int preemptions = 0;
+  int migrations = 0;            // defragmentation moves
   double lost_gpu_time = 0;      // GPU-time of work redone because of checkpoint penalties
   int events = 0;                // scheduling instants processed
   std::map<std::string, TenantStats> tenants;
 };
 
-// Throws gpulab::UsageError when a job can never fit the cluster (the message
-// names its trace line).
+// Throws gpulab::UsageError when a job can never fit the cluster or the pools
+// it may use (the message names its trace line), or the pool settings are
+// impossible (a reserve of every node, a reserve without gang scheduling).
 SimResult simulate(const std::vector<Job>& jobs, const SimConfig& cfg);
 
 }  // namespace cluster_sim

@@ -16,12 +16,17 @@
 #include <vector>
 
 #include "device_plugin/mig.hpp"
+#include "device_plugin/mps.hpp"
 #include "device_plugin/node_config.hpp"
 #include "gpulab/inventory/node_inventory.hpp"
 
 namespace device_plugin {
 
-enum class Mode { kWhole, kTimeslice, kMig };
+// kMps: each GPU is advertised as mps_replicas replicas ("GPU-0::2", as for
+// time-slicing) whose clients share one MPS server, like NVIDIA's
+// `sharing.mps`: the pod gets the server's pipe directory and its share of
+// the GPU's threads and pinned memory (mps.hpp).
+enum class Mode { kWhole, kTimeslice, kMig, kMps };
 std::string_view mode_name(Mode m);
 Mode parse_mode(std::string_view name);  // throws gpulab::UsageError
 
@@ -98,6 +103,11 @@ class DeviceState {
 
   // The allocation-vs-isolation caveat for this mode.
   [[nodiscard]] std::string isolation() const;
+  // Replicas per GPU in the shared modes (time-slicing, MPS); 1 otherwise.
+  [[nodiscard]] int replicas() const;
+  // The MPS control daemon this node's GPUs would run (mode mps), with the
+  // limits each client gets.
+  [[nodiscard]] MpsDaemon mps() const;
   // gpu-feature-discovery's node labels.
   [[nodiscard]] std::map<std::string, std::string> feature_labels() const;
 

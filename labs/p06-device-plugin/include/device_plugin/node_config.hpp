@@ -36,6 +36,7 @@ struct NodeConfig {
   gpulab::inventory::NodeInventory inventory;
   std::vector<GpuPaths> paths;  // per GPU, same order
   int replicas = 4;             // time-slicing replicas per GPU
+  int mps_replicas = 4;         // MPS clients per GPU ("mps": {"replicas": N})
   MigConfig mig;
 
   [[nodiscard]] std::size_t gpu_count() const { return inventory.accelerators.size(); }

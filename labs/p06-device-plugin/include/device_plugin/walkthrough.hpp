@@ -17,7 +17,7 @@ struct DemoReport {
 
 // whole (4 units) / timeslice (16) / mig (28) and each mode's isolation line.
 DemoReport walkthrough();
-// MIG geometry, health transitions, feature labels, preferred allocation.
+// MIG geometry, health transitions, feature labels, preferred allocation, MPS.
 DemoReport extensions();
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents by the destructor.

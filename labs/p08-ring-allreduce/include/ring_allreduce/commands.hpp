@@ -1,8 +1,9 @@
 // What the ring-allreduce program does, one function per table it prints:
 // the byte-count headline (or the failure report), the nccl-tests timing
-// table, the ring/tree crossover, the overlap schedule and the world sweep.
-// main.cpp parses flags into RunOptions and calls them in order; each adds
-// its part to the --json document and returns an exit status.
+// table, the ring/tree crossover, the overlap schedule, the world sweep and
+// the straggler check. main.cpp parses flags into RunOptions and calls them in
+// order; each adds its part to the --json document (and the --metrics-out
+// metrics) and returns an exit status.
 #pragma once
 
 #include <chrono>
@@ -10,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/common_options.hpp"
 #include "gpulab/json.hpp"
+#include "gpulab/prom_text.hpp"
 #include "ring_allreduce/chunks.hpp"
 #include "ring_allreduce/experiments.hpp"
 #include "ring_allreduce/launcher.hpp"
@@ -38,6 +40,10 @@ struct RunOptions {
   int kill_rank = -1;
   int kill_step = -1;
   int timeout_ms = 0;
+  int steps = 0;        // straggler check: timed steps (0: off, or kDefaultSteps with --slow-rank)
+  int slow_rank = -1;   // straggler check: the rank to slow down
+  double slow_factor = 5.0;
+  bool slow_factor_set = false;
   bool compare_mpi = false;
   std::string listen_addr = "127.0.0.1";
   std::string metrics_out;
@@ -45,7 +51,11 @@ struct RunOptions {
   // Under MPI only rank 0 reports.
   [[nodiscard]] bool root() const { return mpi == nullptr || mpi->rank() == 0; }
   [[nodiscard]] bool print() const { return root() && !common.json; }
+  [[nodiscard]] bool straggler() const { return steps > 0 || slow_rank >= 0; }
 };
+
+// Steps the straggler check times when --slow-rank is given without --steps.
+inline constexpr int kDefaultSteps = 20;
 
 // Throws gpulab::UsageError naming the flag that is out of range.
 void validate(const RunOptions& o);
@@ -57,12 +67,16 @@ std::vector<Algo> chosen_algos(const RunOptions& o);
 std::vector<RankOutcome> launch(const RunOptions& o, int world, const RankJob& job);
 LaunchOptions launch_options(const RunOptions& o, int world);
 
-int run_headline(const RunOptions& o, DType dtype, gpulab::Json& doc);
+int run_headline(const RunOptions& o, DType dtype, gpulab::Json& doc, gpulab::prom::Exposition& metrics);
 std::vector<TimingRow> run_timing(const RunOptions& o, DType dtype, const std::vector<std::size_t>& sizes,
                                   const std::vector<Algo>& algos, int iters, gpulab::Json& doc);
 bool all_right(const std::vector<TimingRow>& rows);
 int run_crossover(const RunOptions& o, DType dtype, gpulab::Json& doc);
 int run_overlap(const RunOptions& o, DType dtype, gpulab::Json& doc);
 int run_world_sweep(const RunOptions& o, DType dtype, gpulab::Json& doc);
+// Times --steps steps of compute then ring all-reduce on every rank, scores the
+// ranks (straggler.hpp) and names the straggler. Exit 1 when --slow-rank was
+// injected and the detector did not name exactly that rank, or a sum was wrong.
+int run_straggler(const RunOptions& o, DType dtype, gpulab::Json& doc, gpulab::prom::Exposition& metrics);
 
 }  // namespace ring

@@ -9,6 +9,7 @@
 
 #include "gpulab/prom_text.hpp"
 #include "ring_allreduce/launcher.hpp"
+#include "ring_allreduce/straggler.hpp"
 
 namespace ring {
 
@@ -22,11 +23,15 @@ namespace ring {
 // A rank that died (--kill-rank) reports nothing, as a dead process would not.
 gpulab::prom::Exposition headline_metrics(const std::vector<RankOutcome>& ranks);
 
+// The straggler check (--steps / --slow-rank), one gauge series per rank:
+//   allreduce_step_compute_seconds  median time on its own work before each all-reduce
+//   allreduce_step_wait_seconds     median time inside each all-reduce (waiting for the slowest)
+//   allreduce_straggler_score       robust score, (compute - median) / max(1.4826 MAD, 0.1 median)
+//   allreduce_straggler             1 for the rank the detector names, else 0
+gpulab::prom::Exposition straggler_metrics(const Detection& d,
+                                           const std::vector<double>& wait_seconds);
+
 // True when the rank failed because its watchdog fired.
 bool timed_out(const RankOutcome& rank);
-
-// Writes headline_metrics() atomically (temp file + rename); an unwritable path
-// is a gpulab::UsageError (exit 2).
-void write_metrics_file(const std::filesystem::path& path, const std::vector<RankOutcome>& ranks);
 
 }  // namespace ring

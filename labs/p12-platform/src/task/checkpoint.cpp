@@ -7,7 +7,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/text.hpp"
 #include "platform/task/atomic_file.hpp"

@@ -5,7 +5,7 @@
 #include <system_error>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/text.hpp"
 #include "platform/task/atomic_file.hpp"

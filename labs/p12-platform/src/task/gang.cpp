@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace gpulab::platform::task {
 

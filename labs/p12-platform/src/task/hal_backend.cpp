@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 
 namespace gpulab::platform::task {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/json.hpp"
 
 namespace gpulab::platform::task {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <utility>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/rng.hpp"
 #include "gpulab/timing.hpp"
 #include "platform/task/hal_backend.hpp"

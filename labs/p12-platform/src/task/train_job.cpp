@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "gpulab/timing.hpp"
 #include "platform/task/checkpoint.hpp"
 #include "platform/task/checksum.hpp"
