@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
                 "DEVICE=PATH: a host device node of DEVICE, passed into its tasks' containers and allowed by "
                 "their device cgroup (repeatable; cuda devices get /dev/nvidia* without it)");
   a->add_option("--task-program", agent.agent.task_program, "The workload program (default: gpulab-task beside gpulabd)");
+  a->add_option("--serve-program", agent.agent.serve_program,
+                "The server serve jobs run (default: gpulab-serve beside gpulabd)");
   a->add_option("--ready-file", agent.ready_file, "Write the agent's URL here once registered-able");
 
   platform::DemoOptions demo;

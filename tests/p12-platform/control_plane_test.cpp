@@ -10,7 +10,9 @@
 #include <fstream>
 
 #include "gpulab/errors.hpp"
+#include "licensing/reports.hpp"
 #include "platform/inventory.hpp"
+#include "platform/prometheus_targets.hpp"
 
 namespace {
 
@@ -32,6 +34,32 @@ class ControlPlaneTest : public ::testing::Test {
     o.public_url = "http://127.0.0.1:1";
     o.clock = [this] { return now_; };
     return std::make_unique<ControlPlane>(o);
+  }
+
+  // A control plane under a P11 licence granting `features` (signed here with
+  // a fresh vendor key), on a clock inside its validity.
+  std::unique_ptr<ControlPlane> make_licensed(const std::string& features) {
+    const std::string vendor = (dir_ / "vendor").string();
+    if (!std::filesystem::exists(vendor + ".key")) licensing::run_keygen(vendor, false);
+    licensing::IssueOptions o;
+    o.key_file = vendor + ".key";
+    o.customer = "lab";
+    o.product = "gpulab";
+    o.features = features;
+    o.max_gpus = 8;
+    o.not_before = o.issued = "2020-01-01";
+    o.expires = "2099-12-31";
+    o.floating = true;
+    o.out = (dir_ / "licence").string();
+    licensing::run_issue(o, *licensing::parse_date("2020-01-01"));
+    now_ = 1767225600;  // 2026-01-01
+    ControlOptions c;
+    c.state_dir = dir_ / "state";
+    c.public_url = "http://127.0.0.1:1";
+    c.clock = [this] { return now_; };
+    c.licence.license_file = o.out;
+    c.licence.public_key_file = vendor + ".pub";
+    return std::make_unique<ControlPlane>(c);
   }
 
   static Node node(const std::string& name, const std::string& backend, int n) {
@@ -96,7 +124,7 @@ TEST_F(ControlPlaneTest, IdempotencyKeyReturnsTheFirstJob) {
   EXPECT_EQ(cp->list_jobs().size(), 1U);
 }
 
-TEST_F(ControlPlaneTest, BadSpecsAre400AndServeIsRefused) {
+TEST_F(ControlPlaneTest, BadSpecsAre400AndServeNeedsTheServingFeature) {
   auto cp = make();
   try {
     cp->submit(Json{{"name", "x"}, {"kind", "train"}, {"gpus", 0}}, "");
@@ -106,11 +134,11 @@ TEST_F(ControlPlaneTest, BadSpecsAre400AndServeIsRefused) {
     EXPECT_EQ(std::string(e.what()).rfind("gpus:", 0), 0U);
   }
   try {
-    cp->submit(Json{{"name", "x"}, {"kind", "serve"}}, "");
+    cp->submit(Json{{"name", "x"}, {"kind", "serve"}}, "");  // the community edition has no serving
     FAIL();
   } catch (const ApiError& e) {
-    EXPECT_EQ(e.status, 400);
-    EXPECT_EQ(std::string(e.what()).rfind("kind:", 0), 0U);
+    EXPECT_EQ(e.status, 403);
+    EXPECT_EQ(std::string(e.what()), "the licence does not include the 'serving' feature that serve jobs need");
   }
   EXPECT_TRUE(cp->list_jobs().empty());
 }
@@ -336,6 +364,87 @@ TEST_F(ControlPlaneTest, PreemptionCanBeTurnedOff) {
   cp.tick();
   EXPECT_EQ(cp.get_job(low).state, JobState::kRunning);
   EXPECT_EQ(cp.get_job(high).state, JobState::kPending);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(ControlPlaneTest, AServeJobRunsUntilCancelledAndReportsItsEndpointOnceHealthy) {
+  auto cp = make_licensed("serving");
+  cp->register_node(node("a", "fast", 1));
+  const auto [job, created] = cp->submit(
+      Json{{"name", "chat"}, {"kind", "serve"}, {"backend", "fast"}, {"params", Json{{"model", "tiny"}, {"kv_blocks", 64}}}},
+      "");
+  cp->tick();
+  auto j = cp->get_job(job.id);
+  ASSERT_EQ(j.state, JobState::kRunning);
+  EXPECT_EQ(j.reason, "placed; the server starts, waiting for its GET /health");
+  auto work = beat(*cp, "a");
+  ASSERT_EQ(work.size(), 1U);
+  EXPECT_EQ(work[0].program, "gpulab-serve");
+  const std::vector<std::string> argv{"--model",       "tiny", "--backend",     "fast", "--block-size",
+                                      "16",            "--kv-blocks", "64",       "--max-running", "32",
+                                      "--max-batched-tokens", "256", "--max-waiting", "64"};
+  EXPECT_EQ(work[0].argv, argv);  // no --listen: the agent picks the port
+  const std::string id = work[0].task.id;
+
+  // Started, not yet answering /health: no endpoint.
+  beat(*cp, "a", {TaskReport{id, TaskState::kRunning, -1, "", {}, {}, "process"}});
+  EXPECT_EQ(cp->get_job(job.id).endpoint, "");
+  TaskReport healthy{id, TaskState::kRunning, -1, "", {}, {}, "process"};
+  healthy.endpoint = "http://127.0.0.1:8123";
+  beat(*cp, "a", {healthy});
+  j = cp->get_job(job.id);
+  EXPECT_EQ(j.endpoint, "http://127.0.0.1:8123");
+  EXPECT_EQ(j.reason, "serving at http://127.0.0.1:8123 (a fast:0)");
+  EXPECT_EQ(cp->tasks_of(job.id).at(0).endpoint, "http://127.0.0.1:8123");
+
+  // Prometheus finds the agent and the server.
+  const auto targets = prometheus_targets(cp->list_nodes(), cp->list_jobs());
+  ASSERT_EQ(targets.size(), 2U) << targets.dump();
+  EXPECT_EQ(targets.at(0).at("labels").at("job"), "gpulabd-agent");
+  EXPECT_EQ(targets.at(1).at("targets"), Json::array({"127.0.0.1:8123"}));
+  EXPECT_EQ(targets.at(1).at("labels"), (Json{{"job", "gpulab-serve"}, {"gpulab_job", job.id},
+                                              {"gpulab_job_name", "chat"}, {"node", "a"}, {"device", "fast:0"},
+                                              {"model", "tiny"}}));
+
+  // A server that exits, even with 0, has stopped serving: a restart, not a success.
+  cp->report_task("a", TaskReport{id, TaskState::kSucceeded, 0, "exited 0", {}, "", "process"});
+  j = cp->get_job(job.id);
+  EXPECT_EQ(j.state, JobState::kPending);
+  EXPECT_EQ(j.restarts, 1);
+  EXPECT_EQ(j.endpoint, "");
+  EXPECT_NE(j.reason.find("the server exited 0: a serve job runs until cancelled"), std::string::npos) << j.reason;
+  EXPECT_EQ(prometheus_targets(cp->list_nodes(), cp->list_jobs()).size(), 1U);
+  cp->tick();
+  work = beat(*cp, "a");
+  ASSERT_EQ(work.size(), 1U);
+  EXPECT_EQ(work[0].task.attempt, 2);
+  healthy.id = work[0].task.id;
+  healthy.endpoint = "http://127.0.0.1:8124";
+  beat(*cp, "a", {healthy});
+
+  // The endpoint survives a control-plane restart; a cancel clears it.
+  cp.reset();
+  cp = make_licensed("serving");
+  EXPECT_EQ(cp->get_job(job.id).endpoint, "http://127.0.0.1:8124");
+  j = cp->cancel(job.id);
+  EXPECT_EQ(j.state, JobState::kCancelled);
+  EXPECT_EQ(j.endpoint, "");
+  EXPECT_TRUE(beat(*cp, "a").empty());
+}
+
+TEST_F(ControlPlaneTest, ALicenceWithoutServingRefusesServeJobsWith403) {
+  auto cp = make_licensed("training");
+  try {
+    cp->submit(Json{{"name", "chat"}, {"kind", "serve"}, {"params", Json{{"model", "tiny"}}}}, "");
+    FAIL() << "admitted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 403);
+    EXPECT_EQ(std::string(e.what()), "the licence does not include the 'serving' feature that serve jobs need");
+  }
+  EXPECT_TRUE(cp->list_jobs().empty());
 }
 
 }  // namespace

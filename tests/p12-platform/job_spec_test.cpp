@@ -82,3 +82,46 @@ TEST(JobSpec, MalformedTextNamesTheSpec) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(JobSpec, AServeJobTakesTheServersFlagsWithItsDefaults) {
+  const auto s = parse_job_spec(parse_spec_text("name: chat\nkind: serve\nbackend: fast\nparams: {model: tiny}\n"));
+  EXPECT_EQ(s.kind, platform::JobKind::kServe);
+  EXPECT_EQ(s.serve.model, "tiny");
+  EXPECT_EQ(s.serve.block_size, 16);
+  EXPECT_EQ(s.serve.kv_blocks, 1024);
+  EXPECT_TRUE(s.serve.prefix_cache);
+  const auto again = parse_job_spec(platform::to_json(s));
+  EXPECT_EQ(platform::to_json(again), platform::to_json(s));
+  EXPECT_EQ(platform::to_json(s).at("params").at("max_waiting"), 64);
+}
+
+TEST(JobSpec, AServeJobsBadFieldsAreNamed) {
+  const Json base{{"name", "x"}, {"kind", "serve"}};
+  auto with = [&](const char* key, Json value) {
+    Json d = base;
+    d[key] = std::move(value);
+    return d;
+  };
+  EXPECT_EQ(field_of(with("params", Json{{"model", "huge"}})), "params.model");
+  EXPECT_EQ(field_of(with("params", Json{{"modle", "tiny"}})), "params.modle");
+  EXPECT_EQ(field_of(with("params", Json{{"max_running", 0}})), "params.max_running");
+  EXPECT_EQ(field_of(with("params", Json{{"prefix_cache", "no"}})), "params.prefix_cache");
+  EXPECT_EQ(field_of(with("gpus", 2)), "gpus");
+  EXPECT_EQ(field_of(with("backend", "blas")), "backend");
+  // The pool must hold one full context: gpulab-serve's own rule, refused before it would crash-loop.
+  try {
+    parse_job_spec(with("params", Json{{"model", "tiny"}, {"kv_blocks", 3}}));
+    FAIL() << "accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "params.kv_blocks");
+    EXPECT_NE(std::string(e.what()).find("must hold one full context of 256 tokens"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(field_of(with("params", Json{{"model", "tiny"}, {"kv_blocks", 16}})), "(accepted)");
+  EXPECT_TRUE(platform::kind_runs_on(platform::JobKind::kTrain, "blas"));
+  EXPECT_FALSE(platform::kind_runs_on(platform::JobKind::kServe, "blas"));
+  EXPECT_TRUE(platform::kind_runs_on(platform::JobKind::kServe, "fast"));
+}
+
+}  // namespace

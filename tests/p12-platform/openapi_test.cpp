@@ -237,6 +237,9 @@ TEST_F(OpenApiTest, EveryDocumentedOperationAnswersAsDocumented) {
   EXPECT_EQ(call("post", "/v1/jobs/" + id + "/cancel")->status, 409);
   EXPECT_EQ(call("post", "/v1/jobs/nope/cancel")->status, 404);
   call("get", "/metrics");
+  const auto targets = Json::parse(call("get", "/v1/targets")->body);
+  ASSERT_EQ(targets.size(), 1U) << targets.dump();  // node a's agent; no serve job
+  EXPECT_EQ(targets.at(0).at("labels").at("job"), "gpulabd-agent");
 
   for (const auto& [tmpl, op] : doc_.at("paths").items()) {
     for (const auto& [method, spec] : op.items()) {

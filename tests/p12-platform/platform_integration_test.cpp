@@ -4,6 +4,15 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +26,7 @@
 #include "gpulab_test/program_run.hpp"
 #include "platform/api_client.hpp"
 #include "platform/local_cluster.hpp"
+#include "serving/completion_client.hpp"
 
 namespace {
 
@@ -402,6 +412,243 @@ TEST_F(LicensedPlatformTest, ATamperedLicenceStopsTheControlPlaneFromStarting) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_EQ(r.err.rfind("gpulabd: error: ", 0), 0U) << r.err;
+}
+
+}  // namespace
+
+namespace {
+
+// The checked-in example: tiny model, backend auto.
+std::string serve_example() { return std::string(GPULAB_LAB_DIR) + "/examples/serve.yaml"; }
+
+serving::CompletionTarget target_of(const std::string& url) {
+  const auto hp = url.substr(url.find("://") + 3);
+  return serving::CompletionTarget{hp.substr(0, hp.rfind(':')), std::stoi(hp.substr(hp.rfind(':') + 1)), 10, 120};
+}
+
+const Json kHello{{"prompt", "Hello"}, {"max_tokens", 8}, {"temperature", 0}};
+
+// The pid of the gpulab-serve listening on `url`'s port, from /proc; -1 if none.
+pid_t server_pid(const std::string& url) {
+  const std::string listen = url.substr(url.find("://") + 3);
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const auto name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    const std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find("gpulab-serve") != std::string::npos && cmd.find(std::string("--listen") + '\0' + listen + '\0') != std::string::npos) {
+      return static_cast<pid_t>(std::stol(name));
+    }
+  }
+  return -1;
+}
+
+class ServePlatformTest : public LicensedPlatformTest {
+ protected:
+  // A licence with serving, a control plane and `agents` agents with one cpu_ref device each.
+  void start_serving(int agents) {
+    issue("serving", 8, "2099-12-31");
+    auto flags = licence_flags();
+    flags.insert(flags.end(), {"--node-timeout-ms", "1500"});
+    cluster_->start_control(flags);
+    for (int i = 0; i < agents; ++i) {
+      cluster_->start_agent("node-" + std::to_string(i), "cpu_ref:1", {"--heartbeat-ms", "200", "--no-certify"});
+    }
+    api_ = std::make_unique<ApiClient>(cluster_->control_url());
+    ASSERT_TRUE(wait_until([&] { return static_cast<int>(api_->get("/v1/nodes").size()) == agents; }, 10s));
+  }
+  std::string submit_example() {
+    const auto r = run_program("gpulabctl", ctl("submit " + serve_example()));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("submitted j-", 0), 0U) << r.out;
+    return r.out.substr(10, r.out.find(' ', 10) - 10);
+  }
+  // Waits until an attempt after `after_attempt` reports its server's endpoint
+  // (a new server may get the old one's port back, so the attempt tells them apart).
+  Json wait_endpoint(const std::string& id, int after_attempt = 0) {
+    Json job;
+    const bool up = wait_until(
+        [&] {
+          job = api_->get("/v1/jobs/" + id);
+          return !job.at("endpoint").get<std::string>().empty() && job.at("attempt").get<int>() > after_attempt;
+        },
+        180s);
+    EXPECT_TRUE(up) << job.dump();
+    return job;
+  }
+};
+
+TEST_F(ServePlatformTest, AServeJobIsPlacedAnswersIsScrapedAndMovesWhenItsNodeIsKilled) {
+  start_serving(2);
+  const std::string id = submit_example();
+  auto job = wait_endpoint(id);
+  ASSERT_EQ(job.at("state"), "running") << job.dump();
+  const std::string first = job.at("endpoint");
+  const std::string victim = job.at("placement").at(0).at("node");
+  EXPECT_EQ(job.at("reason"), "serving at " + first + " (" + victim + " cpu_ref:0)");
+  const auto hello = serving::complete(target_of(first), kHello);
+  ASSERT_TRUE(hello.ok) << hello.error;
+  EXPECT_EQ(hello.text, "I(<<<<,=");  // tiny's greedy answer (labs/p12-serving/README.md)
+
+  // gpulabctl shows where it serves.
+  auto r = run_program("gpulabctl", ctl("jobs"));
+  EXPECT_NE(r.out.find("serving at " + first), std::string::npos) << r.out;
+  r = run_program("gpulabctl", ctl("describe " + id));
+  EXPECT_NE(r.out.find("endpoint  " + first + " (POST /v1/completions, GET /metrics)"), std::string::npos) << r.out;
+
+  // Prometheus discovers it (HTTP SD), and its /metrics has the TTFT histogram the SLO rule reads.
+  const auto targets = api_->get("/v1/targets");
+  Json serve_target;
+  for (const auto& t : targets) {
+    if (t.at("labels").at("job") == "gpulab-serve") serve_target = t;
+  }
+  ASSERT_FALSE(serve_target.is_null()) << targets.dump();
+  EXPECT_EQ(serve_target.at("targets").at(0), first.substr(7));
+  EXPECT_EQ(serve_target.at("labels").at("gpulab_job"), id);
+  httplib::Client scrape("http://" + serve_target.at("targets").at(0).get<std::string>());
+  const auto metrics = scrape.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("serving_ttft_seconds_bucket{le=\"0.3\"}"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("serving_requests_finished_total 1"), std::string::npos) << metrics->body;
+
+  // The node dies: its server dies with its agent, and the job moves.
+  cluster_->kill9(victim);
+  job = wait_endpoint(id, job.at("attempt").get<int>());
+  EXPECT_EQ(job.at("state"), "running");
+  EXPECT_NE(job.at("placement").at(0).at("node"), victim) << job.dump();
+  EXPECT_GE(job.at("restarts").get<int>(), 1);
+  const std::string second = job.at("endpoint");
+  const auto moved = serving::complete(target_of(second), kHello);
+  ASSERT_TRUE(moved.ok) << moved.error;
+  EXPECT_EQ(moved.text, hello.text);
+  if (second != first) {
+    EXPECT_FALSE(serving::complete(target_of(first), kHello).ok) << "the dead node's server still answers";
+  }
+
+  // It runs until cancelled; then the server is stopped and Prometheus loses it.
+  r = run_program("gpulabctl", ctl("cancel " + id));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(wait_until([&] { return !serving::complete(target_of(second), kHello).ok; }, 60s));
+  for (const auto& t : api_->get("/v1/targets")) EXPECT_NE(t.at("labels").at("job"), "gpulab-serve") << t.dump();
+  EXPECT_EQ(api_->get("/v1/jobs/" + id).at("endpoint"), "");
+}
+
+TEST_F(ServePlatformTest, AServerThatDiesIsAFailedTaskAndIsStartedAgain) {
+  start_serving(1);
+  const std::string id = submit_example();
+  auto job = wait_endpoint(id);
+  const std::string first = job.at("endpoint");
+  const pid_t pid = server_pid(first);
+  ASSERT_GT(pid, 0) << "no gpulab-serve process listens on " << first;
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  // The agent sees it exit, the control plane restarts the job, the agent gives it a new port.
+  job = wait_endpoint(id, job.at("attempt").get<int>());
+  EXPECT_EQ(job.at("restarts"), 1) << job.dump();
+  const auto detail = api_->get("/v1/jobs/" + id);
+  bool saw_kill = false;
+  for (const auto& t : detail.at("tasks")) {
+    if (t.at("attempt") == 1) {
+      EXPECT_EQ(t.at("state"), "failed") << t.dump();
+      saw_kill = t.at("message").get<std::string>().find("killed by signal 9") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(saw_kill) << detail.dump();
+  const auto answer = serving::complete(target_of(job.at("endpoint")), kHello);
+  ASSERT_TRUE(answer.ok) << answer.error;
+  EXPECT_EQ(answer.text, "I(<<<<,=");
+}
+
+// A free TCP port on loopback (bind to 0, read it, close).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+TEST_F(ServePlatformTest, PrometheusFindsTheServerThroughTheControlPlaneAndScrapesIt) {
+  if (std::system("command -v prometheus >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "prometheus not installed (Debian package prometheus)";
+  }
+  start_serving(1);
+  const std::string id = submit_example();
+  const auto job = wait_endpoint(id);
+  ASSERT_EQ(job.at("state"), "running") << job.dump();
+  ASSERT_TRUE(serving::complete(target_of(job.at("endpoint")), kHello).ok);
+  // The README's scrape config, with a 1 s refresh and scrape.
+  std::ofstream(dir_ / "prometheus.yml") << "global: {scrape_interval: 1s, scrape_timeout: 900ms}\n"
+                                            "scrape_configs:\n"
+                                            "  - job_name: gpulab\n"
+                                            "    http_sd_configs: [{url: '"
+                                         << cluster_->control_url() << "/v1/targets', refresh_interval: 1s}]\n";
+  const int port = free_port();
+  ASSERT_GT(port, 0);
+  const pid_t prom = ::fork();
+  if (prom == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const std::string config = "--config.file=" + (dir_ / "prometheus.yml").string();
+    const std::string data = "--storage.tsdb.path=" + (dir_ / "prom-data").string();
+    const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port);
+    const int log = ::open((dir_ / "prometheus.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(log, 1);
+    ::dup2(log, 2);
+    ::execlp("prometheus", "prometheus", config.c_str(), data.c_str(), listen.c_str(), "--log.level=warn", nullptr);
+    ::_exit(127);
+  }
+  ASSERT_GT(prom, 0);
+  httplib::Client api("127.0.0.1", port);
+  Json series;
+  const bool scraped = wait_until(
+      [&] {
+        const auto r = api.Get("/api/v1/query?query=serving_ttft_seconds_count");
+        if (!r || r->status != 200) return false;
+        series = Json::parse(r->body, nullptr, false);
+        return !series.is_discarded() && !series["data"]["result"].empty() &&
+               series["data"]["result"][0]["value"][1] == "1";
+      },
+      120s);
+  ::kill(prom, SIGKILL);
+  ::waitpid(prom, nullptr, 0);
+  std::ifstream in(dir_ / "prometheus.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(scraped) << series.dump() << "\nprometheus log:\n" << log;
+  // The series carries the target labels the control plane gave it.
+  const Json& metric = series["data"]["result"][0]["metric"];
+  EXPECT_EQ(metric["job"], "gpulab-serve") << series.dump();
+  EXPECT_EQ(metric["gpulab_job"], id);
+  EXPECT_EQ(metric["gpulab_job_name"], "chat");
+  EXPECT_EQ(metric["node"], "node-0");
+  EXPECT_EQ(metric["model"], "tiny");
+  EXPECT_EQ(metric["instance"], job.at("endpoint").get<std::string>().substr(7));
+}
+
+TEST_F(LicensedPlatformTest, AServeJobNeedsTheServingFeature) {
+  // The community edition (no licence) trains but does not serve.
+  cluster_->start_control();
+  auto r = run_program("gpulabctl", ctl("submit " + serve_example()));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "gpulabctl: error: refused: the licence does not include the 'serving' feature that serve jobs need\n");
+  cluster_->terminate("control");
+  // Nor does a licence for training only; the refusal is HTTP 403 naming the feature.
+  issue("training", 4, "2099-12-31");
+  cluster_->start_control(licence_flags());
+  r = run_program("gpulabctl", ctl("submit " + serve_example()));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "gpulabctl: error: refused: the licence does not include the 'serving' feature that serve jobs need\n");
+  httplib::Client c(cluster_->control_url());
+  const auto res = c.Post("/v1/jobs", "name: chat\nkind: serve\n", "application/yaml");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 403);
+  EXPECT_EQ(Json::parse(res->body).at("error"), "the licence does not include the 'serving' feature that serve jobs need");
+  EXPECT_TRUE(ApiClient(cluster_->control_url()).get("/v1/jobs").empty());
 }
 
 }  // namespace

@@ -269,3 +269,25 @@ TEST(TopologyAwarePlacement, JobsWithoutARingKeepBestFitAndCarryNoEstimate) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Scheduler, AServeJobOnAutoSkipsBackendsWithoutTheDecoderOps) {
+  // blas comes before fast in the auto order, but has no HAL ABI 2.2 ops.
+  const std::vector<Node> nodes{node("a", {{"blas", 1}}), node("b", {{"fast", 1}})};
+  auto s = job("s1", 1, "auto");
+  s.spec.kind = JobKind::kServe;
+  auto t = job("t1", 1, "auto");
+  const auto d = schedule(input(nodes, {}, -1), {&s, &t}).decisions;
+  ASSERT_TRUE(d[0].placement);
+  EXPECT_EQ((*d[0].placement)[0].backend, "fast");
+  ASSERT_TRUE(d[1].placement);
+  EXPECT_EQ((*d[1].placement)[0].backend, "blas");  // a train job takes blas
+  // Only blas: the serve job waits, and says for what.
+  const std::vector<Node> blas_only{node("a", {{"blas", 2}})};
+  const auto w = schedule(input(blas_only, {}, -1), {&s}).decisions;
+  EXPECT_FALSE(w[0].placement);
+  EXPECT_EQ(w[0].reason, "needs 1 devices of any one backend; the cluster has 0 schedulable");
+}
+
+}  // namespace

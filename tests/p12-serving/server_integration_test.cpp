@@ -12,6 +12,7 @@
 
 #include "gpulab/json.hpp"
 #include "gpulab/prom_text.hpp"
+#include "serving/completion_client.hpp"
 #include "serving/reference_decoder.hpp"
 #include "gpulab_test/program_run.hpp"
 #include "gpulab_test/raw_tcp.hpp"
@@ -195,6 +196,9 @@ TEST(Server, ModelsHealthAndMetrics) {
   const auto* tpot = parsed.value().find("serving_tpot_seconds");
   ASSERT_NE(tpot, nullptr);
   EXPECT_EQ(tpot->find({})->cumulative.back(), 4) << "two gaps per 3-token request";
+  // The P10 SLO pack's SLIs read the buckets at its thresholds.
+  EXPECT_NE(m->body.find("serving_ttft_seconds_bucket{le=\"0.3\"}"), std::string::npos) << m->body;
+  EXPECT_NE(m->body.find("serving_tpot_seconds_bucket{le=\"0.04\"}"), std::string::npos) << m->body;
   const char* promtool = "/usr/bin/promtool";
   if (std::filesystem::exists(promtool)) {
     const std::string file = s.dir() + "/metrics.prom";
@@ -317,6 +321,67 @@ TEST(Server, AFullQueueGets429AndADisconnectedStreamIsCancelled) {
   EXPECT_TRUE(eventually([&] { return metric(s, "serving_requests_running") == 0; }));
   EXPECT_EQ(metric(s, "serving_kv_blocks_used"), 0);
   EXPECT_EQ(metric(s, "serving_requests_finished_total"), 2) << "A (cancelled) and B";
+}
+
+TEST(Server, AServerKilledMidRequestGivesItsClientsErrorsAndARestartAnswersRightAgain) {
+  // The slow model again: a 4000-token stream is still generating when the
+  // server dies, and with one running slot the plain request waits behind it.
+  char path[] = "/tmp/gpulab-serve-slow-XXXXXX.json";
+  const int fd = mkstemps(path, 5);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << R"({"name": "slow", "layers": 4, "d_model": 256, "heads": 4, "kv_heads": 2,
+                             "ffn": 512, "max_context": 4096})";
+  const std::vector<std::string> args{"--model", path, "--backend", "cpu_ref", "--max-running", "1"};
+  auto s = std::make_unique<ServerProcess>(args);
+  ASSERT_TRUE(s->up());
+  const int port = s->port();
+  const serving::CompletionTarget target{"127.0.0.1", port, 30, 600};
+  const Json small = {{"prompt", "Hello"}, {"max_tokens", 6}, {"temperature", 0}};
+  const auto before = serving::complete(target, small);
+  ASSERT_TRUE(before.ok) << before.error;
+
+  std::atomic<int> stream_events{0};
+  serving::CompletionAnswer streamed, plain;
+  std::thread a([&] {
+    streamed = serving::complete(target, {{"prompt", "A"}, {"max_tokens", 4000}, {"temperature", 0}, {"stream", true}},
+                                 [&](const Json&) { ++stream_events; });
+  });
+  ASSERT_TRUE(eventually([&] { return stream_events.load() > 0; }));
+  std::thread b([&] { plain = serving::complete(target, {{"prompt", "B"}, {"max_tokens", 4}, {"temperature", 0}}); });
+  ASSERT_TRUE(eventually([&] { return metric(*s, "serving_requests_waiting") == 1; }));
+  EXPECT_EQ(metric(*s, "serving_requests_running"), 1);
+  s->kill9();
+  a.join();
+  b.join();
+  // Neither client takes what it got for an answer.
+  EXPECT_FALSE(streamed.ok) << "a stream cut by the kill passed as a whole answer of " << streamed.text.size()
+                            << " characters";
+  // The stream had begun and never ended: a close reads as the end of the
+  // body, a reset as a read error; either way the client says it is cut short.
+  EXPECT_NE(streamed.error.find("without a finish_reason"), std::string::npos) << streamed.error;
+  EXPECT_GT(streamed.text.size(), 0U);
+  EXPECT_LT(streamed.text.size(), 4000U);
+  EXPECT_FALSE(plain.ok);
+  EXPECT_EQ(plain.status, 0) << "no HTTP answer at all: " << plain.error;
+  EXPECT_EQ(plain.error.rfind("connection error: ", 0), 0U) << plain.error;
+
+  // Restarted on the same port, the server answers as before, and as the reference decoder does.
+  s = std::make_unique<ServerProcess>(args, port);
+  ASSERT_TRUE(s->up());
+  const auto after = serving::complete(target, small);
+  ASSERT_TRUE(after.ok) << after.error;
+  EXPECT_EQ(after.text, before.text);
+  EXPECT_EQ(after.finish_reason, "length");
+  serving::Model model(serving::load_model_config(path), serving::choose_backend(serving_test::registry(), "cpu_ref"));
+  serving::SamplingParams p;
+  p.max_tokens = 6;
+  EXPECT_EQ(after.text, serving::decode(serving::ReferenceDecoder(model).generate(*serving::encode("Hello"), p).tokens));
+  const auto again = serving::complete(target, {{"prompt", "A"}, {"max_tokens", 3}, {"temperature", 0}, {"stream", true}});
+  EXPECT_TRUE(again.ok) << again.error;
+  const auto n = std::min(again.text.size(), streamed.text.size());
+  EXPECT_EQ(again.text.substr(0, n), streamed.text.substr(0, n)) << "the same greedy tokens as before the kill";
+  std::filesystem::remove(path);
 }
 
 TEST(ServeCli, BadFlagsAreOneLineAndExit2) {

@@ -22,12 +22,13 @@ namespace serving_test {
 
 class ServerProcess {
  public:
-  explicit ServerProcess(std::vector<std::string> args) {
+  // `port` 0: any free one (a restart passes the port it had before).
+  explicit ServerProcess(std::vector<std::string> args, int port = 0) {
     char dir_template[] = "/tmp/gpulab-serve-test-XXXXXX";
     dir_ = mkdtemp(dir_template);
     const std::string ready = dir_ + "/ready", err = dir_ + "/stderr";
-    args.insert(args.begin(), {std::string(GPULAB_BIN_DIR) + "/gpulab-serve", "--listen", "127.0.0.1:0",
-                               "--ready-file", ready});
+    args.insert(args.begin(), {std::string(GPULAB_BIN_DIR) + "/gpulab-serve", "--listen",
+                               "127.0.0.1:" + std::to_string(port), "--ready-file", ready});
     pid_ = fork();
     if (pid_ == 0) {
       const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -68,6 +69,14 @@ class ServerProcess {
   }
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // SIGKILL, as a crash or the OOM killer would; reaped.
+  void kill9() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
 
   [[nodiscard]] int port() const { return port_; }
   [[nodiscard]] bool up() const { return port_ > 0; }

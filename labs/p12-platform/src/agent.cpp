@@ -1,12 +1,17 @@
 #include "platform/agent.hpp"
 
 #include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <thread>
 
@@ -66,6 +71,63 @@ Json done_line(const std::string& log) {
     end = start;
   }
   return Json();
+}
+
+// A TCP port free on `host` now, for a server this agent starts: the kernel
+// picks it (bind to port 0), and the probe socket is closed before the server
+// binds. Another process could take it in between; the server then fails to
+// bind and exits, which is a failed task the platform restarts.
+int free_tcp_port(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(host.c_str(), "0", &hints, &found); rc != 0) {
+    throw gpulab::RunError(fmt::format("cannot resolve '{}' for a server's port: {}", host, ::gai_strerror(rc)));
+  }
+  int port = -1;
+  std::string why = "no address";
+  for (addrinfo* a = found; a != nullptr && port < 0; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    sockaddr_storage bound{};
+    socklen_t len = sizeof bound;
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
+      port = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                         : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    } else {
+      why = std::strerror(errno);
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (port < 0) throw gpulab::RunError(fmt::format("no free port on '{}' for a server: {}", host, why));
+  return port;
+}
+
+// The host part of --listen as the server binds it ("0.0.0.0" stays).
+std::string bind_host_of(const std::string& listen) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  return host.empty() ? "0.0.0.0" : host;
+}
+
+// One GET /health of a server; empty when it answered 200, else why not.
+std::string probe_health(const std::string& url) {
+  httplib::Client c(url);
+  c.set_connection_timeout(1, 0);
+  c.set_read_timeout(2, 0);
+  c.set_write_timeout(2, 0);
+  const auto res = c.Get("/health");
+  if (!res) return fmt::format("GET {}/health: {}", url, httplib::to_string(res.error()));
+  if (res->status != 200) return fmt::format("GET {}/health answered {}", url, res->status);
+  return {};
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 int device_index(const std::string& device_id) {
@@ -160,6 +222,9 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)) {
   if (::access(options_.task_program.c_str(), X_OK) != 0) {
     throw gpulab::UsageError(fmt::format("no task program at '{}' (build gpulab-task)", options_.task_program.string()));
   }
+  // A missing gpulab-serve is not fatal: only serve tasks need it, and each
+  // one that lands here fails with the path in its message.
+  if (options_.serve_program.empty()) options_.serve_program = self_dir() / "gpulab-serve";
   for (const auto& item : options_.device_nodes) {
     const auto eq = item.find('=');
     const std::string id = item.substr(0, eq);
@@ -202,6 +267,7 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)) {
 Agent::~Agent() {
   stop();
   if (watch_thread_ && watch_thread_->joinable()) watch_thread_->join();
+  if (health_thread_ && health_thread_->joinable()) health_thread_->join();
   if (http_thread_ && http_thread_->joinable()) http_thread_->join();
   std::lock_guard lock(mu_);
   for (auto& [id, r] : running_) r.process->stop(std::chrono::milliseconds(500));
@@ -417,7 +483,29 @@ void Agent::start_task_locked(const Assignment& a) {
   if (dev != devices_.end() && dev->backend == "cuda") env["CUDA_VISIBLE_DEVICES"] = std::to_string(backend_ordinal(*dev));
   env["GPULAB_TASK_ID"] = a.task.id;
   try {
-    r.process = launch(a, options_.task_program, argv, env, r.log);
+    std::filesystem::path program;
+    if (a.program == kTaskProgram) {
+      program = options_.task_program;
+    } else if (a.program == kServeProgram) {
+      // A service: this agent picks its port, and judges it by GET /health.
+      program = options_.serve_program;
+      if (::access(program.c_str(), X_OK) != 0) {
+        throw gpulab::RunError(fmt::format("no gpulab-serve at '{}' on this node", program.string()));
+      }
+      const std::string bind_host = bind_host_of(options_.listen);
+      const int port = free_tcp_port(bind_host);
+      argv.emplace_back("--listen");
+      argv.push_back(bind_host.find(':') != std::string::npos ? fmt::format("[{}]:{}", bind_host, port)
+                                                              : fmt::format("{}:{}", bind_host, port));
+      const std::string host = host_of(options_.listen);
+      r.url = host.find(':') != std::string::npos ? fmt::format("http://[{}]:{}", host, port)
+                                                  : fmt::format("http://{}:{}", host, port);
+      r.health = std::make_unique<ServeHealth>(options_.serve_health, steady_seconds());
+    } else {
+      throw gpulab::RunError(fmt::format("unknown program '{}' (this agent runs {} and {})", a.program, kTaskProgram,
+                                         kServeProgram));
+    }
+    r.process = launch(a, program, argv, env, r.log);
   } catch (const std::exception& e) {
     TaskReport rep{a.task.id, TaskState::kFailed, -1, fmt::format("cannot start: {}", e.what()), {}, {}, isolation_};
     finished_[a.task.id] = rep;
@@ -460,7 +548,11 @@ void Agent::heartbeat_once() {
   {
     std::lock_guard lock(mu_);
     hb.devices = devices_;
-    for (const auto& [id, r] : running_) hb.tasks.push_back(TaskReport{id, TaskState::kRunning, -1, "", {}, {}, isolation_, r.task.device_nodes});
+    for (const auto& [id, r] : running_) {
+      TaskReport rep{id, TaskState::kRunning, -1, "", {}, {}, isolation_, r.task.device_nodes};
+      if (r.health && r.health->verdict() == ServeHealth::Verdict::kHealthy) rep.endpoint = r.url;
+      hb.tasks.push_back(std::move(rep));
+    }
     for (const auto& [id, rep] : finished_) {
       TaskReport brief = rep;
       brief.log.clear();  // the log went with the status post; do not resend it every second
@@ -532,8 +624,54 @@ void Agent::watch_loop() {
   }
 }
 
+void Agent::health_loop() {
+  struct Probe {
+    std::string id, url;
+  };
+  while (!stopping_) {
+    std::vector<Probe> due;
+    {
+      std::lock_guard lock(mu_);
+      const double now = steady_seconds();
+      for (const auto& [id, r] : running_) {
+        if (r.health && r.health->due(now)) due.push_back(Probe{id, r.url});
+      }
+    }
+    // Off the lock: a hung server costs this thread its read timeout, not the
+    // agent its heartbeats.
+    std::vector<std::pair<Probe, std::string>> results;
+    for (const auto& p : due) results.emplace_back(p, probe_health(p.url));
+    std::vector<TaskReport> reports;
+    {
+      std::lock_guard lock(mu_);
+      const double now = steady_seconds();
+      for (const auto& [p, why] : results) {
+        const auto it = running_.find(p.id);
+        if (it == running_.end() || !it->second.health) continue;  // stopped or exited meanwhile
+        Running& r = it->second;
+        const auto before = r.health->verdict();
+        const auto after = r.health->observe(why.empty(), why, now);
+        if (after == ServeHealth::Verdict::kHealthy && before != after) {
+          TaskReport rep{p.id, TaskState::kRunning, -1, "", {}, {}, isolation_, r.task.device_nodes};
+          rep.endpoint = r.url;
+          reports.push_back(std::move(rep));
+        } else if (after == ServeHealth::Verdict::kFailed) {
+          const auto e = r.process->stop(std::chrono::milliseconds(1000));
+          finished_[p.id] = finish_locked(r, e, r.health->reason());
+          reports.push_back(finished_[p.id]);
+          finished_[p.id].log.clear();  // sent once, with this report
+          running_.erase(it);
+        }
+      }
+    }
+    for (const auto& rep : reports) send_status(rep);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 int Agent::run() {
   watch_thread_ = std::make_unique<std::thread>([this] { watch_loop(); });
+  health_thread_ = std::make_unique<std::thread>([this] { health_loop(); });
   bool said_waiting = false;
   while (!stopping_) {
     if (!registered_) {

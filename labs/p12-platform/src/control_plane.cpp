@@ -81,9 +81,6 @@ std::pair<Job, bool> ControlPlane::submit(const Json& spec_doc, const std::strin
       return {jobs_.at(it->second), false};
     }
   }
-  if (spec.kind == JobKind::kServe) {
-    throw ApiError(400, "kind: serve jobs need the serving engine, which this build does not have yet");
-  }
   if (const auto refusal = licence_.admission_refusal(spec.kind); !refusal.empty()) throw ApiError(403, refusal);
   Job job;
   job.seq = next_seq_;
@@ -157,6 +154,7 @@ Job ControlPlane::cancel(const std::string& id) {
   }
   job.state = JobState::kCancelled;
   job.reason = "cancelled by the user";
+  job.endpoint.clear();
   job.finished_at = now();
   queued_since_.erase(id);
   store_.transaction([&] {
@@ -218,7 +216,15 @@ Assignment ControlPlane::assignment_for(const Task& t, const Job& j) const {
   a.task = t;
   const auto& s = j.spec;
   const auto str = [](auto v) { return fmt::format("{}", v); };
-  if (s.kind == JobKind::kMatmul) {
+  if (s.kind == JobKind::kServe) {
+    a.program = std::string(kServeProgram);
+    const auto& p = s.serve;
+    a.argv = {"--model",       p.model,        "--backend",     t.backend,
+              "--block-size",  str(p.block_size),  "--kv-blocks",     str(p.kv_blocks),
+              "--max-running", str(p.max_running), "--max-batched-tokens", str(p.max_batched_tokens),
+              "--max-waiting", str(p.max_waiting)};
+    if (!p.prefix_cache) a.argv.emplace_back("--no-prefix-cache");
+  } else if (s.kind == JobKind::kMatmul) {
     a.argv = {"matmul", "--backend", t.backend,          "--n", str(s.matmul.n), "--chain", str(s.matmul.chain),
               "--seed", str(s.matmul.seed), "--json"};
   } else {
@@ -318,9 +324,22 @@ void ControlPlane::apply_report_locked(const std::string& node, const TaskReport
     t.isolation = r.isolation;
     t.device_nodes = r.device_nodes;
   }
-  if (t.state == TaskState::kAssigned && r.state == TaskState::kRunning) {
+  Job& job = jobs_.at(t.job);
+  if ((t.state == TaskState::kAssigned || t.state == TaskState::kRunning) && r.state == TaskState::kRunning) {
+    const bool started = t.state == TaskState::kAssigned;
+    const bool endpoint_changed = !r.endpoint.empty() && r.endpoint != t.endpoint;
+    if (!started && !endpoint_changed) return;
     t.state = TaskState::kRunning;
-    store_.put_task(t);
+    if (endpoint_changed) t.endpoint = r.endpoint;
+    store_.transaction([&] {
+      store_.put_task(t);
+      if (endpoint_changed && job.state == JobState::kRunning && t.attempt == job.attempt) {
+        // The server answered its health check: this is where clients go now.
+        job.endpoint = t.endpoint;
+        job.reason = fmt::format("serving at {} ({} {})", job.endpoint, t.node, t.device);
+        save_job(job);
+      }
+    });
     return;
   }
   if (t.state != TaskState::kAssigned && t.state != TaskState::kRunning) return;  // already final
@@ -328,13 +347,18 @@ void ControlPlane::apply_report_locked(const std::string& node, const TaskReport
   t.state = r.state;
   t.exit_code = r.exit_code;
   t.message = r.message;
+  if (job.spec.kind == JobKind::kServe && t.state == TaskState::kSucceeded) {
+    // A service runs until cancelled: a server that exits, even with 0, has
+    // stopped serving and is restarted like a crashed rank.
+    t.state = TaskState::kFailed;
+    t.message = fmt::format("the server exited {}: a serve job runs until cancelled", t.exit_code);
+  }
   if (!r.log.empty()) {
     const std::string_view log = r.log.size() > kMaxLogBytes ? std::string_view(r.log).substr(r.log.size() - kMaxLogBytes)
                                                              : std::string_view(r.log);
     // A log that cannot be kept (full disk) costs the log, not the report.
     if (auto w = gpulab::write_file(log_path(t.id), log); !w) t.message += " (log not kept: " + w.error().message + ")";
   }
-  Job& job = jobs_.at(t.job);
   store_.transaction([&] {
     store_.put_task(t);
     if (job.state != JobState::kRunning || t.attempt != job.attempt) return;
@@ -374,6 +398,7 @@ void ControlPlane::restart_or_fail_locked(Job& job, const std::string& why, bool
   }
   job.placement.clear();
   job.topology = {};
+  job.endpoint.clear();
   if (bad_input || job.restarts >= job.spec.max_restarts) {
     job.state = JobState::kFailed;
     job.reason = bad_input ? why : fmt::format("{} (after {} restarts)", why, job.restarts);
@@ -441,6 +466,7 @@ void ControlPlane::schedule_locked() {
       victim.state = JobState::kPending;
       victim.placement.clear();
       victim.topology = {};
+      victim.endpoint.clear();
       ++victim.preemptions;
       ++preemptions_total_;
       victim.requeued_because = why;
@@ -468,6 +494,7 @@ void ControlPlane::schedule_locked() {
                        ? fmt::format("placed (attempt {}: {} restarts, {} preemptions)", job.attempt, job.restarts,
                                      job.preemptions)
                        : "placed";
+      if (job.spec.kind == JobKind::kServe) job.reason += "; the server starts, waiting for its GET /health";
       job.requeued_because.clear();
       job.started_at = t_now;
       for (const auto& slot : job.placement) {

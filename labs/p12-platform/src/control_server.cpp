@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpulab/prom_text.hpp"
+#include "platform/prometheus_targets.hpp"
 
 namespace platform {
 namespace {
@@ -76,7 +77,7 @@ Node node_from_register_json(const Json& j) {
 Json report_to_json(const TaskReport& r) {
   return Json{{"id", r.id},           {"state", task_state_name(r.state)}, {"exit_code", r.exit_code},
               {"message", r.message}, {"result", r.result},                {"log", r.log},
-              {"isolation", r.isolation}, {"device_nodes", r.device_nodes}};
+              {"isolation", r.isolation}, {"device_nodes", r.device_nodes}, {"endpoint", r.endpoint}};
 }
 
 TaskReport report_from_json(const Json& j) {
@@ -90,6 +91,10 @@ TaskReport report_from_json(const Json& j) {
   r.result = j.value("result", Json());
   r.log = j.value("log", std::string());
   r.isolation = j.value("isolation", std::string());
+  r.endpoint = j.value("endpoint", std::string());
+  if (!r.endpoint.empty() && !r.endpoint.starts_with("http://")) {
+    throw ApiError(400, "tasks[].endpoint: expected http://HOST:PORT");
+  }
   if (j.contains("device_nodes")) {
     const auto& d = j.at("device_nodes");
     if (!d.is_array() || d.size() > 64 || !std::all_of(d.begin(), d.end(), [](const Json& p) { return p.is_string(); })) {
@@ -125,6 +130,7 @@ Heartbeat heartbeat_from_json(const std::string& node, const Json& j) {
 
 Json assignment_to_json(const Assignment& a) {
   Json j = to_json(a.task);
+  j["program"] = a.program;
   j["argv"] = a.argv;
   return j;
 }
@@ -140,6 +146,7 @@ Assignment assignment_from_json(const Json& j) {
   a.task.device = j.at("device").get<std::string>();
   a.task.backend = j.at("backend").get<std::string>();
   a.task.state = parse_task_state(j.at("state").get<std::string>()).value_or(TaskState::kAssigned);
+  a.program = j.value("program", std::string(kTaskProgram));  // absent from control planes before serve jobs
   a.argv = j.at("argv").get<std::vector<std::string>>();
   return a;
 }
@@ -231,6 +238,9 @@ void add_control_routes(HttpService& http, ControlPlane& cp) {
   });
   http.Get("/metrics", [&cp](const httplib::Request&, httplib::Response& res) {
     res.set_content(cp.metrics(), std::string(gpulab::prom::kContentType));
+  });
+  http.Get("/v1/targets", [&cp](const httplib::Request&, httplib::Response& res) {
+    reply_json(res, 200, prometheus_targets(cp.list_nodes(), cp.list_jobs()));
   });
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404 && res.body.empty()) reply_error(res, 404, fmt::format("no route {} {}", req.method, req.path));

@@ -76,6 +76,9 @@ std::string render_job(const Json& j) {
                              s.at("node").get<std::string>(), s.at("device").get<std::string>());
   }
   out += fmt::format("placement {}\n", placement.empty() ? "-" : placement);
+  if (const auto e = j.find("endpoint"); e != j.end() && e->is_string() && !e->get<std::string>().empty()) {
+    out += fmt::format("endpoint  {} (POST /v1/completions, GET /metrics)\n", e->get<std::string>());
+  }
   if (const auto t = j.find("topology"); t != j.end() && t->is_object() && !t->empty()) {
     out += fmt::format("topology  ring all-reduce of {} bytes: est. {} over {}; {}\n",
                        static_cast<std::uint64_t>(t->at("bytes").get<double>()),

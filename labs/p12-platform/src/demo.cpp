@@ -10,9 +10,11 @@
 
 #include "gpulab/errors.hpp"
 #include "gpulab/table.hpp"
+#include "licensing/reports.hpp"
 #include "platform/api_client.hpp"
 #include "platform/local_cluster.hpp"
 #include "platform/ring_cost.hpp"
+#include "serving/completion_client.hpp"
 
 namespace platform {
 namespace {
@@ -63,6 +65,26 @@ std::string node_of_rank(const Json& job, int rank) {
     if (s.at("rank").get<int>() == rank) return s.at("node").get<std::string>() + " " + s.at("device").get<std::string>();
   }
   return "?";
+}
+
+// The job once an attempt after `after_attempt` reports its server's endpoint
+// (or as last seen when none does in time).
+Json wait_for_endpoint(const ApiClient& api, const std::string& id, int after_attempt) {
+  Json job;
+  wait_until(
+      [&] {
+        job = api.get("/v1/jobs/" + id);
+        return !job.at("endpoint").get<std::string>().empty() && job.at("attempt").get<int>() > after_attempt;
+      },
+      180s);
+  return job;
+}
+
+serving::CompletionAnswer ask(const std::string& endpoint, const Json& request) {
+  const auto hp = endpoint.substr(endpoint.find("://") + 3);
+  return serving::complete(
+      serving::CompletionTarget{hp.substr(0, hp.rfind(':')), std::stoi(hp.substr(hp.rfind(':') + 1)), 10, 120},
+      request);
 }
 
 // The error an invalid submission gets, as gpulabctl would print it.
@@ -165,7 +187,8 @@ int run_demo(const DemoOptions& options) {
       const auto why2 = refusal(api, Json{{"name", "bad"}, {"kind", "train"}, {"backend", "tpu"}});
       checks.check(why2.rfind("backend:", 0) == 0, fmt::format("an unknown backend is refused: \"{}\"", why2));
       const auto why3 = refusal(api, Json{{"name", "chat"}, {"kind", "serve"}});
-      checks.check(why3.rfind("kind:", 0) == 0, fmt::format("serve is refused until the serving engine exists: \"{}\"", why3));
+      checks.check(why3.find("'serving' feature") != std::string::npos,
+                   fmt::format("serve needs a licence with serving (HTTP 403): \"{}\"", why3));
     }
     {
       const auto id = submit(api, train_spec("too-big", "cpu_ref", 4, steps));
@@ -267,6 +290,58 @@ int run_demo(const DemoOptions& options) {
     }
     fmt::print("{}", curves.render());
     checks.check(all_ok && worst <= 1e-3, "final losses agree within 1e-3 (relative) across backends");
+
+    fmt::print("\n== a serve job ==\n");
+    {
+      // Serving is a licensed feature: a vendor key signs a licence that grants
+      // it (P11's licensectl, as a library), and the control plane restarts with it.
+      const std::string vendor = (dir / "vendor").string();
+      licensing::run_keygen(vendor, true);
+      licensing::IssueOptions o;
+      o.key_file = vendor + ".key";
+      o.customer = "demo";
+      o.product = "gpulab";
+      o.features = "training,serving";
+      o.max_gpus = 8;
+      o.not_before = o.issued = "2020-01-01";
+      o.expires = "2099-12-31";
+      o.floating = true;
+      o.out = (dir / "licence").string();
+      licensing::run_issue(o, *licensing::parse_date("2020-01-01"));
+      cluster.terminate("control");
+      cluster.start_control({"--node-timeout-ms", "2000", "--license", o.out, "--public-key", vendor + ".pub"});
+      const auto licensed = api.get("/v1/licence");
+      checks.check(licensed.at("state") == "VALID",
+                   fmt::format("control plane restarted with a licence: {}, features {}",
+                               licensed.at("state").get<std::string>(), licensed.at("features").dump()));
+      const Json spec{{"name", "chat"},
+                      {"kind", "serve"},
+                      {"backend", "cpu_ref"},
+                      {"params", Json{{"model", "tiny"}, {"kv_blocks", 64}}}};
+      const Json hello{{"prompt", "Hello"}, {"max_tokens", 8}, {"temperature", 0}};
+      const auto id = submit(api, spec);
+      auto job = wait_for_endpoint(api, id, 0);
+      const std::string first = job.at("endpoint").get<std::string>();
+      const auto answer = first.empty() ? serving::CompletionAnswer{} : ask(first, hello);
+      checks.check(job.at("state") == "running" && answer.ok,
+                   fmt::format("serve job on {}: GET /health answered; \"Hello\" -> {} ({})", node_of_rank(job, 0),
+                               Json(answer.text).dump(), answer.ok ? answer.finish_reason : answer.error));
+      bool listed = false;
+      for (const auto& target : api.get("/v1/targets")) {
+        listed = listed || (target.at("labels").at("job") == "gpulab-serve" && !first.empty() &&
+                            target.at("targets").at(0) == first.substr(first.find("://") + 3));
+      }
+      checks.check(listed, "GET /v1/targets lists its /metrics for Prometheus (job gpulab-serve)");
+      const std::string node = job.at("placement").at(0).at("node").get<std::string>();
+      cluster.kill9(node);
+      job = wait_for_endpoint(api, id, job.at("attempt").get<int>());
+      const std::string second = job.at("endpoint").get<std::string>();
+      const auto again = second.empty() ? serving::CompletionAnswer{} : ask(second, hello);
+      checks.check(again.ok && again.text == answer.text && job.at("placement").at(0).at("node") != node,
+                   fmt::format("agent {} killed -9: the server started again on {} and answers the same", node,
+                               node_of_rank(job, 0)));
+      api.post("/v1/jobs/" + id + "/cancel", "");
+    }
   }
   if (remove_dir) std::filesystem::remove_all(dir);
   fmt::print("\n{} of {} checks passed\n", checks.passed(), checks.total());

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "serving/engine.hpp"
+#include "serving/model_config.hpp"
 #include "topology/yaml.hpp"
 
 namespace platform {
@@ -100,6 +102,10 @@ std::string_view kind_name(JobKind k) {
   return "?";
 }
 
+bool kind_runs_on(JobKind kind, std::string_view backend) {
+  return kind != JobKind::kServe || backend != "blas";
+}
+
 JobSpec parse_job_spec(const Json& doc) {
   if (!doc.is_object()) throw SpecError("spec", fmt::format("must be a mapping, got {}", type_of(doc)));
   reject_unknown(doc, {"name", "kind", "gpus", "gang", "tenant", "priority", "backend", "max_restarts", "params"},
@@ -154,8 +160,42 @@ JobSpec parse_job_spec(const Json& doc) {
         throw SpecError("params.batch", fmt::format("{} does not split evenly over gpus: {}", s.train.batch, s.gpus));
       }
       break;
-    case JobKind::kServe:
-      break;  // refused at admission until the serving engine exists, with its own message
+    case JobKind::kServe: {
+      reject_unknown(params,
+                     {"model", "block_size", "kv_blocks", "max_running", "max_batched_tokens", "max_waiting",
+                      "prefix_cache"},
+                     "params.");
+      auto& p = s.serve;
+      p.model = get_string(params, "model", "params.model", p.model);
+      serving::ModelConfig model;
+      if (!serving::preset(p.model, model)) {
+        throw SpecError("params.model", fmt::format("unknown model '{}' (small, tiny)", p.model));
+      }
+      p.block_size = static_cast<int>(get_int(params, "block_size", "params.block_size", 1, 1024, p.block_size));
+      p.kv_blocks = static_cast<int>(get_int(params, "kv_blocks", "params.kv_blocks", 1, 1'000'000, p.kv_blocks));
+      p.max_running = static_cast<int>(get_int(params, "max_running", "params.max_running", 1, 1024, p.max_running));
+      p.max_batched_tokens = static_cast<int>(
+          get_int(params, "max_batched_tokens", "params.max_batched_tokens", 1, 65536, p.max_batched_tokens));
+      p.max_waiting = static_cast<int>(get_int(params, "max_waiting", "params.max_waiting", 1, 100'000, p.max_waiting));
+      p.prefix_cache = get_bool(params, "prefix_cache", "params.prefix_cache", p.prefix_cache);
+      // gpulab-serve's own rule (the pool must hold one full context), so a
+      // spec the server would refuse at start is a 400 here, not a crash loop.
+      serving::EngineOptions engine;
+      engine.block_size = static_cast<std::size_t>(p.block_size);
+      engine.kv_blocks = static_cast<std::size_t>(p.kv_blocks);
+      try {
+        serving::validate(engine, model);
+      } catch (const std::invalid_argument& e) {
+        throw SpecError("params.kv_blocks", fmt::format("gpulab-serve refuses it: {}", e.what()));
+      }
+      if (s.gpus != 1) throw SpecError("gpus", "a serve job is one server on one device (submit several for replicas)");
+      if (!kind_runs_on(s.kind, s.backend)) {
+        throw SpecError("backend", fmt::format("serve jobs need the decoder ops of HAL ABI 2.2, which {} lacks "
+                                               "(auto, cpu_ref, fast, opencl, cuda)",
+                                               s.backend));
+      }
+      break;
+    }
   }
   if (s.kind == JobKind::kMatmul && s.gpus != 1) {
     throw SpecError("gpus", "a matmul job runs on one device (submit several jobs for more)");
@@ -184,6 +224,14 @@ Json to_json(const JobSpec& s) {
     p["checkpoint_every"] = s.train.checkpoint_every;
     p["batch"] = s.train.batch;
     p["hidden"] = s.train.hidden;
+  } else {
+    p["model"] = s.serve.model;
+    p["block_size"] = s.serve.block_size;
+    p["kv_blocks"] = s.serve.kv_blocks;
+    p["max_running"] = s.serve.max_running;
+    p["max_batched_tokens"] = s.serve.max_batched_tokens;
+    p["max_waiting"] = s.serve.max_waiting;
+    p["prefix_cache"] = s.serve.prefix_cache;
   }
   j["params"] = p;
   return j;

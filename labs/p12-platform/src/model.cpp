@@ -104,6 +104,7 @@ Json to_json(const Job& j) {
   out["started_at"] = j.started_at;
   out["finished_at"] = j.finished_at;
   out["result"] = j.result;
+  out["endpoint"] = j.endpoint;
   out["spec"] = to_json(j.spec);
   return out;
 }
@@ -113,7 +114,7 @@ Json to_json(const Task& t) {
               {"rank", t.rank},       {"world", t.world},      {"node", t.node},
               {"device", t.device},   {"backend", t.backend},  {"state", task_state_name(t.state)},
               {"exit_code", t.exit_code}, {"message", t.message}, {"isolation", t.isolation},
-              {"device_nodes", t.device_nodes}};
+              {"device_nodes", t.device_nodes}, {"endpoint", t.endpoint}};
 }
 
 Json to_json(const Device& d) {

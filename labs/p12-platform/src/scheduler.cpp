@@ -177,6 +177,7 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
     cs::Request r = request(*queue[k], queue[k]->spec.gpus);
     if (queue[k]->spec.backend == "auto") {
       for (auto b : kAutoBackendOrder) {
+        if (!kind_runs_on(queue[k]->spec.kind, b)) continue;
         if (const auto it = pool_of.find(b); it != pool_of.end()) r.pools.push_back(it->second);
       }
     } else if (const auto it = pool_of.find(queue[k]->spec.backend); it != pool_of.end()) {
@@ -233,6 +234,7 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
     std::string best_backend;
     for (auto backend : kAutoBackendOrder) {
       if (job.spec.backend != "auto" && job.spec.backend != backend) continue;
+      if (!kind_runs_on(job.spec.kind, backend)) continue;
       const auto it = pool_of.find(backend);
       if (it == pool_of.end()) continue;
       const int capacity = pools[static_cast<std::size_t>(it->second)].capacity;

@@ -241,6 +241,7 @@ Job job_from_record(const Json& j) {
     job.finished_at = j.at("finished_at").get<double>();
     job.result = j.at("result");
     job.topology = topology_from_json(j.value("topology", Json::object()));  // absent before topology-aware placement
+    job.endpoint = j.value("endpoint", std::string());  // absent before serve jobs
     return job;
   } catch (const std::exception& e) {
     throw gpulab::RunError(fmt::format("state database: a job row is malformed: {}", e.what()));
@@ -265,6 +266,7 @@ Task task_from_record(const Json& j) {
     t.message = j.at("message").get<std::string>();
     t.isolation = j.at("isolation").get<std::string>();
     t.device_nodes = j.value("device_nodes", std::vector<std::string>{});  // rows from before it existed
+    t.endpoint = j.value("endpoint", std::string());
     return t;
   } catch (const std::exception& e) {
     throw gpulab::RunError(fmt::format("state database: a task row is malformed: {}", e.what()));

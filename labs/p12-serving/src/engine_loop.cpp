@@ -3,8 +3,10 @@
 namespace serving {
 namespace {
 using Clock = std::chrono::steady_clock;
-const std::vector<double> kTtftBounds = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
-const std::vector<double> kTpotBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1};
+// 0.3 and 0.04 are the P10 SLO pack's thresholds (TTFT < 300 ms, TPOT < 40 ms,
+// labs/p10-exporter/slo/rules/slo.rules.yml): its SLIs read those buckets.
+const std::vector<double> kTtftBounds = {0.01, 0.025, 0.05, 0.1, 0.25, 0.3, 0.5, 1, 2.5, 5, 10, 30};
+const std::vector<double> kTpotBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.04, 0.05, 0.1, 0.25, 0.5, 1};
 constexpr const char* kTtft = "serving_ttft_seconds";
 constexpr const char* kTpot = "serving_tpot_seconds";
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }

@@ -14,6 +14,7 @@
 #include "gpulab/json.hpp"
 #include "gpulab/rng.hpp"
 #include "gpulab/table.hpp"
+#include "serving/completion_client.hpp"
 #include "serving/server.hpp"
 
 namespace serving {
@@ -52,54 +53,28 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 
 void one_request(const Target& t, const std::vector<int>& prompt, std::uint32_t max_tokens, Clock::time_point t0,
                  Result& out) {
-  httplib::Client c(t.host, t.port);
-  c.set_read_timeout(600, 0);
-  c.set_connection_timeout(30, 0);
-  httplib::Request req;
-  req.method = "POST";
-  req.path = "/v1/completions";
-  req.headers = {{"Content-Type", "application/json"}};
-  req.body = Json({{"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}, {"stream", true}}).dump();
-  std::string buffer, body;
   double last = 0;
-  bool finished = false;
-  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
-    buffer.append(data, n);
-    body.append(data, n);
-    for (std::size_t end; (end = buffer.find("\n\n")) != std::string::npos;) {
-      const std::string event = buffer.substr(0, end);
-      buffer.erase(0, end + 2);
-      if (event.rfind("data: ", 0) != 0 || event == "data: [DONE]") continue;
-      const double now = ms_since(t0);
-      const Json j = Json::parse(event.substr(6), nullptr, false);
-      if (j.is_discarded()) continue;
-      if (out.tokens == 0)
-        out.first_ms = now;
-      else
-        out.worst_gap_ms = std::max(out.worst_gap_ms, now - last);
-      last = now;
-      ++out.tokens;
-      if (!j["choices"][0]["finish_reason"].is_null()) {
-        finished = true;
-        out.finish_ms = now;
-        out.cached = j["usage"]["prompt_tokens_details"]["cached_tokens"].get<std::uint32_t>();
-      }
+  const Json request = {{"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}, {"stream", true}};
+  const CompletionAnswer answer = complete(CompletionTarget{t.host, t.port, 30, 600}, request, [&](const Json& event) {
+    Json j = event;  // operator[] on a missing key is null, not undefined behaviour
+    const double now = ms_since(t0);
+    if (out.tokens == 0)
+      out.first_ms = now;
+    else
+      out.worst_gap_ms = std::max(out.worst_gap_ms, now - last);
+    last = now;
+    ++out.tokens;
+    if (!j["choices"][0]["finish_reason"].is_null()) {
+      out.finish_ms = now;
+      out.cached = j["usage"]["prompt_tokens_details"]["cached_tokens"].get<std::uint32_t>();
     }
-    return true;
-  };
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
-  // A refusal (429, 400) arrives as a plain JSON body: the receiver collected it.
-  if (!c.send(req, res, err)) {
-    out.failed = true;
-    out.error = httplib::to_string(err);
-    return;
-  }
-  if (res.status == 429) {
+  });
+  if (answer.status == 429) {
     out.refused = true;
-  } else if (res.status != 200 || !finished) {
+  } else if (!answer.ok) {
+    // A stream cut short (no finish_reason, no [DONE]) is a failure, never a short answer.
     out.failed = true;
-    out.error = fmt::format("HTTP {}: {}", res.status, body.substr(0, 200));
+    out.error = answer.error;
   } else {
     out.served = true;
   }

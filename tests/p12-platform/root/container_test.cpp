@@ -18,11 +18,13 @@
 #include <sstream>
 #include <thread>
 
+#include "licensing/reports.hpp"
 #include "mininer/cgroup.hpp"
 #include "mininer/sys.hpp"
 #include "platform/api_client.hpp"
 #include "platform/local_cluster.hpp"
 #include "platform/task_container.hpp"
+#include "serving/completion_client.hpp"
 
 namespace {
 
@@ -259,6 +261,49 @@ TEST_F(ContainerTest, MatmulAndTrainingGiveTheSameResultsInContainersAsInProcess
   std::printf("container: matmul worst error %.4g, train loss %.4f -> %.4f (%s); process: the same\n",
               box_m.at("worst_error_ratio").get<double>(), box_t.at("first_loss").get<double>(),
               box_t.at("final_loss").get<double>(), box_t.at("weights_checksum").get<std::string>().c_str());
+}
+
+TEST_F(ContainerTest, AServeJobsServerRunsInAContainerAndAnswersOnTheAgentsAddress) {
+  // A licence with serving (signed here with a fresh vendor key).
+  const std::string vendor = (dir_ / "vendor").string();
+  licensing::run_keygen(vendor, false);
+  licensing::IssueOptions o;
+  o.key_file = vendor + ".key";
+  o.customer = "lab";
+  o.product = "gpulab";
+  o.features = "serving";
+  o.max_gpus = 4;
+  o.not_before = o.issued = "2020-01-01";
+  o.expires = "2099-12-31";
+  o.floating = true;
+  o.out = (dir_ / "licence").string();
+  licensing::run_issue(o, *licensing::parse_date("2020-01-01"));
+  cluster_->start_control({"--node-timeout-ms", "1500", "--license", o.out, "--public-key", vendor + ".pub"});
+  api_ = std::make_unique<ApiClient>(cluster_->control_url());
+  start_agent("box", "cpu_ref:1", {"--isolation", "container"});
+  wait_nodes(1);
+  const auto spec = slurp(std::filesystem::path(GPULAB_LAB_DIR) / "examples" / "serve.yaml");
+  const auto id = api_->post("/v1/jobs", spec).at("id").get<std::string>();
+  Json job;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        job = api_->get("/v1/jobs/" + id);
+        return !job.at("endpoint").get<std::string>().empty();
+      },
+      180s))
+      << job.dump();
+  const auto& task = job.at("tasks").at(0);
+  EXPECT_EQ(task.at("isolation"), "container") << job.dump();
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "cluster" / "agent-box" / (task.at("id").get<std::string>() + ".container.json")));
+  // The container shares the agent's network namespace: its port is on the agent's address.
+  const std::string url = job.at("endpoint");
+  const auto hp = url.substr(7);
+  const serving::CompletionTarget target{hp.substr(0, hp.rfind(':')), std::stoi(hp.substr(hp.rfind(':') + 1)), 10, 120};
+  const auto answer = serving::complete(target, Json{{"prompt", "Hello"}, {"max_tokens", 8}, {"temperature", 0}});
+  ASSERT_TRUE(answer.ok) << answer.error;
+  EXPECT_EQ(answer.text, "I(<<<<,=");  // as a plain process gives (labs/p12-serving/README.md)
+  api_->post("/v1/jobs/" + id + "/cancel", "{}");
+  EXPECT_TRUE(wait_until([&] { return !serving::complete(target, Json{{"prompt", "x"}, {"max_tokens", 1}}).ok; }, 60s));
 }
 
 // An agent in a mount namespace without the cgroup hierarchies: the real

@@ -19,6 +19,7 @@
 #include "exporter/simulated_source.hpp"
 #include "platform/control_plane.hpp"
 #include "platform/http_service.hpp"
+#include "platform/serve_health.hpp"
 #include "platform/task_process.hpp"
 
 namespace platform {
@@ -30,6 +31,8 @@ struct AgentOptions {
   std::string listen = "127.0.0.1:0";  // the agent's own /metrics, logs and faults
   std::filesystem::path work_dir;      // task logs; default $TMPDIR/gpulab-agent-<name>
   std::filesystem::path task_program;  // default: gpulab-task beside this executable
+  std::filesystem::path serve_program;  // serve tasks; default: gpulab-serve beside this executable
+  ServeHealthPolicy serve_health;       // when a serve task counts as started, and as dead
   std::filesystem::path shim_program;  // default: gpulab-shim beside this executable
   std::string isolation = "auto";      // auto | container | process (task_container.hpp)
   std::vector<std::string> device_nodes;  // "DEVICE=PATH": host nodes passed into DEVICE's tasks
@@ -70,10 +73,15 @@ class Agent {
     Task task;
     std::unique_ptr<TaskProcess> process;
     std::filesystem::path log;
+    // A serve task: the URL its server listens on (a port this agent chose),
+    // and its health; the URL is reported as the endpoint once healthy.
+    std::string url;
+    std::unique_ptr<ServeHealth> health;
   };
   bool register_once();
   void heartbeat_once();
   void watch_loop();
+  void health_loop();  // probes serve tasks' GET /health off the lock
   void update_health_locked();
   void start_task_locked(const Assignment& a);
   TaskReport finish_locked(Running& r, const ChildExit& e, const std::string& why);
@@ -97,6 +105,7 @@ class Agent {
   HttpService http_;
   std::unique_ptr<std::thread> http_thread_;
   std::unique_ptr<std::thread> watch_thread_;
+  std::unique_ptr<std::thread> health_thread_;
   mutable std::mutex mu_;
   std::map<std::string, Running> running_;
   std::map<std::string, TaskReport> finished_;  // reported, waiting for the control plane to drop them

@@ -67,6 +67,7 @@ struct TaskReport {
   std::string log;      // final stdout+stderr (capped by the agent), when finished
   std::string isolation;
   std::vector<std::string> device_nodes = {};  // host device nodes its container got
+  std::string endpoint = {};  // a running serve task's URL, once its GET /health answered
 };
 
 struct Heartbeat {
@@ -75,11 +76,17 @@ struct Heartbeat {
   std::vector<TaskReport> tasks;
 };
 
+// The programs an agent runs: it maps these names to its own binaries and
+// runs nothing else, whatever an assignment says.
+inline constexpr std::string_view kTaskProgram = "gpulab-task";
+inline constexpr std::string_view kServeProgram = "gpulab-serve";
+
 // What the node should run: every non-terminal task assigned to it, with the
 // command line the agent starts.
 struct Assignment {
   Task task;
-  std::vector<std::string> argv;  // after the program name gpulab-task
+  std::string program = std::string(kTaskProgram);  // or kServeProgram: a service, kept running
+  std::vector<std::string> argv;  // after the program name; a server's --listen is the agent's to add
 };
 
 class ControlPlane {

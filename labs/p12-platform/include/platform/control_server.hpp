@@ -22,6 +22,7 @@ Heartbeat heartbeat_from_json(const std::string& node, const gpulab::Json& j);
 gpulab::Json report_to_json(const TaskReport& r);
 TaskReport report_from_json(const gpulab::Json& j);
 gpulab::Json assignment_to_json(const Assignment& a);
+
 Assignment assignment_from_json(const gpulab::Json& j);
 
 }  // namespace platform

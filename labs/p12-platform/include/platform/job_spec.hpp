@@ -35,6 +35,19 @@ struct TrainParams {
   int hidden = 64;
 };
 
+// A serve job: one gpulab-serve (labs/p12-serving) on one device, kept
+// running until cancelled. The engine flags, with gpulab-serve's defaults; the
+// model is a preset (a file would have to exist on whichever node it lands).
+struct ServeParams {
+  std::string model = "small";
+  int block_size = 16;
+  int kv_blocks = 1024;
+  int max_running = 32;
+  int max_batched_tokens = 256;
+  int max_waiting = 64;
+  bool prefix_cache = true;
+};
+
 struct JobSpec {
   std::string name;
   JobKind kind = JobKind::kMatmul;
@@ -46,7 +59,13 @@ struct JobSpec {
   int max_restarts = 3;
   MatmulParams matmul;
   TrainParams train;
+  ServeParams serve;
 };
+
+// Whether a job of this kind can run on a backend: serve needs the decoder ops
+// of HAL ABI 2.2 (rmsnorm, rope, silu_mul, paged attention), which blas lacks.
+// The scheduler skips such backends for `backend: auto`; naming one is a 400.
+bool kind_runs_on(JobKind kind, std::string_view backend);
 
 // A field that is missing, of the wrong type or out of range. what() is
 // "FIELD: reason", field() the dotted path ("params.steps").

@@ -70,6 +70,9 @@ struct Job {
   double started_at = 0;    // first placement of the current attempt
   double finished_at = 0;
   gpulab::Json result = gpulab::Json::object();  // rank 0's "done" line
+  // A serve job's server, "http://HOST:PORT", once its GET /health answered;
+  // empty while it starts, after it stopped, and for other kinds.
+  std::string endpoint;
 };
 
 enum class TaskState { kAssigned, kRunning, kSucceeded, kFailed, kCancelled, kLost };
@@ -90,6 +93,7 @@ struct Task {
   std::string message;
   std::string isolation;  // "container" or "process", as the agent ran it
   std::vector<std::string> device_nodes = {};  // host device nodes passed into its container
+  std::string endpoint = {};  // a serve task's URL once healthy (what the agent reported)
 };
 
 // A device the platform offers: the shared inventory's accelerator (id
