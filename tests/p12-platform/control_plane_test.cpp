@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "gpulab/errors.hpp"
-#include "licensing/reports.hpp"
+#include "licensing/signed_licence.hpp"
 #include "platform/inventory.hpp"
 #include "platform/prometheus_targets.hpp"
 
@@ -39,26 +39,15 @@ class ControlPlaneTest : public ::testing::Test {
   // A control plane under a P11 licence granting `features` (signed here with
   // a fresh vendor key), on a clock inside its validity.
   std::unique_ptr<ControlPlane> make_licensed(const std::string& features) {
-    const std::string vendor = (dir_ / "vendor").string();
-    if (!std::filesystem::exists(vendor + ".key")) licensing::run_keygen(vendor, false);
-    licensing::IssueOptions o;
-    o.key_file = vendor + ".key";
-    o.customer = "lab";
-    o.product = "gpulab";
-    o.features = features;
-    o.max_gpus = 8;
-    o.not_before = o.issued = "2020-01-01";
-    o.expires = "2099-12-31";
-    o.floating = true;
-    o.out = (dir_ / "licence").string();
-    licensing::run_issue(o, *licensing::parse_date("2020-01-01"));
+    const licensing::SignedLicenceFiles lic =
+        licensing::issue_signed_licence(dir_, "lab", features, 8);
     now_ = 1767225600;  // 2026-01-01
     ControlOptions c;
     c.state_dir = dir_ / "state";
     c.public_url = "http://127.0.0.1:1";
     c.clock = [this] { return now_; };
-    c.licence.license_file = o.out;
-    c.licence.public_key_file = vendor + ".pub";
+    c.licence.license_file = lic.licence;
+    c.licence.public_key_file = lic.public_key;
     return std::make_unique<ControlPlane>(c);
   }
 

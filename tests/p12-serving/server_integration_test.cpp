@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 
 #include "gpulab/json.hpp"
@@ -269,17 +270,27 @@ bool eventually(Cond cond) {
   return cond();
 }
 
+// A model slow enough on cpu_ref (4096-token context) that a long request is still
+// generating while a test acts on the server; the file goes when the test ends.
+struct SlowModelFile {
+  SlowModelFile() {
+    const int fd = mkstemps(path, 5);
+    if (fd < 0) throw std::runtime_error("mkstemps: cannot create the slow model's config");
+    close(fd);
+    std::ofstream(path) << R"({"name": "slow", "layers": 4, "d_model": 256, "heads": 4, "kv_heads": 2,
+                               "ffn": 512, "max_context": 4096})";
+  }
+  ~SlowModelFile() { std::filesystem::remove(path); }
+  SlowModelFile(const SlowModelFile&) = delete;
+  SlowModelFile& operator=(const SlowModelFile&) = delete;
+  char path[40] = "/tmp/gpulab-serve-slow-XXXXXX.json";
+};
+
 TEST(Server, AFullQueueGets429AndADisconnectedStreamIsCancelled) {
-  // A model slow enough on cpu_ref (4096-token context) that request A is
-  // still generating while the test fills the one queue slot and overflows it.
-  char path[] = "/tmp/gpulab-serve-slow-XXXXXX.json";
-  const int fd = mkstemps(path, 5);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  std::ofstream(path) << R"({"name": "slow", "layers": 4, "d_model": 256, "heads": 4, "kv_heads": 2,
-                             "ffn": 512, "max_context": 4096})";
+  // Request A is still generating while the test fills the one queue slot and overflows it.
+  const SlowModelFile slow;
+  const char* path = slow.path;
   ServerProcess s({"--model", path, "--backend", "cpu_ref", "--max-running", "1", "--max-waiting", "1"});
-  std::filesystem::remove(path);
   ASSERT_TRUE(s.up());
 
   std::atomic<bool> a_streaming{false}, a_stop{false};
@@ -324,14 +335,10 @@ TEST(Server, AFullQueueGets429AndADisconnectedStreamIsCancelled) {
 }
 
 TEST(Server, AServerKilledMidRequestGivesItsClientsErrorsAndARestartAnswersRightAgain) {
-  // The slow model again: a 4000-token stream is still generating when the
-  // server dies, and with one running slot the plain request waits behind it.
-  char path[] = "/tmp/gpulab-serve-slow-XXXXXX.json";
-  const int fd = mkstemps(path, 5);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  std::ofstream(path) << R"({"name": "slow", "layers": 4, "d_model": 256, "heads": 4, "kv_heads": 2,
-                             "ffn": 512, "max_context": 4096})";
+  // A 4000-token stream is still generating when the server dies, and with one
+  // running slot the plain request waits behind it.
+  const SlowModelFile slow;
+  const char* path = slow.path;
   const std::vector<std::string> args{"--model", path, "--backend", "cpu_ref", "--max-running", "1"};
   auto s = std::make_unique<ServerProcess>(args);
   ASSERT_TRUE(s->up());
@@ -381,7 +388,6 @@ TEST(Server, AServerKilledMidRequestGivesItsClientsErrorsAndARestartAnswersRight
   EXPECT_TRUE(again.ok) << again.error;
   const auto n = std::min(again.text.size(), streamed.text.size());
   EXPECT_EQ(again.text.substr(0, n), streamed.text.substr(0, n)) << "the same greedy tokens as before the kill";
-  std::filesystem::remove(path);
 }
 
 TEST(ServeCli, BadFlagsAreOneLineAndExit2) {

@@ -10,7 +10,7 @@
 
 #include "gpulab/errors.hpp"
 #include "gpulab/table.hpp"
-#include "licensing/reports.hpp"
+#include "licensing/signed_licence.hpp"
 #include "platform/api_client.hpp"
 #include "platform/local_cluster.hpp"
 #include "platform/ring_cost.hpp"
@@ -295,21 +295,11 @@ int run_demo(const DemoOptions& options) {
     {
       // Serving is a licensed feature: a vendor key signs a licence that grants
       // it (P11's licensectl, as a library), and the control plane restarts with it.
-      const std::string vendor = (dir / "vendor").string();
-      licensing::run_keygen(vendor, true);
-      licensing::IssueOptions o;
-      o.key_file = vendor + ".key";
-      o.customer = "demo";
-      o.product = "gpulab";
-      o.features = "training,serving";
-      o.max_gpus = 8;
-      o.not_before = o.issued = "2020-01-01";
-      o.expires = "2099-12-31";
-      o.floating = true;
-      o.out = (dir / "licence").string();
-      licensing::run_issue(o, *licensing::parse_date("2020-01-01"));
+      const licensing::SignedLicenceFiles serving_licence =
+          licensing::issue_signed_licence(dir, "demo", "training,serving", 8);
       cluster.terminate("control");
-      cluster.start_control({"--node-timeout-ms", "2000", "--license", o.out, "--public-key", vendor + ".pub"});
+      cluster.start_control({"--node-timeout-ms", "2000", "--license", serving_licence.licence,
+                             "--public-key", serving_licence.public_key});
       const auto licensed = api.get("/v1/licence");
       checks.check(licensed.at("state") == "VALID",
                    fmt::format("control plane restarted with a licence: {}, features {}",

@@ -18,7 +18,7 @@
 #include <sstream>
 #include <thread>
 
-#include "licensing/reports.hpp"
+#include "licensing/signed_licence.hpp"
 #include "mininer/cgroup.hpp"
 #include "mininer/sys.hpp"
 #include "platform/api_client.hpp"
@@ -265,20 +265,10 @@ TEST_F(ContainerTest, MatmulAndTrainingGiveTheSameResultsInContainersAsInProcess
 
 TEST_F(ContainerTest, AServeJobsServerRunsInAContainerAndAnswersOnTheAgentsAddress) {
   // A licence with serving (signed here with a fresh vendor key).
-  const std::string vendor = (dir_ / "vendor").string();
-  licensing::run_keygen(vendor, false);
-  licensing::IssueOptions o;
-  o.key_file = vendor + ".key";
-  o.customer = "lab";
-  o.product = "gpulab";
-  o.features = "serving";
-  o.max_gpus = 4;
-  o.not_before = o.issued = "2020-01-01";
-  o.expires = "2099-12-31";
-  o.floating = true;
-  o.out = (dir_ / "licence").string();
-  licensing::run_issue(o, *licensing::parse_date("2020-01-01"));
-  cluster_->start_control({"--node-timeout-ms", "1500", "--license", o.out, "--public-key", vendor + ".pub"});
+  const licensing::SignedLicenceFiles lic =
+      licensing::issue_signed_licence(dir_, "lab", "serving", 4);
+  cluster_->start_control(
+      {"--node-timeout-ms", "1500", "--license", lic.licence, "--public-key", lic.public_key});
   api_ = std::make_unique<ApiClient>(cluster_->control_url());
   start_agent("box", "cpu_ref:1", {"--isolation", "container"});
   wait_nodes(1);
