@@ -130,6 +130,15 @@ class ContainerTest : public ::testing::Test {
     const Json spec{{"name", "m"}, {"kind", "matmul"}, {"backend", backend}, {"params", Json{{"n", 48}, {"chain", 3}}}};
     return api_->post("/v1/jobs", spec.dump()).at("id").get<std::string>();
   }
+  // The one node reports process isolation, and a matmul job succeeds there as a plain process.
+  void expect_one_node_runs_matmul_as_a_plain_process() {
+    wait_nodes(1);
+    EXPECT_EQ(api_->get("/v1/nodes").at(0).at("isolation"), "process");
+    const auto id = submit_matmul();
+    const auto j = wait_for_job(*api_, id, {"succeeded", "failed"}, 60s);
+    ASSERT_EQ(j.at("state"), "succeeded") << j.dump();
+    EXPECT_EQ(j.at("tasks").at(0).at("isolation"), "process");
+  }
   std::string submit_train() {
     const Json spec{{"name", "t"},       {"kind", "train"}, {"gpus", 2}, {"backend", "cpu_ref"},
                     {"params", Json{{"steps", 6}, {"seed", 7}, {"checkpoint_every", 2}}}};
@@ -328,12 +337,7 @@ TEST_F(ContainerTest, WithoutACgroupHierarchyContainerIsRefusedAndAutoFallsBackT
                         DaemonHost{{"unshare", "--mount", "--propagation", "private", "sh", "-c",
                                     "umount -R /sys/fs/cgroup && exec \"$0\" \"$@\""},
                                    "127.0.0.1"});
-  wait_nodes(1);
-  EXPECT_EQ(api_->get("/v1/nodes").at(0).at("isolation"), "process");
-  const auto id = submit_matmul();
-  const auto j = wait_for_job(*api_, id, {"succeeded", "failed"}, 60s);
-  ASSERT_EQ(j.at("state"), "succeeded") << j.dump();
-  EXPECT_EQ(j.at("tasks").at(0).at("isolation"), "process");
+  expect_one_node_runs_matmul_as_a_plain_process();
   const std::string agent_log = slurp(cluster_->daemon("lone").log);
   EXPECT_NE(agent_log.find("gpulabd agent: tasks run as plain processes: no cgroup for the device rules: no devices "
                            "controller: neither cgroup v1 devices nor cgroup2 is mounted\n"),
@@ -357,12 +361,7 @@ TEST_F(ContainerTest, AnUnprivilegedAgentRunsPlainProcessesAndSaysWhyOnce) {
   std::filesystem::permissions(dir_ / "cluster", std::filesystem::perms::all);  // the agent writes its ready file here
   cluster_->start_agent("plain", "cpu_ref:1", {"--heartbeat-ms", "200", "--no-certify"},
                         DaemonHost{{"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"}, "127.0.0.1"});
-  wait_nodes(1);
-  EXPECT_EQ(api_->get("/v1/nodes").at(0).at("isolation"), "process");
-  const auto id = submit_matmul();
-  const auto j = wait_for_job(*api_, id, {"succeeded", "failed"}, 60s);
-  ASSERT_EQ(j.at("state"), "succeeded") << j.dump();
-  EXPECT_EQ(j.at("tasks").at(0).at("isolation"), "process");
+  expect_one_node_runs_matmul_as_a_plain_process();
   const std::string log = slurp(cluster_->daemon("plain").log);
   const std::string line = "gpulabd agent: tasks run as plain processes: not running as root";
   EXPECT_NE(log.find(line), std::string::npos) << log;
