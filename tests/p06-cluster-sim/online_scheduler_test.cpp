@@ -126,6 +126,44 @@ TEST(OnlineScheduler, DrfPicksTheTenantWithTheSmallestDominantShare) {
   EXPECT_TRUE(s.pending_empty());
 }
 
+TEST(OnlineScheduler, OnAFullClusterASkipPassLeavesEveryJobQueuedInTheOrderTheHeadWouldOfferThem) {
+  // Nothing can start (no free GPU, nothing lower-priority to evict): the pass
+  // reports every job waiting, DRF order (smallest share first, then key), capped
+  // ones as capped, and the next pass still has them all.
+  SchedulerConfig cfg;
+  cfg.order = QueueOrder::kDrf;
+  cfg.blocking = Blocking::kSkip;
+  cfg.gpu_cap = 5;
+  OnlineScheduler s({Cluster(1, 4)}, cfg);
+  const auto tenant_req = [](std::string tenant, int gpus, std::size_t seq) {
+    Request r = req(gpus, 0, seq);
+    r.tenant = std::move(tenant);
+    return r;
+  };
+  s.adopt(100, tenant_req("a", 3, 0), PoolPlacement{0, {Slice{0, 0b0111, 0}}}, 0);
+  s.adopt(101, tenant_req("b", 1, 0), PoolPlacement{0, {Slice{0, 0b1000, 0}}}, 0);
+  s.submit(1, tenant_req("a", 1, 1));
+  s.submit(2, tenant_req("b", 1, 2));
+  s.submit(3, tenant_req("a", 2, 3));  // 4 held + 2 > the cap of 5
+  s.submit(4, tenant_req("b", 1, 4));
+  s.submit(5, tenant_req("c", 1, 5));
+  const auto pass = s.schedule(0);
+  EXPECT_TRUE(started(pass).empty());
+  const std::vector<std::pair<JobId, Wait>> want{
+      {5, Wait::kNoRoom}, {2, Wait::kNoRoom}, {4, Wait::kNoRoom}, {1, Wait::kNoRoom}, {3, Wait::kCapped}};
+  EXPECT_EQ(pass.pending, want);
+  EXPECT_EQ(s.contending_tenants(), 3);
+
+  // b's running job ends: b (share 0, first key 2) and c (share 0, key 5) tie on
+  // share, so the key decides and job 2 takes the one free GPU.
+  s.finish(101);
+  const auto next = s.schedule(0);
+  EXPECT_EQ(started(next), (std::vector<JobId>{2}));
+  const std::vector<std::pair<JobId, Wait>> rest{
+      {5, Wait::kNoRoom}, {4, Wait::kNoRoom}, {1, Wait::kNoRoom}, {3, Wait::kCapped}};
+  EXPECT_EQ(next.pending, rest);
+}
+
 }  // namespace
 
 TEST(OnlineScheduler, APlacementHookChoosesWhereAndSeesTheJob) {
@@ -147,11 +185,12 @@ TEST(OnlineScheduler, APlacementHookChoosesWhereAndSeesTheJob) {
     if (left > 0) return std::nullopt;
     return out;
   };
-  OnlineScheduler s({Cluster(2, 2)}, cfg, hooks);
+  OnlineScheduler s({Cluster(3, 2)}, cfg, hooks);
   s.block(0, Slice{0, 0b01, 0});
   s.block(0, Slice{1, 0b01, 0});
+  s.block(0, Slice{2, 0b01, 0});
   s.submit(7, req(2, 0, 1));
-  s.submit(8, req(1, 0, 2));
+  s.submit(8, req(2, 0, 2));  // one GPU is left after 7: the hook is asked and declines
   const auto pass = s.schedule(0);
   EXPECT_EQ(started(pass), (std::vector<JobId>{7}));
   ASSERT_EQ(pass.events.size(), 1U);

@@ -17,6 +17,7 @@ OnlineScheduler::OnlineScheduler(std::vector<Cluster> pools, SchedulerConfig cfg
     total_gpus_ += c.total_gpus();
     total_cpus_ += static_cast<double>(c.cpus_per_node()) * c.nodes();
     node_jobs_.emplace_back(static_cast<std::size_t>(c.nodes()));
+    needs_.resize(std::max(needs_.size(), static_cast<std::size_t>(c.gpus_per_node()) + 1));
   }
 }
 
@@ -33,12 +34,16 @@ int OnlineScheduler::need_on_one_node(const Request& r) const {
 }
 
 std::size_t OnlineScheduler::tenant_index(const std::string& name) {
+  // Consecutive jobs are mostly one tenant's: skip the hash for a repeat.
+  if (!tenant_names_.empty() && tenant_names_[last_tenant_] == name) return last_tenant_;
   const auto [it, added] = tenant_ids_.emplace(name, tenant_names_.size());
   if (added) {
     tenant_names_.push_back(name);
     tenant_queue_.emplace_back();
+    tenant_queued_.push_back(0);
     usage_.emplace_back();
   }
+  last_tenant_ = it->second;
   return it->second;
 }
 
@@ -79,21 +84,25 @@ void OnlineScheduler::enqueue(JobId id) {
   const Entry& e = jobs_.at(id);
   const QueueEntry q{key_of(e), id};
   queue_.insert(q);
-  tenant_queue_[e.tenant].insert(q);
-  needs_.insert(need_on_one_node(e.request));
+  if (cfg_.order == QueueOrder::kDrf) tenant_queue_[e.tenant].insert(q);
+  ++tenant_queued_[e.tenant];
+  ++needs_[static_cast<std::size_t>(std::max(0, need_on_one_node(e.request)))];
+  zero_gpu_queued_ += e.request.gpus <= 0 ? 1 : 0;
 }
 
 void OnlineScheduler::dequeue(JobId id) {
   const Entry& e = jobs_.at(id);
   const QueueEntry q{key_of(e), id};
   if (queue_.erase(q) == 0) return;
-  tenant_queue_[e.tenant].erase(q);
-  needs_.erase(needs_.find(need_on_one_node(e.request)));
+  if (cfg_.order == QueueOrder::kDrf) tenant_queue_[e.tenant].erase(q);
+  --tenant_queued_[e.tenant];
+  --needs_[static_cast<std::size_t>(std::max(0, need_on_one_node(e.request)))];
+  zero_gpu_queued_ -= e.request.gpus <= 0 ? 1 : 0;
 }
 
 int OnlineScheduler::contending_tenants() const {
   int n = 0;
-  for (const auto& q : tenant_queue_) n += q.empty() ? 0 : 1;
+  for (const int queued : tenant_queued_) n += queued == 0 ? 0 : 1;
   return n;
 }
 
@@ -110,9 +119,11 @@ double OnlineScheduler::share_of(std::size_t t) const {
 }
 
 int OnlineScheduler::stranded() const {
-  if (needs_.empty()) return 0;
+  const auto smallest = std::find_if(needs_.begin(), needs_.end(), [](int count) { return count != 0; });
+  if (smallest == needs_.end()) return 0;
+  const int below = static_cast<int>(smallest - needs_.begin());
   int n = 0;
-  for (const Cluster& c : pools_) n += c.free_on_nodes_below(*needs_.begin());
+  for (const Cluster& c : pools_) n += c.free_on_nodes_below(below);
   return n;
 }
 
@@ -187,10 +198,47 @@ void OnlineScheduler::stop(JobId id) {
   e.placement = {};
 }
 
+// True when no queued job can start in this pass whatever is tried: every pool
+// is full, every queued job needs a GPU, and nothing running may be preempted
+// by anything queued (defragmentation moves GPUs, it frees none). On a busy
+// cluster most of a skip pass is this state; seeing it saves a placement
+// attempt, a dequeue and an enqueue per remaining job.
+bool OnlineScheduler::nothing_can_start() const {
+  if (zero_gpu_queued_ != 0 || queue_.empty()) return false;
+  for (const Cluster& c : pools_) {
+    if (c.total_free() != 0) return false;
+  }
+  if (!cfg_.preempt || running_priorities_.empty()) return true;
+  const int highest_queued = -queue_.begin()->first.neg_priority;
+  return highest_queued <= *running_priorities_.begin();
+}
+
+// kSkip when nothing_can_start(): every job still queued waits, in the order
+// head() would have offered them (FIFO: key order; DRF: shares do not change
+// while nothing starts, so by tenant share, then key). They stay queued.
+void OnlineScheduler::wait_all_queued(std::vector<std::pair<JobId, Wait>>& aside) const {
+  std::vector<QueueEntry> rest(queue_.begin(), queue_.end());
+  if (cfg_.order == QueueOrder::kDrf) {
+    std::vector<double> share(tenant_names_.size());
+    for (std::size_t t = 0; t < share.size(); ++t) share[t] = share_of(t);
+    std::stable_sort(rest.begin(), rest.end(), [&](const QueueEntry& a, const QueueEntry& b) {
+      return share[jobs_.at(a.second).tenant] < share[jobs_.at(b.second).tenant];
+    });
+  }
+  for (const auto& [key, id] : rest) aside.emplace_back(id, capped(jobs_.at(id).request) ? Wait::kCapped : Wait::kNoRoom);
+}
+
 SchedulePass OnlineScheduler::schedule(double now) {
   SchedulePass pass;
   std::vector<std::pair<JobId, Wait>> aside;  // kSkip: blocked jobs, back in the queue after the pass
+  std::size_t still_queued = 0;               // the tail of `aside` that never left the queue
   while (const auto h = head()) {
+    if (cfg_.blocking == Blocking::kSkip && nothing_can_start()) {
+      const std::size_t before = aside.size();
+      wait_all_queued(aside);
+      still_queued = aside.size() - before;
+      break;
+    }
     const Request& r = jobs_.at(*h).request;
     const bool over_cap = capped(r);
     if (!over_cap) {
@@ -225,7 +273,7 @@ SchedulePass OnlineScheduler::schedule(double now) {
     if (cfg_.blocking == Blocking::kBackfill && !over_cap) backfill_behind(*h, now, pass);
     break;  // strict order: nothing else jumps a blocked head
   }
-  for (const auto& [id, why] : aside) enqueue(id);
+  for (std::size_t i = 0; i + still_queued < aside.size(); ++i) enqueue(aside[i].first);
   pass.pending = std::move(aside);
   return pass;
 }

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <iterator>
+#include <tuple>
 #include <unordered_map>
 
 #include "cluster_sim/placement.hpp"
@@ -28,30 +31,82 @@ struct Pool {
   int capacity = 0;  // schedulable devices, allocated or not (for "larger than the cluster")
 };
 
-Pool build(const std::vector<Node>& nodes, std::string_view backend) {
-  Pool p;
-  p.backend = backend;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    std::vector<const Device*> devs;
-    for (const auto& d : nodes[i].devices) {
-      if (d.backend == backend && devs.size() < 64) devs.push_back(&d);
-    }
-    if (devs.empty()) continue;
-    p.members.push_back(static_cast<int>(i));
-    p.gpus_per_node = std::max(p.gpus_per_node, static_cast<int>(devs.size()));
-    p.view.node_names.push_back(nodes[i].name);
-    p.view.devices.push_back(std::move(devs));
-  }
-  p.capacity = schedulable_devices(nodes, backend);
-  return p;
-}
-
-// Where "<node>/<device>" is in the pools: (pool, pool node, bit).
+// Where one device is in the pools: (pool, pool node, bit); pool -1 for none.
 struct Bit {
-  int pool = 0;
+  int pool = -1;
   int node = 0;
   int bit = 0;
 };
+
+// The inventory as pools, built in one walk over the devices (a pass runs on
+// every queue change, so it compares no "<node>/<device>" strings per device).
+struct Pools {
+  std::vector<Pool> pools;                       // every backend some node has, in the auto order
+  std::map<std::string, int, std::less<>> of;    // backend -> pool
+  std::vector<std::vector<Bit>> at;              // [node][device index] -> its bit
+  std::unordered_map<std::string_view, int> node_of;  // node name -> index
+
+  // "<node>/<device>" as (node, device index); nullopt for a device not in the inventory.
+  [[nodiscard]] std::optional<std::pair<int, int>> find(const std::vector<Node>& nodes, std::string_view node,
+                                                        std::string_view device) const {
+    const auto n = node_of.find(node);
+    if (n == node_of.end()) return std::nullopt;
+    const auto& devs = nodes[static_cast<std::size_t>(n->second)].devices;
+    for (std::size_t j = 0; j < devs.size(); ++j) {
+      if (devs[j].id == device) return std::pair{n->second, static_cast<int>(j)};
+    }
+    return std::nullopt;
+  }
+};
+
+Pools build_pools(const std::vector<Node>& nodes) {
+  constexpr std::size_t kBackends = std::size(kAutoBackendOrder);
+  std::array<Pool, kBackends> by_backend;
+  Pools out;
+  out.at.resize(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Node& node = nodes[i];
+    out.node_of.emplace(node.name, static_cast<int>(i));
+    out.at[i].assign(node.devices.size(), Bit{});
+    std::array<int, kBackends> pool_node;
+    pool_node.fill(-1);
+    for (std::size_t j = 0; j < node.devices.size(); ++j) {
+      const Device& d = node.devices[j];
+      const auto b = static_cast<std::size_t>(
+          std::find(std::begin(kAutoBackendOrder), std::end(kAutoBackendOrder), d.backend) - std::begin(kAutoBackendOrder));
+      if (b == kBackends) continue;
+      Pool& p = by_backend[b];
+      p.capacity += usable(node, d, kAutoBackendOrder[b]) ? 1 : 0;
+      if (pool_node[b] < 0) {
+        pool_node[b] = static_cast<int>(p.members.size());
+        p.members.push_back(static_cast<int>(i));
+        p.view.node_names.push_back(node.name);
+        p.view.devices.emplace_back();
+      }
+      auto& devs = p.view.devices[static_cast<std::size_t>(pool_node[b])];
+      if (devs.size() >= 64) continue;  // a pool node is one 64-bit mask
+      out.at[i][j] = Bit{static_cast<int>(b), pool_node[b], static_cast<int>(devs.size())};
+      devs.push_back(&d);
+      p.gpus_per_node = std::max(p.gpus_per_node, static_cast<int>(devs.size()));
+    }
+  }
+  // Backend positions -> pool indices, skipping backends no node has.
+  std::array<int, kBackends> pool_index;
+  pool_index.fill(-1);
+  for (std::size_t b = 0; b < kBackends; ++b) {
+    if (by_backend[b].members.empty()) continue;
+    pool_index[b] = static_cast<int>(out.pools.size());
+    by_backend[b].backend = kAutoBackendOrder[b];
+    out.of.emplace(std::string(kAutoBackendOrder[b]), pool_index[b]);
+    out.pools.push_back(std::move(by_backend[b]));
+  }
+  for (auto& row : out.at) {
+    for (Bit& bit : row) {
+      if (bit.pool >= 0) bit.pool = pool_index[static_cast<std::size_t>(bit.pool)];
+    }
+  }
+  return out;
+}
 
 // Slices of one pool from a set of bits, one slice per pool node.
 cs::Placement slices(const std::vector<Bit>& bits) {
@@ -60,6 +115,32 @@ cs::Placement slices(const std::vector<Bit>& bits) {
   cs::Placement out;
   for (const auto& [n, mask] : by_node) out.push_back(cs::Slice{n, mask, 0});
   return out;
+}
+
+// Why a job stays pending, for `gpulabctl describe`.
+std::string pending_reason(const Job& job, bool capped, int device_cap, int in_use, const std::vector<Pool>& pools,
+                           const std::map<std::string, int, std::less<>>& pool_of) {
+  const int want = job.spec.gpus;
+  if (capped) return fmt::format("licence allows {} devices in use; {} in use, job needs {}", device_cap, in_use, want);
+  int best_capacity = 0;
+  std::string best_backend;
+  for (auto backend : kAutoBackendOrder) {
+    if (job.spec.backend != "auto" && job.spec.backend != backend) continue;
+    if (!kind_runs_on(job.spec.kind, backend)) continue;
+    const auto it = pool_of.find(backend);
+    if (it == pool_of.end()) continue;
+    const int capacity = pools[static_cast<std::size_t>(it->second)].capacity;
+    if (capacity > best_capacity) {
+      best_capacity = capacity;
+      best_backend = backend;
+    }
+  }
+  const std::string what = job.spec.backend == "auto" ? "any one backend" : job.spec.backend;
+  if (best_capacity < want) {
+    return fmt::format("needs {} devices of {}; the cluster has {} schedulable", want, what, best_capacity);
+  }
+  return fmt::format("waiting for {} free devices of {} ({} schedulable, busy now)", want,
+                     best_backend.empty() ? what : best_backend, best_capacity);
 }
 
 }  // namespace
@@ -75,23 +156,9 @@ int schedulable_devices(const std::vector<Node>& nodes, std::string_view backend
 Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
   const auto& nodes = *in.nodes;
 
-  // Pools: every backend some node has, in the auto order.
-  std::vector<Pool> pools;
-  std::map<std::string, int, std::less<>> pool_of;
-  std::unordered_map<std::string, Bit> where;  // "<node>/<device>" -> its bit
-  for (auto backend : kAutoBackendOrder) {
-    Pool p = build(nodes, backend);
-    if (p.members.empty()) continue;
-    const int pi = static_cast<int>(pools.size());
-    for (std::size_t c = 0; c < p.members.size(); ++c) {
-      const auto& name = nodes[static_cast<std::size_t>(p.members[c])].name;
-      for (std::size_t b = 0; b < p.view.devices[c].size(); ++b) {
-        where[name + "/" + p.view.devices[c][b]->id] = Bit{pi, static_cast<int>(c), static_cast<int>(b)};
-      }
-    }
-    pool_of.emplace(std::string(backend), pi);
-    pools.push_back(std::move(p));
-  }
+  Pools index = build_pools(nodes);
+  const std::vector<Pool>& pools = index.pools;
+  const auto& pool_of = index.of;
   std::vector<cs::Cluster> clusters;
   for (const auto& p : pools) clusters.emplace_back(static_cast<int>(p.members.size()), p.gpus_per_node);
 
@@ -99,42 +166,64 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
   std::vector<const Job*> all(queue);
   all.insert(all.end(), in.running.begin(), in.running.end());
 
+  // The allocated devices, [node][device index].
+  std::vector<std::vector<char>> held(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) held[i].assign(nodes[i].devices.size(), 0);
+  for (const auto& key : in.allocated) {
+    const auto slash = key.rfind('/');
+    if (slash == std::string::npos) continue;
+    const std::string_view k = key;
+    if (const auto at = index.find(nodes, k.substr(0, slash), k.substr(slash + 1))) {
+      held[static_cast<std::size_t>(at->first)][static_cast<std::size_t>(at->second)] = 1;
+    }
+  }
+
   // Running jobs hold the allocated devices of their placement; allocated
   // devices no running job accounts for (a task still stopping) are blocked.
-  std::set<std::string> owned;
+  std::vector<std::vector<char>> owned(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) owned[i].assign(nodes[i].devices.size(), 0);
   std::vector<std::pair<std::size_t, std::vector<Bit>>> adopted;
   for (std::size_t k = queue.size(); k < all.size(); ++k) {
     std::vector<Bit> bits;
     for (const auto& slot : all[k]->placement) {
-      const auto key = slot.node + "/" + slot.device;
-      const auto w = where.find(key);
-      if (in.allocated.count(key) == 0 || w == where.end() || owned.count(key) != 0) continue;
-      if (!bits.empty() && w->second.pool != bits.front().pool) continue;  // one pool per job
-      owned.insert(key);
-      bits.push_back(w->second);
+      const auto at = index.find(nodes, slot.node, slot.device);
+      if (!at) continue;
+      const auto i = static_cast<std::size_t>(at->first);
+      const auto j = static_cast<std::size_t>(at->second);
+      const Bit& b = index.at[i][j];
+      if (held[i][j] == 0 || b.pool < 0 || owned[i][j] != 0) continue;
+      if (!bits.empty() && b.pool != bits.front().pool) continue;  // one pool per job
+      owned[i][j] = 1;
+      bits.push_back(b);
     }
     if (!bits.empty()) adopted.emplace_back(k, std::move(bits));
   }
   int unowned = 0;
+  std::vector<std::vector<std::uint64_t>> blocked(pools.size());
   for (std::size_t pi = 0; pi < pools.size(); ++pi) {
     const Pool& p = pools[pi];
+    blocked[pi].resize(p.members.size());
     for (std::size_t c = 0; c < p.members.size(); ++c) {
-      const Node& n = nodes[static_cast<std::size_t>(p.members[c])];
-      std::uint64_t blocked = 0;
-      for (int bit = 0; bit < p.gpus_per_node; ++bit) {
-        const auto b = static_cast<std::size_t>(bit);
-        if (b >= p.view.devices[c].size()) {
-          blocked |= std::uint64_t{1} << bit;  // this node has fewer devices of the backend
-          continue;
-        }
-        const Device& d = *p.view.devices[c][b];
-        const auto key = n.name + "/" + d.id;
-        if (owned.count(key) != 0) continue;
-        const bool held = in.allocated.count(key) != 0;
-        unowned += held ? 1 : 0;
-        if (held || !usable(n, d, p.backend)) blocked |= std::uint64_t{1} << bit;
+      // Bits past this node's own devices of the backend: a node with fewer than the widest.
+      for (auto bit = p.view.devices[c].size(); bit < static_cast<std::size_t>(p.gpus_per_node); ++bit) {
+        blocked[pi][c] |= std::uint64_t{1} << bit;
       }
-      if (blocked != 0) clusters[pi].take(cs::Slice{static_cast<int>(c), blocked, 0});
+    }
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (std::size_t j = 0; j < nodes[i].devices.size(); ++j) {
+      const Bit& b = index.at[i][j];
+      if (b.pool < 0 || owned[i][j] != 0) continue;
+      unowned += held[i][j];
+      const auto& backend = pools[static_cast<std::size_t>(b.pool)].backend;
+      if (held[i][j] != 0 || !usable(nodes[i], nodes[i].devices[j], backend)) {
+        blocked[static_cast<std::size_t>(b.pool)][static_cast<std::size_t>(b.node)] |= std::uint64_t{1} << b.bit;
+      }
+    }
+  }
+  for (std::size_t pi = 0; pi < pools.size(); ++pi) {
+    for (std::size_t c = 0; c < blocked[pi].size(); ++c) {
+      if (blocked[pi][c] != 0) clusters[pi].take(cs::Slice{static_cast<int>(c), blocked[pi][c], 0});
     }
   }
 
@@ -151,7 +240,7 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
   // Where a job goes in a pool: topology-aware, by P08's cost model. The
   // estimate of the last placement found for a job is the one it starts on
   // (the scheduler starts a job on the placement it was just given).
-  std::map<std::size_t, TopologyEstimate> estimates;
+  std::vector<std::optional<TopologyEstimate>> estimates(all.size());
   hooks.place = [&](cs::JobId k, const cs::Request& r, int pool, const cs::Cluster& c) -> std::optional<cs::Placement> {
     auto choice = place_by_topology(c, pools[static_cast<std::size_t>(pool)].view, all[k]->spec, r.gpus);
     if (!choice) return std::nullopt;
@@ -189,7 +278,7 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
   const auto pass = sched.schedule(0);
 
   Plan plan;
-  std::map<std::size_t, std::optional<std::vector<Slot>>> placed;
+  std::vector<std::optional<std::vector<Slot>>> placed(queue.size());  // by queue index
   for (const auto& ev : pass.events) {
     if (ev.kind == cs::SchedulerEvent::Kind::kPreempt) {
       if (ev.job >= queue.size()) {
@@ -199,6 +288,7 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
       }
       continue;
     }
+    if (ev.job >= queue.size()) continue;  // only queued jobs start in a pass
     const Pool& p = pools[static_cast<std::size_t>(ev.placement.pool)];
     std::vector<Slot> slots;
     for (const auto& slice : ev.placement.placement) {
@@ -213,43 +303,27 @@ Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue) {
   }
 
   const int in_use = unowned + sched.held_gpus();
-  std::map<std::size_t, cs::Wait> waits(pass.pending.begin(), pass.pending.end());
+  std::vector<bool> capped(queue.size());
+  for (const auto& [k, wait] : pass.pending) {
+    if (k < queue.size()) capped[k] = wait == cs::Wait::kCapped;
+  }
+  // Why a job waits depends only on what it asks for, so a busy queue of a few
+  // job shapes formats a few reasons, not one per job.
+  std::map<std::tuple<bool, int, std::string_view, JobKind>, std::string> reasons;
+  plan.decisions.reserve(queue.size());
   for (std::size_t k = 0; k < queue.size(); ++k) {
     const Job& job = *queue[k];
     Decision d;
     d.job = job.id;
-    if (const auto it = placed.find(k); it != placed.end() && it->second) {
-      d.placement = it->second;
-      if (const auto e = estimates.find(k); e != estimates.end()) d.topology = e->second;
+    if (placed[k]) {
+      d.placement = std::move(placed[k]);
+      if (estimates[k]) d.topology = std::move(*estimates[k]);
       plan.decisions.push_back(std::move(d));
       continue;
     }
-    const int want = job.spec.gpus;
-    if (const auto w = waits.find(k); w != waits.end() && w->second == cs::Wait::kCapped) {
-      d.reason = fmt::format("licence allows {} devices in use; {} in use, job needs {}", in.device_cap, in_use, want);
-      plan.decisions.push_back(std::move(d));
-      continue;
-    }
-    int best_capacity = 0;
-    std::string best_backend;
-    for (auto backend : kAutoBackendOrder) {
-      if (job.spec.backend != "auto" && job.spec.backend != backend) continue;
-      if (!kind_runs_on(job.spec.kind, backend)) continue;
-      const auto it = pool_of.find(backend);
-      if (it == pool_of.end()) continue;
-      const int capacity = pools[static_cast<std::size_t>(it->second)].capacity;
-      if (capacity > best_capacity) {
-        best_capacity = capacity;
-        best_backend = backend;
-      }
-    }
-    const std::string what = job.spec.backend == "auto" ? "any one backend" : job.spec.backend;
-    if (best_capacity < want) {
-      d.reason = fmt::format("needs {} devices of {}; the cluster has {} schedulable", want, what, best_capacity);
-    } else {
-      d.reason = fmt::format("waiting for {} free devices of {} ({} schedulable, busy now)", want,
-                             best_backend.empty() ? what : best_backend, best_capacity);
-    }
+    const auto [reason, added] = reasons.try_emplace({capped[k], job.spec.gpus, job.spec.backend, job.spec.kind});
+    if (added) reason->second = pending_reason(job, capped[k], in.device_cap, in_use, pools, pool_of);
+    d.reason = reason->second;
     plan.decisions.push_back(std::move(d));
   }
   return plan;

@@ -175,6 +175,8 @@ class OnlineScheduler {
   [[nodiscard]] std::optional<std::vector<Move>> defrag_plan(const Request& r, int pool) const;
   void backfill_behind(JobId h, double now, SchedulePass& pass);
   [[nodiscard]] bool capped(const Request& r) const;
+  [[nodiscard]] bool nothing_can_start() const;
+  void wait_all_queued(std::vector<std::pair<JobId, Wait>>& aside) const;
 
   std::vector<Cluster> pools_;
   SchedulerConfig cfg_;
@@ -190,9 +192,12 @@ class OnlineScheduler {
   // Tenants by index (first seen first), so queue operations compare no strings.
   std::unordered_map<std::string, std::size_t> tenant_ids_;
   std::vector<std::string> tenant_names_;
-  std::vector<std::set<QueueEntry>> tenant_queue_;
+  std::vector<std::set<QueueEntry>> tenant_queue_;  // DRF only: FIFO needs no per-tenant order
+  std::vector<int> tenant_queued_;                  // queued jobs per tenant
+  std::size_t last_tenant_ = 0;                     // tenant_index()'s last answer
   std::vector<Usage> usage_;
-  std::multiset<int> needs_;
+  std::vector<int> needs_;  // [g] -> queued jobs that need g GPUs on one node
+  int zero_gpu_queued_ = 0;  // queued jobs that need no GPU (a placement hook might start one on a full pool)
   std::set<std::pair<double, JobId>> running_;
   std::multiset<int> running_priorities_;
   std::vector<std::vector<std::vector<JobId>>> node_jobs_;  // [pool][node] -> running jobs there
