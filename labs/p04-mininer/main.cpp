@@ -47,6 +47,9 @@ void add_run_flags(CLI::App& sub, mininer::RunSpec& spec, RunFlags& flags) {
   sub.add_flag("--net", spec.net,
                "New network namespace with a veth pair to the host ($MININER_HOST_IP inside)");
   sub.add_flag("--userns", spec.userns, "New user namespace: container root is host uid 100000");
+  sub.add_flag("--confine", spec.confine,
+               "Docker's default capabilities only, no_new_privs, and a seccomp filter that refuses mounts, "
+               "namespaces, modules, kexec, BPF and keyrings (EPERM)");
   sub.add_option("--cgroup", flags.cgroup, "cgroup version for limits: auto (detect), v1 or v2")
       ->check(CLI::IsMember({"auto", "v1", "v2"}))
       ->capture_default_str();

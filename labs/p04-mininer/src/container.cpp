@@ -24,6 +24,7 @@
 #include <sstream>
 
 #include "gpulab/errors.hpp"
+#include "mininer/confine.hpp"
 #include "mininer/sys.hpp"
 
 namespace mininer {
@@ -345,6 +346,14 @@ void set_up_filesystem(const ChildConfig& c) {
   std::vector<char*> argv;
   for (const auto& a : c.spec->argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  if (c.spec->confine) {
+    // Last, after every mount and namespace of the setup: the filter refuses those.
+    try {
+      confine_process();
+    } catch (const std::exception& e) {
+      child_fail(c, 'E', e.what());
+    }
+  }
   ::execvp(argv[0], argv.data());
   const int error = errno;
   std::string why = errno_text(error);

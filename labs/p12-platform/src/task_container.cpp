@@ -276,6 +276,9 @@ int run_container_plan(const ContainerPlan& plan) {
   spec.allow_standard_devices = true;
   spec.inject_device_client = false;  // /usr is the host's, read-only
   spec.ipc = true;
+  // Root inside, but with Docker's default capabilities, no_new_privs and
+  // mininer's seccomp filter: no mounts, namespaces, modules or BPF for a task.
+  spec.confine = true;
   spec.env = plan.env;
   spec.argv = plan.argv;
 

@@ -327,6 +327,24 @@ TEST_F(Container, UserNamespaceMapsRootToAnUnprivilegedUid) {
   expect_cgroups_removed(p, 1);
 }
 
+TEST_F(Container, ConfinedRootHasDockersCapabilitiesAndCannotMountOrUnshare) {
+  const std::string script =
+      "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; "
+      "mount -t tmpfs none /tmp 2>/dev/null || echo mount-refused; "
+      "unshare -n true 2>/dev/null || echo unshare-refused; "
+      "touch /confined && echo files-ok";
+  const Proc confined = sh(script, {"--confine"});
+  EXPECT_EQ(confined.exit_code, 0) << confined.err();
+  EXPECT_EQ(confined.out(),
+            "CapEff:\t00000000a80425fb\nNoNewPrivs:\t1\nSeccomp:\t2\nmount-refused\nunshare-refused\nfiles-ok\n")
+      << confined.err();
+  // The same script without it: full root, no filter, and the mount works.
+  const Proc plain = sh(script);
+  EXPECT_EQ(plain.exit_code, 0) << plain.err();
+  EXPECT_TRUE(contains(plain.out(), "NoNewPrivs:\t0\nSeccomp:\t0\n")) << plain.out();
+  EXPECT_FALSE(contains(plain.out(), "mount-refused")) << plain.out();
+}
+
 TEST_F(Container, NetworkNamespacePingsTheHost) {
   if (access("/usr/sbin/ip", X_OK) != 0 && access("/sbin/ip", X_OK) != 0 &&
       access("/bin/ip", X_OK) != 0)

@@ -97,10 +97,11 @@ class ContainerTest : public ::testing::Test {
 
   std::filesystem::path release_file() const { return dir_ / "probe" / "release"; }
 
-  // Fake GPU nodes: device numbers of harmless kernel devices (kmsg, fuse),
-  // neither in the standard set every container gets.
+  // Fake GPU nodes: device numbers of harmless kernel devices (tun, fuse),
+  // neither in the standard set every container gets, both opened without a
+  // capability (a confined task lacks CAP_SYSLOG, which /dev/kmsg would need).
   void make_nodes() {
-    ASSERT_EQ(::mknod((dir_ / "gpu0").c_str(), S_IFCHR | 0600, makedev(1, 11)), 0);
+    ASSERT_EQ(::mknod((dir_ / "gpu0").c_str(), S_IFCHR | 0600, makedev(10, 200)), 0);
     ASSERT_EQ(::mknod((dir_ / "gpu1").c_str(), S_IFCHR | 0600, makedev(10, 229)), 0);
   }
 
@@ -111,9 +112,11 @@ class ContainerTest : public ::testing::Test {
     std::ofstream(path) << "#!/bin/sh\n"
                            "echo \"pid $$\"\n"
                            "echo \"hostname $(hostname)\"\n"
+                           "echo \"caps $(grep CapEff /proc/self/status | cut -f2)\"\n"
+                           "echo \"seccomp $(grep Seccomp: /proc/self/status | cut -f2)\"\n"
                            "echo \"devices $(ls /dev | grep gpu | tr '\\n' ' ')\"\n"
                            "for d in /dev/gpu*; do if true < $d; then echo \"open $d ok\"; fi; done 2>&1\n"
-                           "if mknod /tmp/n0 c 1 11 2>/tmp/e0; then echo 'mknod 1:11 ok'; else echo \"mknod 1:11 $(cat /tmp/e0)\"; fi\n"
+                           "if mknod /tmp/n0 c 10 200 2>/tmp/e0; then echo 'mknod 10:200 ok'; else echo \"mknod 10:200 $(cat /tmp/e0)\"; fi\n"
                            "if mknod /tmp/n1 c 10 229 2>/tmp/e1; then echo 'mknod 10:229 ok'; else echo \"mknod 10:229 $(cat /tmp/e1)\"; fi\n"
                            "if touch /usr/gpulab-probe 2>/dev/null; then echo 'usr writable'; else echo 'usr read-only'; fi\n"
                            "if [ -e " + (dir_ / "cluster").string() + " ]; then echo 'state visible'; else echo 'state hidden'; fi\n"
@@ -184,12 +187,15 @@ TEST_F(ContainerTest, ATaskIsPid1SeesOnlyItsDeviceAndItsCgroupGoesWhenItExits) {
   const std::string device = job.at("placement").at(0).at("device");
   const bool first = device == "cpu_ref:0";
   const std::string mine = first ? "gpu0" : "gpu1";
-  const std::string theirs_rule = first ? "10:229" : "1:11";
-  const std::string mine_rule = first ? "1:11" : "10:229";
+  const std::string theirs_rule = first ? "10:229" : "10:200";
+  const std::string mine_rule = first ? "10:200" : "10:229";
 
   EXPECT_EQ(field(log, "pid"), "1") << log;
   EXPECT_EQ(field(log, "hostname"), job.at("tasks").at(0).at("id").get<std::string>()) << log;
   EXPECT_EQ(field(log, "devices"), mine + " ") << log;  // only the assigned node is in its /dev
+  // Root, confined: Docker's default capabilities and mininer's seccomp filter.
+  EXPECT_EQ(field(log, "caps"), "00000000a80425fb") << log;
+  EXPECT_EQ(field(log, "seccomp"), "2") << log;
   EXPECT_EQ(field(log, "open"), "/dev/" + mine + " ok") << log;
   // Root inside may mknod, but the device cgroup admits only the assigned device.
   EXPECT_EQ(field(log, "mknod " + mine_rule), "ok") << log;

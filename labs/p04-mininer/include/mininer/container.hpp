@@ -65,6 +65,9 @@ struct RunSpec {
   bool device_cgroup = false;
   bool net = false;
   bool userns = false;
+  // Docker's default capabilities only, no_new_privs and a seccomp filter
+  // (confine.hpp), applied just before the command starts.
+  bool confine = false;
   std::optional<std::uint64_t> memory_mb;  // run-limited
   CgroupPreference cgroup = CgroupPreference::kAuto;
   std::string hostname = "minibox";
