@@ -7,6 +7,7 @@
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
 #include "licensing/reports.hpp"
+#include "licensing/trust_commands.hpp"
 
 using namespace licensing;
 
@@ -78,7 +79,9 @@ int main(int argc, char** argv) {
   std::string license_file, pub_file, state_file, now_arg, root = "/";
   std::int64_t tolerance = 3600;
   status->add_option("license", license_file, "Licence file")->required();
-  status->add_option("--public-key", pub_file, "Trusted vendor public key")->required();
+  status->add_option("--public-key", pub_file, "Trusted vendor public key (PEM) or keyring (keyring-init)")->required();
+  std::string revocations_file;
+  status->add_option("--revocations", revocations_file, "Signed revocation list from the vendor (revoke)");
   status->add_option("--state", state_file, "Last-seen state file (default: LICENSE.state)");
   status->add_option("--now", now_arg,
                      "Pretend the clock reads this: YYYY-MM-DD (noon UTC) or @UNIXSECONDS");
@@ -119,6 +122,8 @@ int main(int argc, char** argv) {
   auto* demo =
       app.add_subcommand("demo", "Every licence state on simulated dates, in a scratch directory");
 
+  const TrustCommands trust(app);
+
   return gpulab::run_program("licensectl", app, argc, argv, [&]() -> int {
     // The result as text or as one JSON document.
     const auto emit = [&](const gpulab::Json& doc, const std::string& text,
@@ -130,6 +135,7 @@ int main(int argc, char** argv) {
       return code;
     };
     const Date today = today_arg.empty() ? date_of(system_now()) : date_arg(today_arg, "--today");
+    if (const auto code = trust.run(today)) return *code;
     if (*keygen) {
       const auto r = run_keygen(key_prefix, force);
       return emit(to_json(r), render(r));
@@ -155,6 +161,7 @@ int main(int argc, char** argv) {
       GateOptions o;
       o.license_file = license_file;
       o.public_key_file = pub_file;
+      o.revocations_file = revocations_file;
       o.state_file = state_file;
       o.clock = clock_arg(now_arg);
       o.fingerprint = [&](std::string_view p) { return host_fingerprint(root, p); };

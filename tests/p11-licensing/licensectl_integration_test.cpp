@@ -140,7 +140,8 @@ TEST_F(Licensectl, DirectoryAndDeviceInputsNameTheFile) {
   EXPECT_EQ(run(dir_, "licensectl status a.lic --public-key nokey.pub").err,
             "licensectl: error: cannot open 'nokey.pub': No such file or directory\n");
   EXPECT_EQ(run(dir_, "licensectl status a.lic --public-key a.lic").err,
-            "licensectl: error: a.lic: not a PEM Ed25519 public key (expected 'BEGIN PUBLIC KEY')\n");
+            "licensectl: error: a.lic: neither a PEM Ed25519 public key ('BEGIN PUBLIC KEY') nor a keyring "
+            "('gpulab-keyring: 1')\n");
   EXPECT_EQ(run(dir_, "licensectl issue --key nokey.key --customer X --features serve --expires 2027-01-01 "
                       "--floating --out x.lic").err,
             "licensectl: error: cannot open 'nokey.key': No such file or directory\n");
@@ -233,3 +234,87 @@ TEST(LicensingLibrary, HasNoNetworkCodePath) {
 }
 
 }  // namespace
+
+// An air-gapped site, end to end through licensectl: the vendor rotates its
+// key with a statement the old key signs, the site adds the new key offline,
+// licences of both keys work, the retired key cannot mint new ones, and a
+// signed revocation list turns a licence (or a key) off.
+TEST_F(Licensectl, AnAirGappedSiteRotatesTheVendorKeyAndHonoursARevocationList) {
+  ASSERT_EQ(run(dir_, "licensectl keyring-init vendor.pub --out site.keyring").code, 0);
+  EXPECT_EQ(run(dir_, "licensectl keyring-init vendor.pub --out site.keyring").code, 2);  // never overwritten
+  ASSERT_EQ(run(dir_, "licensectl keygen --out vendor2").code, 0);
+  const Outcome rotate = run(dir_, "licensectl rotate-key --key vendor.key --new-public-key vendor2.pub "
+                                   "--valid-from 2026-03-01 --retire-old 2026-03-31 --out rotation.txt");
+  ASSERT_EQ(rotate.code, 0) << rotate.err;
+
+  // A statement edited in transit, or signed by a key the site does not trust, changes nothing.
+  const std::string keyring_before = read(dir_ / "site.keyring");
+  std::string edited = read(dir_ / "rotation.txt");
+  edited.replace(edited.find("valid_from: 2026-03-01"), 22, "valid_from: 2026-02-01");
+  write(dir_ / "edited.txt", edited);
+  const Outcome bad = run(dir_, "licensectl keyring-rotate edited.txt --keyring site.keyring");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("key rotation signature does not match"), std::string::npos) << bad.err;
+  ASSERT_EQ(run(dir_, "licensectl keygen --out stranger").code, 0);
+  ASSERT_EQ(run(dir_, "licensectl rotate-key --key stranger.key --new-public-key vendor2.pub --out forged.txt").code, 0);
+  const Outcome forged = run(dir_, "licensectl keyring-rotate forged.txt --keyring site.keyring");
+  EXPECT_EQ(forged.code, 2);
+  EXPECT_NE(forged.err.find("which this keyring does not trust"), std::string::npos) << forged.err;
+  EXPECT_EQ(read(dir_ / "site.keyring"), keyring_before);
+
+  const Outcome added = run(dir_, "licensectl keyring-rotate rotation.txt --keyring site.keyring");
+  ASSERT_EQ(added.code, 0) << added.err;
+  EXPECT_NE(added.out.find("from 1970-01-01 until 2026-03-31"), std::string::npos) << added.out;
+  EXPECT_NE(added.out.find("from 2026-03-01\n"), std::string::npos) << added.out;
+
+  const auto issue = [&](const std::string& key, const std::string& issued, const std::string& out) {
+    return run(dir_, "licensectl issue --key " + key + " --customer ACME --features serve --issued " + issued +
+                         " --not-before 2026-01-01 --expires 2026-12-31 --floating --id " + out.substr(0, 1) +
+                         "000000000000000 --out " + out);
+  };
+  ASSERT_EQ(issue("vendor2.key", "2026-04-01", "b.lic").code, 0);
+  ASSERT_EQ(issue("vendor.key", "2026-05-01", "c.lic").code, 0);  // the old key, after its retirement
+  const auto check = [&](const std::string& lic, const std::string& extra = "") {
+    return run(dir_, "licensectl status " + lic + " --public-key site.keyring --now 2026-06-01 --root host-a " + extra);
+  };
+  EXPECT_EQ(check("a.lic").code, 0) << check("a.lic").out;  // the old key's licence, issued in its window
+  EXPECT_EQ(check("b.lic").code, 0) << check("b.lic").out;
+  const Outcome retired = check("c.lic");
+  EXPECT_EQ(retired.code, 13);
+  EXPECT_NE(retired.out.find("issued 2026-05-01 by key"), std::string::npos) << retired.out;
+  EXPECT_NE(retired.out.find("a retired key"), std::string::npos) << retired.out;
+  // Without the rotation the site does not know the new key.
+  EXPECT_EQ(run(dir_, "licensectl status b.lic --public-key vendor.pub --now 2026-06-01").code, 13);
+
+  // Revocation: licence b by id, then the old key as a whole (signed by the new key).
+  ASSERT_EQ(run(dir_, "licensectl revoke --key vendor2.key --serial 1 --licence b000000000000000 --issued 2026-05-15 "
+                      "--out revoked-1.txt").code,
+            0);
+  const Outcome revoked = check("b.lic", "--revocations revoked-1.txt");
+  EXPECT_EQ(revoked.code, 16);
+  EXPECT_NE(revoked.out.find("REVOKED: licence b000000000000000 is revoked (revocation list 1 of 2026-05-15)"),
+            std::string::npos)
+      << revoked.out;
+  EXPECT_EQ(check("a.lic", "--revocations revoked-1.txt").code, 0);
+  const std::string old_id = read(dir_ / "site.keyring").substr(read(dir_ / "site.keyring").find("key: ") + 5, 16);
+  ASSERT_EQ(run(dir_, "licensectl revoke --key vendor2.key --serial 2 --key-id " + old_id +
+                      " --issued 2026-05-20 --out revoked-2.txt").code,
+            0);
+  EXPECT_EQ(check("a.lic", "--revocations revoked-2.txt").code, 16);
+  // The old key cannot revoke its replacement, and a tampered list is an error, not "nothing revoked".
+  const std::string new_id = licensing::PublicKey::load(dir_ / "vendor2.pub").key_id();
+  ASSERT_EQ(run(dir_, "licensectl revoke --key vendor.key --serial 3 --key-id " + new_id +
+                      " --issued 2026-03-15 --out coup.txt")
+                .code,
+            0);
+  const Outcome coup = check("b.lic", "--revocations coup.txt");
+  EXPECT_EQ(coup.code, 2);
+  EXPECT_NE(coup.err.find("revokes the newer key"), std::string::npos) << coup.err;
+  std::string tampered = read(dir_ / "revoked-1.txt");
+  tampered.replace(tampered.find("serial: 1"), 9, "serial: 9");
+  write(dir_ / "tampered.txt", tampered);
+  const Outcome t = check("b.lic", "--revocations tampered.txt");
+  EXPECT_EQ(t.code, 2);
+  EXPECT_NE(t.err.find("revocation list signature does not match"), std::string::npos) << t.err;
+  EXPECT_EQ(t.err.find('\n'), t.err.size() - 1);  // one line
+}

@@ -42,20 +42,9 @@ std::vector<std::string> split(std::string_view s, char sep) {
   }
 }
 
-std::uint32_t parse_u32(const Field& f, std::uint32_t max) {
-  auto v = parse_uint(f.value, max);
-  if (!v) {
-    throw FormatError("line " + std::to_string(f.line) + ": " + f.key +
-                      " must be a canonical decimal integer between 0 and " + std::to_string(max));
-  }
-  return static_cast<std::uint32_t>(*v);
-}
+std::uint32_t parse_u32(const Field& f, std::uint32_t max) { return static_cast<std::uint32_t>(uint_field(f, max)); }
 
-Date parse_date_field(const Field& f) {
-  auto d = parse_date(f.value);
-  if (!d) throw FormatError("line " + std::to_string(f.line) + ": " + f.key + " must be a YYYY-MM-DD date");
-  return *d;
-}
+Date parse_date_field(const Field& f) { return date_field(f); }
 
 }  // namespace
 

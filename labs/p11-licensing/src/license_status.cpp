@@ -13,6 +13,7 @@ std::string_view state_name(LicenseState s) {
     case LicenseState::kBadSignature: return "BAD_SIGNATURE";
     case LicenseState::kHwMismatch: return "HW_MISMATCH";
     case LicenseState::kClockRollback: return "CLOCK_ROLLBACK";
+    case LicenseState::kRevoked: return "REVOKED";
   }
   return "UNKNOWN";
 }
@@ -26,6 +27,7 @@ int state_exit_code(LicenseState s) {
     case LicenseState::kBadSignature: return 13;
     case LicenseState::kHwMismatch: return 14;
     case LicenseState::kClockRollback: return 15;
+    case LicenseState::kRevoked: return 16;
   }
   return 1;
 }
@@ -34,23 +36,12 @@ bool state_permits_use(LicenseState s) { return s == LicenseState::kValid || s =
 
 namespace {
 std::string days(std::int64_t n) { return fmt::format("{} day{}", n, n == 1 ? "" : "s"); }
-}  // namespace
 
-Evaluation evaluate(const SignedLicense& lic, const PublicKey& vendor, const Fingerprint& here,
-                    std::int64_t now, const std::optional<std::string>& rollback_problem) {
+// Everything after the signature: the clock, the hardware, the dates.
+Evaluation evaluate_terms(const SignedLicense& lic, const Fingerprint& here, std::int64_t now,
+                          const std::optional<std::string>& rollback_problem) {
   const License& l = lic.license;
   Evaluation e;
-  switch (check_signature(lic, vendor)) {
-    case SignatureCheck::kValid: break;
-    case SignatureCheck::kWrongKey:
-      e.state = LicenseState::kBadSignature;
-      e.message = fmt::format("signed by key {}, not by the trusted vendor key {}", l.key_id, vendor.key_id());
-      return e;
-    case SignatureCheck::kInvalid:
-      e.state = LicenseState::kBadSignature;
-      e.message = "signature does not match the contents (edited after signing?)";
-      return e;
-  }
   const Date today = date_of(now);
   if (rollback_problem) {
     e.state = LicenseState::kClockRollback;
@@ -98,6 +89,56 @@ Evaluation evaluate(const SignedLicense& lic, const PublicKey& vendor, const Fin
                   ? fmt::format("expired {}", format_date(l.expires))
                   : fmt::format("expired {}; grace period ended {}", format_date(l.expires), format_date(grace_end));
   return e;
+}
+
+Evaluation bad_signature(std::string message) {
+  Evaluation e;
+  e.state = LicenseState::kBadSignature;
+  e.message = std::move(message);
+  return e;
+}
+
+constexpr std::string_view kEdited = "signature does not match the contents (edited after signing?)";
+
+}  // namespace
+
+Evaluation evaluate(const SignedLicense& lic, const PublicKey& vendor, const Fingerprint& here,
+                    std::int64_t now, const std::optional<std::string>& rollback_problem) {
+  switch (check_signature(lic, vendor)) {
+    case SignatureCheck::kValid: break;
+    case SignatureCheck::kWrongKey:
+      return bad_signature(
+          fmt::format("signed by key {}, not by the trusted vendor key {}", lic.license.key_id, vendor.key_id()));
+    case SignatureCheck::kInvalid: return bad_signature(std::string(kEdited));
+  }
+  return evaluate_terms(lic, here, now, rollback_problem);
+}
+
+Evaluation evaluate(const SignedLicense& lic, const Keyring& trusted, const Revocations* revoked, const Fingerprint& here,
+                    std::int64_t now, const std::optional<std::string>& rollback_problem) {
+  const License& l = lic.license;
+  const TrustedKey* key = trusted.find(l.key_id);
+  if (key == nullptr) {
+    return bad_signature(trusted.keys().size() == 1
+                             ? fmt::format("signed by key {}, not by the trusted vendor key {}", l.key_id, trusted.ids())
+                             : fmt::format("signed by key {}, not by any trusted vendor key ({})", l.key_id, trusted.ids()));
+  }
+  if (!key->key.verify(lic.payload, lic.signature)) return bad_signature(std::string(kEdited));
+  if (!key->trusted_on(l.issued)) {
+    return bad_signature(fmt::format("issued {} by key {}, which is trusted only {} (a retired key)",
+                                     format_date(l.issued), key->id, key->window()));
+  }
+  if (revoked != nullptr && (revoked->revokes_key(key->id) || revoked->revokes_licence(l.id))) {
+    Evaluation e;
+    e.state = LicenseState::kRevoked;
+    e.message = revoked->revokes_licence(l.id)
+                    ? fmt::format("licence {} is revoked (revocation list {} of {})", l.id, revoked->serial,
+                                  format_date(revoked->issued))
+                    : fmt::format("its signing key {} is revoked (revocation list {} of {})", key->id, revoked->serial,
+                                  format_date(revoked->issued));
+    return e;
+  }
+  return evaluate_terms(lic, here, now, rollback_problem);
 }
 
 }  // namespace licensing

@@ -91,4 +91,19 @@ void FieldCursor::expect_end() {
   }
 }
 
+std::uint64_t uint_field(const Field& f, std::uint64_t max) {
+  const auto v = parse_uint(f.value, max);
+  if (!v) {
+    throw FormatError("line " + std::to_string(f.line) + ": " + f.key +
+                      " must be a canonical decimal integer between 0 and " + std::to_string(max));
+  }
+  return *v;
+}
+
+Date date_field(const Field& f) {
+  const auto d = parse_date(f.value);
+  if (!d) throw FormatError("line " + std::to_string(f.line) + ": " + f.key + " must be a YYYY-MM-DD date");
+  return *d;
+}
+
 }  // namespace licensing

@@ -18,7 +18,8 @@ std::int64_t system_now();
 
 struct GateOptions {
   std::filesystem::path license_file;
-  std::filesystem::path public_key_file;
+  std::filesystem::path public_key_file;  // a PEM public key, or a keyring (keyring.hpp)
+  std::filesystem::path revocations_file;  // empty: none; else a signed list (revocation.hpp)
   std::filesystem::path state_file;  // empty: <license_file>.state
   Clock clock = system_now;
   // Fingerprint of this machine for a product; default: probe_host("/").

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpulab/cli.hpp"
+#include "licensing/civil_date.hpp"
 
 namespace licensing {
 
@@ -37,6 +38,11 @@ struct Field {
 std::vector<Field> parse_record(std::string_view text);
 
 std::string format_field(std::string_view key, std::string_view value);
+
+// A field's value as a canonical decimal in [0, max] / a YYYY-MM-DD date;
+// throws FormatError("line N: KEY must be ...").
+std::uint64_t uint_field(const Field& f, std::uint64_t max);
+Date date_field(const Field& f);
 
 // Reads the fields of a parsed record in the schema's order.
 class FieldCursor {
