@@ -147,21 +147,27 @@ function(_gpulab_cpack lab_programs platform_programs)
   set(CPACK_DEB_COMPONENT_INSTALL ON)
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)          # gpulab-labs_0.1.0_amd64.deb
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  # Debug information stays in the build tree (RelWithDebInfo): stripped, the packages are a
+  # fraction of the size. tamperlab's seal covers its code, which strip leaves alone (the
+  # package test runs its integrity check).
+  set(CPACK_STRIP_FILES ON)
   set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)    # labs/platform -> gpulab-hal (= version)
   set(CPACK_DEBIAN_PACKAGE_SECTION misc)
   # Not the `cuda` component (the CUDA programs and the cuda backend, when nvcc and the toolkit
   # were found): their runtime is NVIDIA's (/usr/local/cuda), which no Debian package provides,
   # so dpkg-shlibdeps cannot compute their dependencies. `cmake --install` installs them.
   set(CPACK_COMPONENTS_ALL hal)
-  set(CPACK_COMPONENT_HAL_DESCRIPTION "gpulab HAL backends (cpu_ref, fast, blas, opencl, ...)\n"
-      " The dlopen'd backends of gpulab's hardware abstraction layer, which the lab\n programs and the platform's agent load from /opt/gpulab/lib/hal-backends.")
+  set(CPACK_DEBIAN_HAL_DESCRIPTION "gpulab HAL backends (cpu_ref, fast, blas, opencl)
+ The dlopen'd backends of gpulab's hardware abstraction layer, which the lab
+ programs and the platform's agent load from /opt/gpulab/lib/hal-backends.")
   # opencl's kernels need an OpenCL implementation; the ICD loader alone finds no device.
   set(CPACK_DEBIAN_HAL_PACKAGE_RECOMMENDS "pocl-opencl-icd")
   if(lab_programs)
     list(APPEND CPACK_COMPONENTS_ALL labs)
     set(CPACK_COMPONENT_LABS_DEPENDS hal)
-    set(CPACK_COMPONENT_LABS_DESCRIPTION "gpulab lab programs\n"
-        " Every program of the gpulab labs (membench, simt-sim, cluster-sim, hal-demo, ...).")
+    set(CPACK_DEBIAN_LABS_DESCRIPTION "gpulab lab programs
+ Every program of the gpulab labs (membench, simt-sim, cluster-sim, hal-demo,
+ ...), in /opt/gpulab/bin with links in /usr/bin.")
     # Programs the labs run rather than link: mininer's rootfs and --net, fakegpud's mount,
     # --plot pictures, the MPI bootstrap.
     set(CPACK_DEBIAN_LABS_PACKAGE_RECOMMENDS "busybox-static, iproute2, fuse3, gnuplot-nox")
@@ -170,9 +176,10 @@ function(_gpulab_cpack lab_programs platform_programs)
   if(platform_programs)
     list(APPEND CPACK_COMPONENTS_ALL platform)
     set(CPACK_COMPONENT_PLATFORM_DEPENDS hal)
-    set(CPACK_COMPONENT_PLATFORM_DESCRIPTION "gpulab platform: control plane, node agent, tasks\n"
-        " gpulabd (control plane and node agent, with systemd units), gpulabctl, gpulab-task,\n"
-        " gpulab-shim and gpulab-serve.")
+    set(CPACK_DEBIAN_PLATFORM_DESCRIPTION "gpulab platform: control plane, node agent, tasks
+ gpulabd (the control plane and the node agent, with the systemd units
+ gpulabd.service and gpulab-agent.service, settings in /etc/gpulab), gpulabctl,
+ gpulab-task, gpulab-shim and gpulab-serve.")
     # The settings files are the operator's: dpkg keeps their edits across upgrades.
     set(CPACK_DEBIAN_PLATFORM_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/deploy/systemd/conffiles)
   endif()

@@ -22,7 +22,12 @@ until_deadline() {
 install_packages() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq || echo "in-root: apt-get update failed; installing from the cached package lists"
-  apt-get install -y -qq --no-install-recommends /tmp/debs/*.deb || return 1
+  if ! apt-get install -y -q --no-install-recommends /tmp/debs/*.deb >/tmp/apt.log 2>&1; then
+    tail -n 30 /tmp/apt.log
+    bad "apt-get install of the packages failed (the last lines of its output above)"
+    return 1
+  fi
+  pass "apt installed $(grep -c '^Setting up' /tmp/apt.log) packages: the 3 of gpulab and what they depend on"
   local p
   for p in gpulab-hal gpulab-labs gpulab-platform; do
     dpkg-query -W -f='${Status}\n' "$p" | grep -qx 'install ok installed' || { bad "$p is not installed"; return 1; }
@@ -82,6 +87,14 @@ smoke() {
     bad "membench roofline --spec --decode: $out"
   fi
 
+  # tamperlab checks the SHA-256 of its own code against the seal the build wrote into it:
+  # stripping for the package must not have broken it.
+  if out=$(tamperlab --key GPULAB-1234-ABCD-4C1B 2>&1) && grep -q '^code integrity  *PASS' <<<"$out"; then
+    pass "tamperlab: its code still matches the build-time seal"
+  else
+    bad "tamperlab --key GPULAB-1234-ABCD-4C1B: $out"
+  fi
+
   # The control plane from its unit and settings file, answering on loopback.
   start_unit gpulabd.service /tmp/gpulabd.log || return 1
   local control_pid=$unit_pid listen
@@ -106,7 +119,9 @@ smoke() {
     bad "no node ready within 120 s: $(gpulabctl nodes 2>&1; cat /tmp/agent.log)"
   fi
   printf '{"name": "smoke", "kind": "matmul", "backend": "cpu_ref", "params": {"n": 64}}\n' >/tmp/job.json
-  if id=$(gpulabctl submit /tmp/job.json 2>&1); then
+  out=$(gpulabctl submit /tmp/job.json 2>&1)
+  id=$(sed -n 's/^submitted \(j-[0-9]*\) .*/\1/p' <<<"$out")
+  if [ -n "$id" ]; then
     if until_deadline 180 bash -c "gpulabctl jobs | grep -Eq '^$id .* (succeeded|failed|cancelled)( |\$)'" &&
       gpulabctl jobs | grep -Eq "^$id .* succeeded( |\$)"; then
       pass "matmul job $id on cpu_ref succeeded"
@@ -114,7 +129,7 @@ smoke() {
       bad "matmul job $id did not succeed within 180 s: $(gpulabctl describe "$id" 2>&1; gpulabctl logs "$id" 2>&1)"
     fi
   else
-    bad "gpulabctl submit: $id"
+    bad "gpulabctl submit: $out"
   fi
 
   kill -TERM "$agent_pid" "$control_pid" 2>/dev/null
