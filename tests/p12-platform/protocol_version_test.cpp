@@ -57,8 +57,10 @@ class ProtocolVersionTest : public ::testing::Test {
   }
 
   static std::string refused(int agent_protocol) {
-    return fmt::format("protocol: agent speaks version {}, this control plane version {} (accepts agents of versions {} to {})",
-                       agent_protocol, kProtocolVersion, kProtocolVersion - 1, kProtocolVersion);
+    return fmt::format(
+        "protocol: agent speaks version {}, this control plane version {} (accepts agents of "
+        "versions {} to {})",
+        agent_protocol, kProtocolVersion, kProtocolVersion - 1, kProtocolVersion);
   }
 
   std::filesystem::path dir_;
@@ -90,13 +92,17 @@ TEST_F(ProtocolVersionTest, TheSameProtocolRegisters) {
 // inventory) sends, byte for byte, to a control plane at protocol 2 — registration, a
 // heartbeat reporting a device's health, a task's status — and what it gets back.
 TEST_F(ProtocolVersionTest, AnAgentOneVersionOlderRegistersAndItsWorkRuns) {
-  static_assert(kProtocolVersion == 2, "the N-1 agent below speaks protocol 1: update it with the protocol");
+  static_assert(kProtocolVersion == 2,
+                "the N-1 agent below speaks protocol 1: update it with the protocol");
   const Json v1_device_0 = Json::parse(
       R"({"id":"cpu_ref:0","backend":"cpu_ref","index":0,"healthy":true,"health_reason":"","dtypes":["f32"]})");
   const Json v1_device_1 = Json::parse(
       R"({"id":"cpu_ref:1","backend":"cpu_ref","index":1,"healthy":true,"health_reason":"","dtypes":["f32"]})");
-  const Json registration{{"name", "old-agent"},        {"address", "http://127.0.0.1:2"}, {"protocol", 1},
-                          {"isolation", "process"},     {"devices", Json::array({v1_device_0, v1_device_1})}};
+  const Json registration{{"name", "old-agent"},
+                          {"address", "http://127.0.0.1:2"},
+                          {"protocol", 1},
+                          {"isolation", "process"},
+                          {"devices", Json::array({v1_device_0, v1_device_1})}};
   ASSERT_NO_THROW(cp_->register_node(node_from_register_json(registration)));
   ASSERT_EQ(cp_->list_nodes().size(), 1U);
   const Node n = cp_->list_nodes()[0];
@@ -118,7 +124,11 @@ TEST_F(ProtocolVersionTest, AnAgentOneVersionOlderRegistersAndItsWorkRuns) {
   EXPECT_EQ(cp_->list_nodes()[0].devices[1].health.reason, "Xid 79");
 
   // A job lands on the healthy device of the old agent and finishes through its reports.
-  const auto job = cp_->submit(Json{{"name", "m"}, {"kind", "matmul"}, {"backend", "cpu_ref"}, {"params", {{"n", 64}}}}, "")
+  const auto job = cp_->submit(Json{{"name", "m"},
+                                    {"kind", "matmul"},
+                                    {"backend", "cpu_ref"},
+                                    {"params", {{"n", 64}}}},
+                               "")
                        .first;
   cp_->tick();
   const auto work = cp_->heartbeat(hb, std::chrono::milliseconds(0));
@@ -127,20 +137,26 @@ TEST_F(ProtocolVersionTest, AnAgentOneVersionOlderRegistersAndItsWorkRuns) {
   EXPECT_EQ(assignment.at("node"), "old-agent");
   EXPECT_EQ(assignment.at("device"), "cpu_ref:0");
   EXPECT_EQ(assignment.at("argv").at(0), "matmul");
-  cp_->report_task("old-agent", report_from_json(Json{{"id", assignment.at("id")}, {"state", "succeeded"},
-                                                      {"exit_code", 0}, {"message", "exited 0"}}));
+  cp_->report_task("old-agent", report_from_json(Json{{"id", assignment.at("id")},
+                                                      {"state", "succeeded"},
+                                                      {"exit_code", 0},
+                                                      {"message", "exited 0"}}));
   EXPECT_EQ(cp_->get_job(job.id).state, JobState::kSucceeded);
 }
 
 TEST_F(ProtocolVersionTest, AProtocol1AgentsDevicesAreCheckedLikeAnyOther) {
-  const Json registration{{"name", "old-agent"}, {"address", "http://127.0.0.1:2"}, {"protocol", 1},
+  const Json registration{{"name", "old-agent"},
+                          {"address", "http://127.0.0.1:2"},
+                          {"protocol", 1},
                           {"devices", Json::array({Json{{"id", "x"}}})}};
   try {
     (void)node_from_register_json(registration);
     FAIL() << "a protocol 1 device without backend and index was accepted";
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 400);
-    EXPECT_NE(std::string(e.what()).find("needs backend (string) and index (integer)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("needs backend (string) and index (integer)"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -48,7 +48,8 @@ class StoreTest : public ::testing::Test {
              {"id":"cpu_ref:0","backend":"cpu_ref","index":0,"healthy":false,"health_reason":"Xid 79","dtypes":["f32"]},
              {"id":"fast:0","backend":"fast","index":0,"healthy":true,"health_reason":"","dtypes":["f32"]}],
              "last_heartbeat":12.5}');
-           PRAGMA user_version=1;)" + more_sql);
+           PRAGMA user_version=1;)" +
+        more_sql);
   }
 
   static std::string bytes(const std::filesystem::path& p) {
@@ -61,7 +62,8 @@ class StoreTest : public ::testing::Test {
     sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
     sqlite3_stmt* st = nullptr;
     std::string out;
-    if (sqlite3_prepare_v2(db, text, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    if (sqlite3_prepare_v2(db, text, -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
       const auto* p = sqlite3_column_text(st, 0);
       out = p ? reinterpret_cast<const char*>(p) : "";
     }
@@ -141,9 +143,10 @@ TEST_F(StoreTest, AFailedMigrationLeavesTheOldStateByteForByte) {
   } catch (const gpulab::RunError& e) {
     message = e.what();
   }
-  EXPECT_EQ(message, "--state '" + dir_.string() +
-                         "': migrating schema 1 to 2 failed (state database: there is already a table named "
-                         "jobs_idem); platform.db is unchanged, a copy is in platform.db.schema-1.bak");
+  EXPECT_EQ(message,
+            "--state '" + dir_.string() +
+                "': migrating schema 1 to 2 failed (state database: there is already a table named "
+                "jobs_idem); platform.db is unchanged, a copy is in platform.db.schema-1.bak");
   EXPECT_EQ(message.find('\n'), std::string::npos);
   EXPECT_TRUE(bytes(db) == before) << "platform.db changed";
   EXPECT_EQ(user_version(), 1);
@@ -162,7 +165,8 @@ TEST_F(StoreTest, ANewerSchemaIsRefusedAndLeftAlone) {
     Store store(dir_, Durability::kProcessCrash);
     FAIL() << "a schema 3 database was opened";
   } catch (const gpulab::UsageError& e) {
-    EXPECT_EQ(std::string(e.what()), "--state '" + dir_.string() + "': schema version 3 is newer than this build's 2");
+    EXPECT_EQ(std::string(e.what()),
+              "--state '" + dir_.string() + "': schema version 3 is newer than this build's 2");
   }
   EXPECT_TRUE(bytes(dir_ / "platform.db") == before);
   EXPECT_FALSE(std::filesystem::exists(Store::backup_path(dir_, 3)));

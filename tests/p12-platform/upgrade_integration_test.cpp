@@ -77,12 +77,17 @@ class UpgradeTest : public ::testing::Test {
 
 // A protocol 1 device: {id, backend, index, healthy, health_reason, dtypes}.
 Json v1_device(const std::string& backend, int index) {
-  return Json{{"id", backend + ":" + std::to_string(index)}, {"backend", backend}, {"index", index},
-              {"healthy", true}, {"health_reason", ""}, {"dtypes", {"f32"}}};
+  return Json{{"id", backend + ":" + std::to_string(index)},
+              {"backend", backend},
+              {"index", index},
+              {"healthy", true},
+              {"health_reason", ""},
+              {"dtypes", {"f32"}}};
 }
 
 TEST_F(UpgradeTest, ANewControlPlaneMigratesTheOldStateAndWorksWithOldAndNewAgents) {
-  static_assert(kProtocolVersion == 2, "the N-1 agent below speaks protocol 1: update it with the protocol");
+  static_assert(kProtocolVersion == 2,
+                "the N-1 agent below speaks protocol 1: update it with the protocol");
   LocalCluster cluster(GPULAB_BIN_DIR, dir_);
   plant_schema1(cluster.state_dir());
   cluster.start_control({"--node-timeout-ms", "60000"});
@@ -98,8 +103,11 @@ TEST_F(UpgradeTest, ANewControlPlaneMigratesTheOldStateAndWorksWithOldAndNewAgen
   EXPECT_TRUE(retired_listed) << "the schema 1 node row did not survive the migration";
 
   // An agent one protocol older: registration and heartbeats in its own words.
-  const Json registration{{"name", "old-agent"}, {"address", "http://127.0.0.1:9"}, {"protocol", 1},
-                          {"isolation", "process"}, {"devices", Json::array({v1_device("fast", 0)})}};
+  const Json registration{{"name", "old-agent"},
+                          {"address", "http://127.0.0.1:9"},
+                          {"protocol", 1},
+                          {"isolation", "process"},
+                          {"devices", Json::array({v1_device("fast", 0)})}};
   api.post("/v1/nodes/register", registration.dump());
   const Json beat{{"devices", Json::array({v1_device("fast", 0)})}, {"tasks", Json::array()}};
   EXPECT_TRUE(api.post("/v1/nodes/old-agent/heartbeat", beat.dump()).at("tasks").empty());
@@ -110,9 +118,13 @@ TEST_F(UpgradeTest, ANewControlPlaneMigratesTheOldStateAndWorksWithOldAndNewAgen
 
   // Work for each: cpu_ref only the new agent has, fast only the old one.
   const auto on_new =
-      api.post("/v1/jobs", R"({"name": "n", "kind": "matmul", "backend": "cpu_ref", "params": {"n": 32}})").at("id");
+      api.post("/v1/jobs",
+               R"({"name": "n", "kind": "matmul", "backend": "cpu_ref", "params": {"n": 32}})")
+          .at("id");
   const auto on_old =
-      api.post("/v1/jobs", R"({"name": "o", "kind": "matmul", "backend": "fast", "params": {"n": 32}})").at("id");
+      api.post("/v1/jobs",
+               R"({"name": "o", "kind": "matmul", "backend": "fast", "params": {"n": 32}})")
+          .at("id");
   Json assignment;
   ASSERT_TRUE(wait_until(
       [&] {
@@ -124,10 +136,15 @@ TEST_F(UpgradeTest, ANewControlPlaneMigratesTheOldStateAndWorksWithOldAndNewAgen
       30s));
   EXPECT_EQ(assignment.at("job"), on_old);
   EXPECT_EQ(assignment.at("device"), "fast:0");
-  const Json done{{"id", assignment.at("id")}, {"state", "succeeded"}, {"exit_code", 0}, {"message", "exited 0"}};
+  const Json done{{"id", assignment.at("id")},
+                  {"state", "succeeded"},
+                  {"exit_code", 0},
+                  {"message", "exited 0"}};
   api.post("/v1/tasks/" + assignment.at("id").get<std::string>() + "/status", done.dump());
-  EXPECT_EQ(wait_for_job(api, on_old.get<std::string>(), {"succeeded", "failed"}, 30s).at("state"), "succeeded");
-  EXPECT_EQ(wait_for_job(api, on_new.get<std::string>(), {"succeeded", "failed"}, 60s).at("state"), "succeeded");
+  EXPECT_EQ(wait_for_job(api, on_old.get<std::string>(), {"succeeded", "failed"}, 30s).at("state"),
+            "succeeded");
+  EXPECT_EQ(wait_for_job(api, on_new.get<std::string>(), {"succeeded", "failed"}, 60s).at("state"),
+            "succeeded");
 
   // Two protocols back is outside the window.
   Json too_old = registration;
@@ -137,8 +154,9 @@ TEST_F(UpgradeTest, ANewControlPlaneMigratesTheOldStateAndWorksWithOldAndNewAgen
     api.post("/v1/nodes/register", too_old.dump());
     FAIL() << "a protocol " << kProtocolVersion - 2 << " agent was accepted";
   } catch (const gpulab::UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("protocol: agent speaks version 0, this control plane version 2 (accepts "
-                                         "agents of versions 1 to 2)"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "protocol: agent speaks version 0, this control plane version 2 (accepts "
+                  "agents of versions 1 to 2)"),
               std::string::npos)
         << e.what();
   }
@@ -148,12 +166,14 @@ TEST_F(UpgradeTest, AFailedMigrationStopsGpulabdWithOneLineAndLeavesTheStateAlon
   const auto state = dir_ / "state";
   plant_schema1(state, "CREATE TABLE jobs_idem (x);");
   const std::string before = bytes(state / "platform.db");
-  const auto r = gpulab_test::run_program("gpulabd", "control --state " + state.string() + " --listen 127.0.0.1:0");
+  const auto r = gpulab_test::run_program(
+      "gpulabd", "control --state " + state.string() + " --listen 127.0.0.1:0");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "gpulabd: error: --state '" + state.string() +
-                       "': migrating schema 1 to 2 failed (state database: there is already a table named "
-                       "jobs_idem); platform.db is unchanged, a copy is in platform.db.schema-1.bak\n");
+  EXPECT_EQ(r.err,
+            "gpulabd: error: --state '" + state.string() +
+                "': migrating schema 1 to 2 failed (state database: there is already a table named "
+                "jobs_idem); platform.db is unchanged, a copy is in platform.db.schema-1.bak\n");
   EXPECT_TRUE(bytes(state / "platform.db") == before) << "platform.db changed";
 }
 

@@ -62,8 +62,8 @@ std::vector<Json> load_docs(sqlite3* db, const char* sql) {
 // The tables of the current schema (IF NOT EXISTS: a new database, or the
 // first step of a migration).
 constexpr const char* kCreateTables =
-    "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, state TEXT NOT NULL,"
-    " idem TEXT, doc TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, seq INTEGER NOT NULL,"
+    " state TEXT NOT NULL, idem TEXT, doc TEXT NOT NULL);"
     "CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(idem) WHERE idem IS NOT NULL;"
     "CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, job TEXT NOT NULL, doc TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, doc TEXT NOT NULL);";
@@ -142,7 +142,8 @@ void Store::write_backup(const std::filesystem::path& to) {
   std::filesystem::remove(tmp, ec);  // a leftover of a crash mid-copy
   sqlite3* out = nullptr;
   std::string error;
-  if (sqlite3_open_v2(tmp.c_str(), &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(tmp.c_str(), &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
     error = out ? sqlite3_errmsg(out) : "out of memory";
   } else if (sqlite3_backup* b = sqlite3_backup_init(out, "main", db_, "main")) {
     const int rc = sqlite3_backup_step(b, -1);
@@ -165,8 +166,8 @@ void Store::migrate(const std::filesystem::path& dir, int from) {
   try {
     write_backup(backup);
   } catch (const gpulab::RunError& e) {
-    throw gpulab::RunError(fmt::format("--state '{}': not migrating schema {} to {}: {}", dir.string(), from,
-                                       kSchemaVersion, e.what()));
+    throw gpulab::RunError(fmt::format("--state '{}': not migrating schema {} to {}: {}",
+                                       dir.string(), from, kSchemaVersion, e.what()));
   }
   // Every step of every migration in one transaction: all of it, or none.
   try {
@@ -178,9 +179,10 @@ void Store::migrate(const std::filesystem::path& dir, int from) {
   } catch (const std::exception& e) {
     std::string why = e.what();
     std::replace(why.begin(), why.end(), '\n', ' ');
-    throw gpulab::RunError(fmt::format(
-        "--state '{}': migrating schema {} to {} failed ({}); platform.db is unchanged, a copy is in {}",
-        dir.string(), from, kSchemaVersion, why, backup.filename().string()));
+    throw gpulab::RunError(
+        fmt::format("--state '{}': migrating schema {} to {} failed ({}); platform.db is "
+                    "unchanged, a copy is in {}",
+                    dir.string(), from, kSchemaVersion, why, backup.filename().string()));
   }
 }
 
