@@ -56,6 +56,10 @@ function(_gpulab_links_cuda target out)
   endwhile()
 endfunction()
 
+# Everything the packages hold: `tools/lab package` builds this target, not the whole tree
+# (tests and benchmarks are most of it).
+add_custom_target(gpulab-package-contents)
+
 # install() for one program into COMPONENT, with its /usr/bin link. A program that links
 # NVIDIA's CUDA runtime goes to the `cuda` component instead, which no package holds
 # (see _gpulab_cpack).
@@ -65,6 +69,7 @@ function(_gpulab_install_program target component)
     set(component cuda)
   endif()
   install(TARGETS ${target} RUNTIME DESTINATION bin COMPONENT ${component})
+  add_dependencies(gpulab-package-contents ${target})
   set(link ${PROJECT_BINARY_DIR}/package-links/${target})
   file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/package-links)
   file(CREATE_LINK ${GPULAB_INSTALL_ROOT}/bin/${target} ${link} SYMBOLIC)
@@ -116,6 +121,7 @@ function(gpulab_install_rules)
     get_target_property(dir ${target} LIBRARY_OUTPUT_DIRECTORY)
     if(type STREQUAL "MODULE_LIBRARY" AND dir STREQUAL backend_dir)
       _gpulab_links_cuda(${target} cuda)
+      add_dependencies(gpulab-package-contents ${target})
       if(cuda)
         install(TARGETS ${target} LIBRARY DESTINATION lib/hal-backends COMPONENT cuda)
       else()

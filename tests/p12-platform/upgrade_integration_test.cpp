@@ -137,6 +137,7 @@ TEST_F(UpgradeTest, ANewControlPlaneMigratesTheOldStateAndWorksWithOldAndNewAgen
   EXPECT_EQ(assignment.at("job"), on_old);
   EXPECT_EQ(assignment.at("device"), "fast:0");
   const Json done{{"id", assignment.at("id")},
+                  {"node", "old-agent"},
                   {"state", "succeeded"},
                   {"exit_code", 0},
                   {"message", "exited 0"}};
