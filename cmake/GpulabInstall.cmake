@@ -107,7 +107,6 @@ function(gpulab_install_rules)
     _gpulab_install_program(${prog} platform)
   endforeach()
 
-  # The backends default discovery finds (gpulab_hal_backend() without TEST).
   # The backends default discovery finds: p09-hal's modules in its backend directory (the
   # test-only ones, built into hal-test-backends, stay out).
   set(hal_dir ${PROJECT_SOURCE_DIR}/labs/p09-hal)
@@ -146,7 +145,6 @@ function(_gpulab_cpack lab_programs platform_programs)
   set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})   # project(VERSION), as --version prints
   set(CPACK_PACKAGE_VENDOR "gpulab")
   set(CPACK_PACKAGE_CONTACT "gpulab maintainers <gpulab@localhost>")
-  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
   set(CPACK_PACKAGING_INSTALL_PREFIX ${GPULAB_INSTALL_ROOT})
   set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/packages)
 
@@ -163,17 +161,20 @@ function(_gpulab_cpack lab_programs platform_programs)
   # were found): their runtime is NVIDIA's (/usr/local/cuda), which no Debian package provides,
   # so dpkg-shlibdeps cannot compute their dependencies. `cmake --install` installs them.
   set(CPACK_COMPONENTS_ALL hal)
+  # A package's description: its synopsis, then the long text (CPack indents it). Empty, the
+  # summary CPack would otherwise put above every package's synopsis (the project's).
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "")
   set(CPACK_DEBIAN_HAL_DESCRIPTION "gpulab HAL backends (cpu_ref, fast, blas, opencl)
- The dlopen'd backends of gpulab's hardware abstraction layer, which the lab
- programs and the platform's agent load from /opt/gpulab/lib/hal-backends.")
+The dlopen'd backends of gpulab's hardware abstraction layer, which the lab
+programs and the platform's agent load from /opt/gpulab/lib/hal-backends.")
   # opencl's kernels need an OpenCL implementation; the ICD loader alone finds no device.
   set(CPACK_DEBIAN_HAL_PACKAGE_RECOMMENDS "pocl-opencl-icd")
   if(lab_programs)
     list(APPEND CPACK_COMPONENTS_ALL labs)
     set(CPACK_COMPONENT_LABS_DEPENDS hal)
     set(CPACK_DEBIAN_LABS_DESCRIPTION "gpulab lab programs
- Every program of the gpulab labs (membench, simt-sim, cluster-sim, hal-demo,
- ...), in /opt/gpulab/bin with links in /usr/bin.")
+Every program of the gpulab labs (membench, simt-sim, cluster-sim, hal-demo,
+...), in /opt/gpulab/bin with links in /usr/bin.")
     # Programs the labs run rather than link: mininer's rootfs and --net, fakegpud's mount,
     # --plot pictures, the MPI bootstrap.
     set(CPACK_DEBIAN_LABS_PACKAGE_RECOMMENDS "busybox-static, iproute2, fuse3, gnuplot-nox")
@@ -183,9 +184,9 @@ function(_gpulab_cpack lab_programs platform_programs)
     list(APPEND CPACK_COMPONENTS_ALL platform)
     set(CPACK_COMPONENT_PLATFORM_DEPENDS hal)
     set(CPACK_DEBIAN_PLATFORM_DESCRIPTION "gpulab platform: control plane, node agent, tasks
- gpulabd (the control plane and the node agent, with the systemd units
- gpulabd.service and gpulab-agent.service, settings in /etc/gpulab), gpulabctl,
- gpulab-task, gpulab-shim and gpulab-serve.")
+gpulabd (the control plane and the node agent, with the systemd units
+gpulabd.service and gpulab-agent.service, settings in /etc/gpulab), gpulabctl,
+gpulab-task, gpulab-shim and gpulab-serve.")
     # The settings files are the operator's: dpkg keeps their edits across upgrades.
     set(CPACK_DEBIAN_PLATFORM_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/deploy/systemd/conffiles)
   endif()
