@@ -54,9 +54,11 @@ done
 tarball="$cache/debian-$suite-minbase.tar"
 mkdir -p "$cache"
 if [ ! -f "$tarball" ]; then
-  host=${mirror#*://}; host=${host%%/*}
-  timeout 20 bash -c "exec 3<>/dev/tcp/$host/80" 2>/dev/null ||
-    skip "no cached root ($tarball) and the Debian mirror $host cannot be reached"
+  host=${mirror#*://}; host=${host%%/*}; port=80
+  [[ $mirror == https://* ]] && port=443
+  [[ $host == *:* ]] && port=${host##*:} && host=${host%:*}
+  timeout 20 bash -c "exec 3<>/dev/tcp/$host/$port" 2>/dev/null ||
+    skip "no cached root ($tarball) and the Debian mirror $host:$port cannot be reached"
   say "debootstrap --variant=minbase $suite from $mirror (first run only; about 3 minutes)"
   start=$SECONDS
   debootstrap --variant=minbase "$suite" "$work/bootstrap" "$mirror" >"$work/debootstrap.log" 2>&1 || {
