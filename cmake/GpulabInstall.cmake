@@ -60,16 +60,21 @@ endfunction()
 # (tests and benchmarks are most of it).
 add_custom_target(gpulab-package-contents)
 
-# install() for one program into COMPONENT, with its /usr/bin link. A program that links
+# install() for one program into COMPONENT, with its /usr/bin link unless NO_LINK (a helper
+# other programs run, which has no business on PATH under a name like `hog`). A program that links
 # NVIDIA's CUDA runtime goes to the `cuda` component instead, which no package holds
 # (see _gpulab_cpack).
 function(_gpulab_install_program target component)
+  cmake_parse_arguments(PARSE_ARGV 2 ARG "NO_LINK" "" "")
   _gpulab_links_cuda(${target} cuda)
   if(cuda)
     set(component cuda)
   endif()
   install(TARGETS ${target} RUNTIME DESTINATION bin COMPONENT ${component})
   add_dependencies(gpulab-package-contents ${target})
+  if(ARG_NO_LINK)
+    return()
+  endif()
   set(link ${PROJECT_BINARY_DIR}/package-links/${target})
   file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/package-links)
   file(CREATE_LINK ${GPULAB_INSTALL_ROOT}/bin/${target} ${link} SYMBOLIC)
@@ -93,15 +98,15 @@ function(gpulab_install_rules)
     list(REMOVE_ITEM lab_programs gpulab-serve)
     list(APPEND platform_programs gpulab-serve)
   endif()
-  # Helpers found beside a program at run time, not in the lab index.
-  foreach(helper hog mininer-static fakegpu-client-static fakegpu-evil-static fakegpu-bench-static)
-    if(TARGET ${helper})
-      list(APPEND lab_programs ${helper})
-    endif()
-  endforeach()
-
   foreach(prog IN LISTS lab_programs)
     _gpulab_install_program(${prog} labs)
+  endforeach()
+  # Helpers found beside a program at run time, not in the lab index: mininer mkrootfs copies
+  # hog and mininer-static, fakegpu's VM and containers take its static tools.
+  foreach(helper hog mininer-static fakegpu-client-static fakegpu-evil-static fakegpu-bench-static)
+    if(TARGET ${helper})
+      _gpulab_install_program(${helper} labs NO_LINK)
+    endif()
   endforeach()
   foreach(prog IN LISTS platform_programs)
     _gpulab_install_program(${prog} platform)
