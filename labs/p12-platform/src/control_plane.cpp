@@ -174,9 +174,10 @@ Job ControlPlane::cancel(const std::string& id) {
 }
 
 void ControlPlane::register_node(const Node& in) {
-  if (in.protocol != kProtocolVersion) {
-    throw ApiError(400, fmt::format("protocol: agent speaks version {}, this control plane version {}", in.protocol,
-                                    kProtocolVersion));
+  if (in.protocol < kOldestAgentProtocol || in.protocol > kProtocolVersion) {
+    throw ApiError(400, fmt::format("protocol: agent speaks version {}, this control plane version {} (accepts agents "
+                                    "of versions {} to {})",
+                                    in.protocol, kProtocolVersion, kOldestAgentProtocol, kProtocolVersion));
   }
   std::lock_guard lock(mu_);
   Node node = in;
@@ -204,6 +205,12 @@ std::vector<Node> ControlPlane::list_nodes() const {
   std::vector<Node> out;
   for (const auto& [n, node] : nodes_) out.push_back(node);
   return out;
+}
+
+int ControlPlane::node_protocol(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  const auto it = nodes_.find(name);
+  return it == nodes_.end() ? kProtocolVersion : it->second.protocol;
 }
 
 void ControlPlane::wake_node(const std::string& node) {

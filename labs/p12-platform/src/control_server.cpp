@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpulab/prom_text.hpp"
+#include "gpulab/version.hpp"
 #include "platform/prometheus_targets.hpp"
 
 namespace platform {
@@ -44,6 +45,17 @@ Json job_with_tasks(ControlPlane& cp, const Job& job) {
   return j;
 }
 
+// The devices an agent of `protocol` describes: the shared inventory's
+// accelerators (2), or protocol 1's {id, backend, index, healthy, health_reason,
+// dtypes}, read as the state database's schema 1 rows are.
+std::vector<Device> agent_devices(int protocol, const Json& devices, const std::string& node) {
+  try {
+    return protocol == 1 ? devices_from_v1_json(devices) : devices_from_json(devices, node);
+  } catch (const SpecError& e) {
+    throw ApiError(400, e.what());
+  }
+}
+
 }  // namespace
 
 Json node_to_register_json(const Node& n) {
@@ -63,14 +75,10 @@ Node node_from_register_json(const Json& j) {
   n.isolation = j.value("isolation", std::string("process"));
   const auto devices = field<Json>(j, "devices", "devices");
   if (!devices.is_array() || devices.size() > 64) throw ApiError(400, "devices: a list of at most 64 devices");
-  // Another protocol's devices would not parse; register_node() refuses the
+  // A protocol outside the window would not parse; register_node() refuses the
   // agent with the versions, which says more than a device field would.
-  if (n.protocol != kProtocolVersion) return n;
-  try {
-    n.devices = devices_from_json(devices, n.name);
-  } catch (const SpecError& e) {
-    throw ApiError(400, e.what());
-  }
+  if (n.protocol < kOldestAgentProtocol || n.protocol > kProtocolVersion) return n;
+  n.devices = agent_devices(n.protocol, devices, n.name);
   return n;
 }
 
@@ -113,17 +121,13 @@ Json heartbeat_to_json(const Heartbeat& hb) {
   return Json{{"devices", devices}, {"tasks", tasks}};
 }
 
-Heartbeat heartbeat_from_json(const std::string& node, const Json& j) {
+Heartbeat heartbeat_from_json(const std::string& node, const Json& j, int protocol) {
   if (!j.is_object()) throw ApiError(400, "body: must be an object");
   Heartbeat hb;
   hb.node = node;
   const Json devices = j.value("devices", Json::array());
   const Json tasks = j.value("tasks", Json::array());
-  try {
-    hb.devices = devices_from_json(devices, node);
-  } catch (const SpecError& e) {
-    throw ApiError(400, e.what());
-  }
+  hb.devices = agent_devices(protocol, devices, node);
   for (const auto& t : tasks) hb.tasks.push_back(report_from_json(t));
   return hb;
 }
@@ -154,7 +158,7 @@ Assignment assignment_from_json(const Json& j) {
 void add_control_routes(HttpService& http, ControlPlane& cp) {
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   http.Get("/v1/version", [](const httplib::Request&, httplib::Response& res) {
-    reply_json(res, 200, Json{{"version", GPULAB_VERSION}, {"protocol", kProtocolVersion}});
+    reply_json(res, 200, Json{{"version", gpulab::version()}, {"protocol", kProtocolVersion}});
   });
 
   // Jobs.
@@ -210,7 +214,8 @@ void add_control_routes(HttpService& http, ControlPlane& cp) {
     reply_json(res, 200, Json{{"protocol", kProtocolVersion}});
   });
   http.Post(R"(/v1/nodes/([^/]+)/heartbeat)", [&cp](const httplib::Request& req, httplib::Response& res) {
-    const auto hb = heartbeat_from_json(req.matches[1], body_json(req));
+    const std::string node = req.matches[1];
+    const auto hb = heartbeat_from_json(node, body_json(req), cp.node_protocol(node));
     const int wait_ms = query_int(req, "wait_ms", 0, 0, 30'000);
     Json tasks = Json::array();
     for (const auto& a : cp.heartbeat(hb, std::chrono::milliseconds(wait_ms))) tasks.push_back(assignment_to_json(a));

@@ -195,4 +195,13 @@ Device device_from_v1_json(const Json& j, int ordinal) {
   }
 }
 
+std::vector<Device> devices_from_v1_json(const Json& devices) {
+  if (!devices.is_array()) throw SpecError("devices", "must be a list");
+  std::vector<Device> out;
+  int ordinal = 0;
+  for (const auto& d : devices) out.push_back(device_from_v1_json(d, ordinal++));
+  link_devices(out);
+  return out;
+}
+
 }  // namespace platform

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <system_error>
 
 #include "gpulab/errors.hpp"
@@ -58,6 +59,15 @@ std::vector<Json> load_docs(sqlite3* db, const char* sql) {
   return out;
 }
 
+// The tables of the current schema (IF NOT EXISTS: a new database, or the
+// first step of a migration).
+constexpr const char* kCreateTables =
+    "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, seq INTEGER NOT NULL,"
+    " state TEXT NOT NULL, idem TEXT, doc TEXT NOT NULL);"
+    "CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(idem) WHERE idem IS NOT NULL;"
+    "CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, job TEXT NOT NULL, doc TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, doc TEXT NOT NULL);";
+
 }  // namespace
 
 Store::Store(const std::filesystem::path& dir, Durability durability) {
@@ -76,30 +86,37 @@ Store::Store(const std::filesystem::path& dir, Durability durability) {
   }
   sqlite3_busy_timeout(db_, 5000);
   try {
-    // Fails here, not later, when the file is not a database at all.
-    exec("PRAGMA journal_mode=WAL");
-  } catch (const gpulab::RunError& e) {
+    open_schema(dir, durability);
+  } catch (...) {
+    sqlite3_finalize(put_job_);
+    sqlite3_finalize(put_task_);
+    sqlite3_finalize(put_node_);
     sqlite3_close(db_);
+    throw;
+  }
+}
+
+// Nothing before the migration writes to the file (not even journal_mode=WAL, which
+// rewrites the header), so a database this build refuses, or fails to migrate, is left
+// byte for byte as it was.
+void Store::open_schema(const std::filesystem::path& dir, Durability durability) {
+  int version = 0;
+  try {
+    // Fails here, not later, when the file is not a database at all.
+    Stmt st(db_, "PRAGMA user_version");
+    check(db_, sqlite3_step(st.get()), "read the schema version");
+    version = sqlite3_column_int(st.get(), 0);
+  } catch (const gpulab::RunError& e) {
     throw gpulab::UsageError(fmt::format("--state '{}': {}", dir.string(), e.what()));
   }
-  exec(durability == Durability::kFsync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
-  int version = 0;
-  {
-    Stmt st(db_, "PRAGMA user_version");
-    if (sqlite3_step(st.get()) == SQLITE_ROW) version = sqlite3_column_int(st.get(), 0);
-  }
   if (version > kSchemaVersion) {
-    sqlite3_close(db_);
     throw gpulab::UsageError(fmt::format("--state '{}': schema version {} is newer than this build's {}",
                                          dir.string(), version, kSchemaVersion));
   }
-  exec(
-      "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, state TEXT NOT NULL,"
-      " idem TEXT, doc TEXT NOT NULL);"
-      "CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(idem) WHERE idem IS NOT NULL;"
-      "CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, job TEXT NOT NULL, doc TEXT NOT NULL);"
-      "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, doc TEXT NOT NULL);");
-  if (version == 1) migrate_nodes_from_v1();
+  if (version > 0 && version < kSchemaVersion) migrate(dir, version);
+  exec("PRAGMA journal_mode=WAL");
+  exec(durability == Durability::kFsync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+  exec(kCreateTables);
   exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
   check(db_,
         sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO jobs(id, seq, state, idem, doc) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -113,6 +130,62 @@ Store::Store(const std::filesystem::path& dir, Durability durability) {
         "prepare");
 }
 
+std::filesystem::path Store::backup_path(const std::filesystem::path& dir, int schema) {
+  return dir / fmt::format("platform.db.schema-{}.bak", schema);
+}
+
+void Store::write_backup(const std::filesystem::path& to) {
+  // SQLite's online backup into a temporary name, renamed when whole: a crash
+  // mid-copy never leaves a partial file under the backup's name.
+  const auto tmp = std::filesystem::path(to.string() + ".tmp");
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);  // a leftover of a crash mid-copy
+  sqlite3* out = nullptr;
+  std::string error;
+  if (sqlite3_open_v2(tmp.c_str(), &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    error = out ? sqlite3_errmsg(out) : "out of memory";
+  } else if (sqlite3_backup* b = sqlite3_backup_init(out, "main", db_, "main")) {
+    const int rc = sqlite3_backup_step(b, -1);
+    sqlite3_backup_finish(b);
+    if (rc != SQLITE_DONE) error = sqlite3_errmsg(out);
+  } else {
+    error = sqlite3_errmsg(out);
+  }
+  sqlite3_close(out);
+  if (error.empty()) std::filesystem::rename(tmp, to, ec);
+  if (!error.empty() || ec) {
+    std::filesystem::remove(tmp, ec);
+    throw gpulab::RunError(fmt::format("cannot write the backup '{}': {}", to.string(),
+                                       error.empty() ? ec.message() : error));
+  }
+}
+
+void Store::migrate(const std::filesystem::path& dir, int from) {
+  const auto backup = backup_path(dir, from);
+  try {
+    write_backup(backup);
+  } catch (const gpulab::RunError& e) {
+    throw gpulab::RunError(fmt::format("--state '{}': not migrating schema {} to {}: {}",
+                                       dir.string(), from, kSchemaVersion, e.what()));
+  }
+  // Every step of every migration in one transaction: all of it, or none.
+  try {
+    transaction([&] {
+      if (from == 1) migrate_nodes_from_v1();
+      exec(kCreateTables);
+      exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
+    });
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    std::replace(why.begin(), why.end(), '\n', ' ');
+    throw gpulab::RunError(
+        fmt::format("--state '{}': migrating schema {} to {} failed ({}); platform.db is "
+                    "unchanged, a copy is in {}",
+                    dir.string(), from, kSchemaVersion, why, backup.filename().string()));
+  }
+}
+
 Store::~Store() {
   sqlite3_finalize(put_job_);
   sqlite3_finalize(put_task_);
@@ -123,21 +196,13 @@ Store::~Store() {
 void Store::migrate_nodes_from_v1() {
   std::vector<Node> nodes;
   for (const auto& d : load_docs(db_, "SELECT doc FROM nodes ORDER BY name")) nodes.push_back(node_from_v1_record(d));
-  exec("BEGIN IMMEDIATE");
-  try {
-    Stmt put(db_, "UPDATE nodes SET doc = ?2 WHERE name = ?1");
-    for (const auto& n : nodes) {
-      sqlite3_reset(put.get());
-      bind_text(put.get(), 1, n.name);
-      bind_text(put.get(), 2, node_record(n).dump());
-      check(db_, sqlite3_step(put.get()), "migrate node");
-    }
-    exec("PRAGMA user_version=2");
-  } catch (...) {
-    exec("ROLLBACK");
-    throw;
+  Stmt put(db_, "UPDATE nodes SET doc = ?2 WHERE name = ?1");
+  for (const auto& n : nodes) {
+    sqlite3_reset(put.get());
+    bind_text(put.get(), 1, n.name);
+    bind_text(put.get(), 2, node_record(n).dump());
+    check(db_, sqlite3_step(put.get()), "migrate node");
   }
-  exec("COMMIT");
 }
 
 void Store::exec(const char* sql) {
@@ -300,9 +365,7 @@ Node node_fields(const Json& j) {
 Node node_from_v1_record(const Json& j) {
   try {
     Node n = node_fields(j);
-    int ordinal = 0;
-    for (const auto& d : j.at("devices")) n.devices.push_back(device_from_v1_json(d, ordinal++));
-    link_devices(n.devices);
+    n.devices = devices_from_v1_json(j.at("devices"));
     return n;
   } catch (const std::exception& e) {
     throw gpulab::RunError(fmt::format("state database: a schema 1 node row is malformed: {}", e.what()));

@@ -37,6 +37,11 @@ namespace platform {
 // 2: devices are the shared inventory's accelerators (version 1 had its own
 // {id, backend, index, healthy, health_reason, dtypes}).
 inline constexpr int kProtocolVersion = 2;
+// The oldest agent protocol this control plane still speaks: N-1, so a fleet
+// upgrades its control plane first and its agents one node at a time
+// (docs/release/rolling-upgrade.md). An agent of an older or a newer protocol
+// is refused at registration with a message naming both versions.
+inline constexpr int kOldestAgentProtocol = kProtocolVersion - 1;
 
 struct ControlOptions {
   std::filesystem::path state_dir;
@@ -115,6 +120,8 @@ class ControlPlane {
   void report_task(const std::string& node, const TaskReport& report);
   Node drain(const std::string& name);
   std::vector<Node> list_nodes() const;
+  // The protocol `name` registered with (kProtocolVersion for a node not known).
+  int node_protocol(const std::string& name) const;
 
   // Train gangs find each other here (the contract gpulab-task implements).
   void rendezvous_publish(const std::string& job, int attempt, int rank, int world, const std::string& address,

@@ -18,7 +18,8 @@ void add_control_routes(HttpService& http, ControlPlane& cp);
 gpulab::Json node_to_register_json(const Node& n);
 Node node_from_register_json(const gpulab::Json& j);  // throws ApiError(400)
 gpulab::Json heartbeat_to_json(const Heartbeat& hb);
-Heartbeat heartbeat_from_json(const std::string& node, const gpulab::Json& j);
+// `protocol`: the one the node registered with (ControlPlane::node_protocol).
+Heartbeat heartbeat_from_json(const std::string& node, const gpulab::Json& j, int protocol = kProtocolVersion);
 gpulab::Json report_to_json(const TaskReport& r);
 TaskReport report_from_json(const gpulab::Json& j);
 gpulab::Json assignment_to_json(const Assignment& a);

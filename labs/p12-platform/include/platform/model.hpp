@@ -136,5 +136,8 @@ std::vector<Device> devices_from_json(const gpulab::Json& devices, const std::st
 // A device as schema 1 of the state database stored it ({id, backend, index,
 // healthy, health_reason, dtypes}); `ordinal` is its place on its node.
 Device device_from_v1_json(const gpulab::Json& j, int ordinal);
+// A whole node's devices in that form (a schema 1 row, a protocol 1 agent),
+// linked as one node.
+std::vector<Device> devices_from_v1_json(const gpulab::Json& devices);
 
 }  // namespace platform

@@ -31,8 +31,16 @@ class Store {
   static constexpr int kSchemaVersion = 2;
 
   // Opens or creates DIR/platform.db. Throws gpulab::UsageError when the
-  // directory cannot be created or the file is not a gpulab database.
+  // directory cannot be created, the file is not a gpulab database or its
+  // schema is newer than this build's. An older schema is migrated forward:
+  // first a copy of the database as it is goes to backup_path(DIR, old
+  // version) (SQLite's online backup), then every step runs in one
+  // transaction. A migration that fails throws gpulab::RunError with one line
+  // naming both versions and leaves platform.db byte for byte as it was.
   Store(const std::filesystem::path& dir, Durability durability);
+
+  // DIR/platform.db.schema-N.bak: the copy taken before migrating schema N.
+  static std::filesystem::path backup_path(const std::filesystem::path& dir, int schema);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -51,6 +59,9 @@ class Store {
 
  private:
   void exec(const char* sql);
+  void open_schema(const std::filesystem::path& dir, Durability durability);
+  void write_backup(const std::filesystem::path& to);
+  void migrate(const std::filesystem::path& dir, int from);
   void migrate_nodes_from_v1();
   sqlite3* db_ = nullptr;
   sqlite3_stmt* put_job_ = nullptr;
