@@ -268,8 +268,8 @@ gpulab_hal_status fast_describe(void* vctx, char* out, std::uint32_t out_size, g
   gpulab_hal_clear_error(err);
   const Context& ctx = *static_cast<const Context*>(vctx);
   const fast_backend::Blocking& b = ctx.gemm.blocking;
-  std::snprintf(out, out_size, "host CPU, %u threads, %s %llux%llu micro-kernel, kc=%llu mc=%llu nc=%llu",
-                ctx.threads, ctx.gemm.kernel.isa, static_cast<unsigned long long>(fast_backend::kMR),
+  std::snprintf(out, out_size, "host CPU, %u thread%s, %s %llux%llu micro-kernel, kc=%llu mc=%llu nc=%llu",
+                ctx.threads, ctx.threads == 1 ? "" : "s", ctx.gemm.kernel.isa, static_cast<unsigned long long>(fast_backend::kMR),
                 static_cast<unsigned long long>(fast_backend::kNR), static_cast<unsigned long long>(b.kc),
                 static_cast<unsigned long long>(b.mc), static_cast<unsigned long long>(b.nc));
   return GPULAB_HAL_OK;
