@@ -1,6 +1,9 @@
 // Threads the fast backend keeps for the life of its context, so a matmul
 // does not pay for creating and joining threads on every call (tens of
-// microseconds on a loaded machine: a tenth of a 256^3 GEMM).
+// microseconds on a loaded machine: a tenth of a 256^3 GEMM). A worker that
+// finished a part, and a caller waiting for the workers, spin for a short
+// while (kSpin) before they sleep: waking a sleeping vCPU goes through the
+// hypervisor, and back-to-back calls (a model's layers) find the workers awake.
 #pragma once
 
 #include <sys/types.h>
@@ -40,11 +43,11 @@ class WorkerPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  const std::function<void(unsigned)>* part_ = nullptr;
-  unsigned parts_ = 0;
-  unsigned pending_ = 0;
-  std::uint64_t generation_ = 0;
-  bool stop_ = false;
+  const std::function<void(unsigned)>* part_ = nullptr;  // written under mutex_
+  unsigned parts_ = 0;                                    // written under mutex_
+  std::atomic<unsigned> pending_{0};
+  std::atomic<std::uint64_t> generation_{0};  // bumped under mutex_, read by spinners
+  std::atomic<bool> stop_{false};             // set under mutex_
   pid_t owner_pid_;
   std::vector<std::thread> workers_;
 };
