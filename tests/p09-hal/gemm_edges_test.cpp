@@ -29,9 +29,9 @@ struct Shape {
 
 // fast: MR 6, NR 16, kc 256, mc up to 252; opencl: 48 x 64 tiles, k slices of 128.
 constexpr Shape kEdgeShapes[] = {
-    {1, 1, 1},     {7, 7, 7},      {17, 17, 17},  {33, 33, 33},   {49, 49, 49},  {65, 65, 65},
-    {257, 257, 257}, {7, 65, 33},  {65, 7, 129},  {257, 1, 65},   {1, 257, 7},   {33, 65, 1},
-    {300, 5, 1},   {5, 300, 513},  {253, 97, 200}, {130, 260, 260},
+    {1, 1, 1},       {7, 7, 7},     {17, 17, 17},   {33, 33, 33},    {49, 49, 49}, {65, 65, 65},
+    {257, 257, 257}, {7, 65, 33},   {65, 7, 129},   {257, 1, 65},    {1, 257, 7},  {33, 65, 1},
+    {300, 5, 1},     {5, 300, 513}, {253, 97, 200}, {130, 260, 260},
 };
 
 // Sets GPULAB_HAL_FAST_THREADS while a Registry loads `fast` (it is read at init).
@@ -42,8 +42,10 @@ class ScopedThreads {
     setenv(kName, value, 1);
   }
   ~ScopedThreads() {
-    if (old_) setenv(kName, old_->c_str(), 1);
-    else unsetenv(kName);
+    if (old_)
+      setenv(kName, old_->c_str(), 1);
+    else
+      unsetenv(kName);
   }
 
  private:
@@ -54,8 +56,9 @@ class ScopedThreads {
 void expect_every_shape_conforms(const hal::Backend& b, DType d) {
   for (const Shape& s : kEdgeShapes) {
     const auto r = hal::check_matmul(b, d, s.m, s.n, s.k, s.m * 131 + s.n * 7 + s.k);
-    EXPECT_TRUE(r.pass) << b.name() << " " << hal::flag_name(d) << " " << s.m << "x" << s.n << "x" << s.k << ": "
-                        << hal::describe(r.status) << ", worst error " << r.worst_ratio << " of the tolerance";
+    EXPECT_TRUE(r.pass) << b.name() << " " << hal::flag_name(d) << " " << s.m << "x" << s.n << "x"
+                        << s.k << ": " << hal::describe(r.status) << ", worst error "
+                        << r.worst_ratio << " of the tolerance";
   }
 }
 
@@ -66,7 +69,8 @@ TEST_P(FastThreads, EdgeSizesMatchTheReference) {
   hal::Registry reg;
   ASSERT_TRUE(reg.load(backend("fast")));
   const hal::Backend& fast = *reg.find("fast");
-  EXPECT_EQ(fast.device().rfind(std::string("host CPU, ") + GetParam() + " thread", 0), 0u) << fast.device();
+  EXPECT_EQ(fast.device().rfind(std::string("host CPU, ") + GetParam() + " thread", 0), 0u)
+      << fast.device();
   expect_every_shape_conforms(fast, DType::kF32);
   expect_every_shape_conforms(fast, DType::kF16);
 }
@@ -90,12 +94,15 @@ TEST(FastBackend, ConcurrentCallersOnOneContextEachGetTheirOwnResult) {
 }
 
 TEST(OpenclBackend, EdgeSizesMatchTheReference) {
-  if (!hal_test::built("opencl")) GTEST_SKIP() << "opencl backend not built (no OpenCL headers/ICD loader)";
+  if (!hal_test::built("opencl"))
+    GTEST_SKIP() << "opencl backend not built (no OpenCL headers/ICD loader)";
   hal::Registry reg;
   if (!reg.load(backend("opencl"))) {
     const hal::Rejection& why = reg.rejected().back();
-    if (why.reason == hal::RejectReason::kNoDevice) GTEST_SKIP() << "no OpenCL device: " << why.message;
-    FAIL() << "opencl backend did not load (" << hal::reject_reason_name(why.reason) << "): " << why.message;
+    if (why.reason == hal::RejectReason::kNoDevice)
+      GTEST_SKIP() << "no OpenCL device: " << why.message;
+    FAIL() << "opencl backend did not load (" << hal::reject_reason_name(why.reason)
+           << "): " << why.message;
   }
   expect_every_shape_conforms(*reg.find("opencl"), DType::kF32);
 }
@@ -138,7 +145,8 @@ TEST(FastWorkerPool, RunsEveryPartExactlyOnceOnDistinctThreads) {
         ++runs[i];
         ids[i] = std::this_thread::get_id();
       });
-      for (unsigned i = 0; i < 3; ++i) EXPECT_EQ(runs[i].load(), i < parts ? 1 : 0) << parts << " parts, part " << i;
+      for (unsigned i = 0; i < 3; ++i)
+        EXPECT_EQ(runs[i].load(), i < parts ? 1 : 0) << parts << " parts, part " << i;
       if (parts > 0) {
         EXPECT_EQ(ids[0], std::this_thread::get_id());  // part 0 on the caller
       }

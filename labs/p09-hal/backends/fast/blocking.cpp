@@ -14,7 +14,9 @@ std::uint64_t cache_size(int name) {
   return v > 0 ? static_cast<std::uint64_t>(v) : 0;
 }
 
-std::uint64_t round_down(std::uint64_t v, std::uint64_t unit) { return v / unit * unit; }
+std::uint64_t round_down(std::uint64_t v, std::uint64_t unit) {
+  return v / unit * unit;
+}
 
 }  // namespace
 

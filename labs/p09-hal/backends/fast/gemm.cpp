@@ -20,8 +20,8 @@ float load(const Matrix& x, std::uint64_t r, std::uint64_t c) {
 
 // A[i0:i0+mc, p0:p0+kc] -> slivers of MR rows, each k-major (MR floats per k),
 // the rows past mc zero.
-void pack_a(const Matrix& a, std::uint64_t i0, std::uint64_t mc, std::uint64_t p0,
-            std::uint64_t kc, float* out) {
+void pack_a(const Matrix& a, std::uint64_t i0, std::uint64_t mc, std::uint64_t p0, std::uint64_t kc,
+            float* out) {
   for (std::uint64_t ir = 0; ir < mc; ir += kMR) {
     const std::uint64_t mr = std::min(kMR, mc - ir);
     if (!a.is_f16 && mr == kMR) {
@@ -34,15 +34,14 @@ void pack_a(const Matrix& a, std::uint64_t i0, std::uint64_t mc, std::uint64_t p
       continue;
     }
     for (std::uint64_t p = 0; p < kc; ++p)
-      for (std::uint64_t r = 0; r < kMR; ++r)
-        *out++ = r < mr ? load(a, i0 + ir + r, p0 + p) : 0.0f;
+      for (std::uint64_t r = 0; r < kMR; ++r) *out++ = r < mr ? load(a, i0 + ir + r, p0 + p) : 0.0f;
   }
 }
 
 // B[p0:p0+kc, j0:j0+nc] -> slivers of NR columns, each k-major (NR floats per
 // k), the columns past nc zero.
-void pack_b(const Matrix& b, std::uint64_t p0, std::uint64_t kc, std::uint64_t j0,
-            std::uint64_t nc, float* out) {
+void pack_b(const Matrix& b, std::uint64_t p0, std::uint64_t kc, std::uint64_t j0, std::uint64_t nc,
+            float* out) {
   for (std::uint64_t jr = 0; jr < nc; jr += kNR) {
     const std::uint64_t nr = std::min(kNR, nc - jr);
     for (std::uint64_t p = 0; p < kc; ++p) {
@@ -122,7 +121,8 @@ bool gemm_block(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint
                 edge[r * kNR + col] = accumulate ? tile[r * ldc + col] : 0.0f;
             kernel(kc, a_sliver, b_sliver, edge, kNR, accumulate);
             for (std::uint64_t r = 0; r < mr; ++r)
-              for (std::uint64_t col = 0; col < nr; ++col) tile[r * ldc + col] = edge[r * kNR + col];
+              for (std::uint64_t col = 0; col < nr; ++col)
+                tile[r * ldc + col] = edge[r * kNR + col];
           }
         }
       }
@@ -138,7 +138,8 @@ bool gemm(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint64_t m
   // At least ~4 MFLOP a thread: below that, waking a worker costs more than it
   // saves. Split the longer side of C into stripes of whole tiles, so only the
   // last stripe has edge tiles.
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double flops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const bool split_rows = m >= n;
   const std::uint64_t unit = split_rows ? kMR : kNR;
   const std::uint64_t units = ((split_rows ? m : n) + unit - 1) / unit;

@@ -44,7 +44,7 @@ class WorkerPool {
   std::condition_variable wake_;
   std::condition_variable done_;
   const std::function<void(unsigned)>* part_ = nullptr;  // written under mutex_
-  unsigned parts_ = 0;                                    // written under mutex_
+  unsigned parts_ = 0;                                   // written under mutex_
   std::atomic<unsigned> pending_{0};
   std::atomic<std::uint64_t> generation_{0};  // bumped under mutex_, read by spinners
   std::atomic<bool> stop_{false};             // set under mutex_
