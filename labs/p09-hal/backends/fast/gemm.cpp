@@ -39,21 +39,25 @@ void pack_a(const Matrix& a, std::uint64_t i0, std::uint64_t mc, std::uint64_t p
 }
 
 // B[p0:p0+kc, j0:j0+nc] -> slivers of NR columns, each k-major (NR floats per
-// k), the columns past nc zero.
+// k), the columns past nc zero. F32 reads B row by row (one contiguous run per
+// k, which the prefetcher follows) and scatters it over the slivers; walking
+// one sliver down k instead reads 64 bytes per row of B, a cache miss per row.
 void pack_b(const Matrix& b, std::uint64_t p0, std::uint64_t kc, std::uint64_t j0, std::uint64_t nc,
             float* out) {
-  for (std::uint64_t jr = 0; jr < nc; jr += kNR) {
-    const std::uint64_t nr = std::min(kNR, nc - jr);
+  const std::uint64_t full = b.is_f16 ? 0 : nc / kNR * kNR;  // columns in whole F32 slivers
+  if (full > 0) {
     for (std::uint64_t p = 0; p < kc; ++p) {
-      if (!b.is_f16 && nr == kNR) {
-        std::memcpy(out, static_cast<const float*>(b.data) + (p0 + p) * b.ld + j0 + jr,
-                    kNR * sizeof(float));
-        out += kNR;
-      } else {
-        for (std::uint64_t c = 0; c < kNR; ++c)
-          *out++ = c < nr ? load(b, p0 + p, j0 + jr + c) : 0.0f;
-      }
+      const float* row = static_cast<const float*>(b.data) + (p0 + p) * b.ld + j0;
+      for (std::uint64_t jr = 0; jr < full; jr += kNR)
+        std::memcpy(out + jr * kc + p * kNR, row + jr, kNR * sizeof(float));
     }
+  }
+  for (std::uint64_t jr = full; jr < nc; jr += kNR) {
+    const std::uint64_t nr = std::min(kNR, nc - jr);
+    float* sliver = out + jr * kc;
+    for (std::uint64_t p = 0; p < kc; ++p)
+      for (std::uint64_t c = 0; c < kNR; ++c)
+        *sliver++ = c < nr ? load(b, p0 + p, j0 + jr + c) : 0.0f;
   }
 }
 
