@@ -111,7 +111,6 @@ static const char* const kMatmulSource =
     "  ROWS(STORE)\n"
     "}\n";
 
-
 static const char* const kSource =
     "__kernel void softmax(const ulong cols, __global const float* in, __global float* out) {\n"
     "  const size_t r = get_global_id(0);\n"
@@ -287,7 +286,7 @@ static gpulab_hal_status ensure_program(cl_ctx* c, gpulab_hal_error* err) {
    * work-items (a 48 x 64 tile of C per group), k in slices of 128, and each
    * work-item copying one contiguous run of the tile — PoCL runs a group's
    * work-items one after another, so a run is a stream the prefetcher can
-   * follow (interleaved copies were 20-30% slower at n = 1024). A GPU wants
+   * follow (interleaved copies measured slower at n = 1024). A GPU wants
    * the interleaved (coalesced) copy and a smaller slice; both shrink the
    * slice until the two tiles fit the device's local memory. */
   clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
