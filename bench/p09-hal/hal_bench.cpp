@@ -5,12 +5,19 @@
 //                  on the same 1x1x1 matmul of the same backend.
 //  Matmul/<name>/N GFLOP/s of an N x N x N F32 matmul per loaded backend, with
 //                  buffers already on the backend (compute only), next to
-//                  OpenBLAS called directly (Matmul/openblas-direct/N).
+//                  OpenBLAS called directly (Matmul/openblas-direct/N, all
+//                  cores). Matmul/fast-1thread/N and Matmul/openblas-direct-1thread/N
+//                  are the same on one thread (GPULAB_HAL_FAST_THREADS=1,
+//                  openblas_set_num_threads(1)). For each N the variants run
+//                  one after another, so the ratios compare the same minutes of
+//                  a shared machine.
 //
 //   build/default/bin/bench-hal --benchmark_filter=Dispatch
 //   build/default/bin/bench-hal --benchmark_filter=Matmul [--big]   (--big: up to 2048, cuda 4096)
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +35,22 @@ namespace {
 hal::Registry& registry() {
   static hal::Registry reg(hal::DiscoveryOptions::only_dir(hal::build_backend_dir()));
   return reg;
+}
+
+// A second context of the fast backend, on one thread (the variable is read by
+// its init()); nullptr when it does not load.
+const hal::Backend* fast_one_thread() {
+  static hal::Registry reg;
+  static const hal::Backend* fast = [] {
+    const char* old = std::getenv("GPULAB_HAL_FAST_THREADS");
+    const std::string saved = old ? old : "";
+    setenv("GPULAB_HAL_FAST_THREADS", "1", 1);
+    const bool ok = static_cast<bool>(reg.load(hal::build_backend_dir() / hal::backend_file_name("fast")));
+    if (old) setenv("GPULAB_HAL_FAST_THREADS", saved.c_str(), 1);
+    else unsetenv("GPULAB_HAL_FAST_THREADS");
+    return ok ? reg.find("fast") : nullptr;
+  }();
+  return fast;
 }
 
 std::vector<float> ramp(std::size_t count, float scale) {
@@ -136,7 +159,14 @@ void BM_Matmul(benchmark::State& state, const hal::Backend* be) {
 }
 
 #ifdef GPULAB_HAL_HAVE_OPENBLAS
-void BM_MatmulOpenblasDirect(benchmark::State& state) {
+// threads 0: OpenBLAS's own choice (every core); otherwise that many, restored after.
+void BM_MatmulOpenblasDirect(benchmark::State& state, int threads) {
+  const int previous = openblas_get_num_threads();
+  if (threads > 0) openblas_set_num_threads(threads);
+  struct Restore {
+    int threads;
+    ~Restore() { openblas_set_num_threads(threads); }
+  } restore{previous};
   const auto n = static_cast<int>(state.range(0));
   const auto a = ramp(static_cast<std::size_t>(n) * n, 0.01f), b = ramp(static_cast<std::size_t>(n) * n, 0.02f);
   std::vector<float> c(static_cast<std::size_t>(n) * n);
@@ -154,7 +184,7 @@ void BM_MatmulOpenblasDirect(benchmark::State& state) {
 bool g_big = false;
 std::int64_t max_size(std::string_view name) {
   if (name == "cpu_ref" || name == "liar") return 256;
-  if (name == "limited" || name == "opencl") return 512;
+  if (name == "limited") return 512;
   if (name == "cuda") return g_big ? 4096 : 1024;
   return g_big ? 2048 : 1024;
 }
@@ -170,16 +200,35 @@ void register_all() {
     benchmark::RegisterBenchmark(("Dispatch/routed/" + name).c_str(), BM_DispatchRouted, be);
     benchmark::RegisterBenchmark(("Dispatch/selected/" + name).c_str(), BM_DispatchSelected, be);
   }
+  // Size by size, every variant of one size before the next size.
+  const auto matmul = [](const std::string& name, auto&& fn, std::int64_t n) {
+    benchmark::RegisterBenchmark(("Matmul/" + name).c_str(), fn)->Arg(n)->Unit(benchmark::kMillisecond)->UseRealTime();
+  };
+  const hal::Backend* fast1 = fast_one_thread();
+  std::int64_t largest = max_size("openblas");
+  for (const auto& b : reg.backends()) largest = std::max(largest, max_size(b->name()));
+  for (std::int64_t n = 64; n <= largest; n *= 2) {
+    const bool host = n <= max_size("openblas");
 #ifdef GPULAB_HAL_HAVE_OPENBLAS
-  benchmark::RegisterBenchmark("Matmul/openblas-direct", BM_MatmulOpenblasDirect)
-      ->RangeMultiplier(2)->Range(64, max_size("openblas"))->Unit(benchmark::kMillisecond)->UseRealTime();
+    if (host) matmul("openblas-direct-1thread", [](benchmark::State& s) { BM_MatmulOpenblasDirect(s, 1); }, n);
 #endif
-  for (const auto& b : reg.backends()) {
-    if (!b->declares(hal::Op::kMatmul) || !b->declares(hal::DType::kF32) || b->name() == "liar") continue;
-    const std::int64_t hi = b->max_dim() ? std::min<std::int64_t>(max_size(b->name()), static_cast<std::int64_t>(b->max_dim()))
-                                         : max_size(b->name());
-    benchmark::RegisterBenchmark(("Matmul/" + std::string(b->name())).c_str(), BM_Matmul, b.get())
-        ->RangeMultiplier(2)->Range(64, hi)->Unit(benchmark::kMillisecond)->UseRealTime();
+    if (host && fast1 != nullptr) matmul("fast-1thread", [fast1](benchmark::State& s) { BM_Matmul(s, fast1); }, n);
+#ifdef GPULAB_HAL_HAVE_OPENBLAS
+    if (host) matmul("openblas-direct", [](benchmark::State& s) { BM_MatmulOpenblasDirect(s, 0); }, n);
+#endif
+    // fast and opencl right after OpenBLAS: the ratios the README quotes.
+    std::vector<const hal::Backend*> order;
+    for (const char* first : {"fast", "opencl"})
+      if (const hal::Backend* be = reg.find(first)) order.push_back(be);
+    for (const auto& b : reg.backends())
+      if (b->name() != "fast" && b->name() != "opencl") order.push_back(b.get());
+    for (const hal::Backend* b : order) {
+      if (!b->declares(hal::Op::kMatmul) || !b->declares(hal::DType::kF32) || b->name() == "liar") continue;
+      const std::int64_t hi = b->max_dim() ? std::min<std::int64_t>(max_size(b->name()), static_cast<std::int64_t>(b->max_dim()))
+                                           : max_size(b->name());
+      if (n > hi) continue;
+      matmul(std::string(b->name()), [b](benchmark::State& s) { BM_Matmul(s, b); }, n);
+    }
   }
 }
 

@@ -17,7 +17,7 @@ namespace {
 struct Shape {
   std::uint64_t m, n, k;
 };
-// Odd, degenerate, and ones that cross fast's blocking (KC 256, MC 96, NR 16).
+// Odd, degenerate, and ones that cross fast's blocking (kc 256, NR 16); gemm_edges_test.cpp has more.
 constexpr Shape kShapes[] = {{1, 1, 1}, {7, 5, 3}, {61, 47, 35}, {130, 67, 300}, {0, 5, 4}, {5, 0, 4}, {5, 4, 0}, {1, 33, 1}};
 
 class HonestCpuBackend : public ::testing::TestWithParam<const char*> {};

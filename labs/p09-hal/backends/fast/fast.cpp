@@ -1,17 +1,21 @@
-// fast — a CPU backend that tries: cache-blocked GEMM in the BLIS structure
-// (pack a KC x NC panel of B and an MC x KC block of A, then a 6x16 register
-// micro-kernel), AVX2+FMA when the CPU has them (chosen at run time), and one
-// thread per core over stripes of C. F16 is converted to binary32 while
-// packing, accumulated in binary32 and rounded once when C is written.
+// fast — a CPU backend that tries: GEMM in the GotoBLAS/BLIS structure
+// (gemm.hpp: packed A and B blocks sized from this CPU's caches, a 6x16
+// register-blocked micro-kernel with AVX2+FMA picked at run time), on a pool
+// of threads kept for the life of the context. F16 is converted to binary32
+// while packing, accumulated in binary32 and rounded once when C is written.
 // Written in C++ for std::thread; the ABI surface is still the C descriptor.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <memory>
+#include <new>
 #include <thread>
 #include <vector>
+
+#include "gemm.hpp"
 
 extern "C" {
 #include "../common/host_backend.h"
@@ -20,159 +24,34 @@ extern "C" {
 
 namespace {
 
+using fast_backend::GemmEngine;
+using fast_backend::WorkerPool;
+
 constexpr std::uint32_t kDTypes = GPULAB_HAL_DTYPE_F32 | GPULAB_HAL_DTYPE_F16;
-constexpr std::uint64_t MR = 6, NR = 16;     // register tile: 12 vectors of 8 floats
-constexpr std::uint64_t KC = 256;            // K slice: a 6 x 256 A sliver + 256 x 16 B sliver fit L1
-constexpr std::uint64_t MC = 96;             // A block (MC x KC = 96 KiB) sits in L2
-constexpr std::uint64_t NC = 2048;           // B panel (KC x NC = 2 MiB) sits in L3
-
-typedef float v8 __attribute__((vector_size(32)));
-
-// Loads one element of a row-major matrix of F32 or F16 as binary32.
-struct Matrix {
-  const void* data;
-  std::uint64_t ld;  // elements per row
-  std::uint32_t dtype;
-  float at(std::uint64_t r, std::uint64_t c) const {
-    if (dtype == GPULAB_HAL_DTYPE_F32) return static_cast<const float*>(data)[r * ld + c];
-    return gpulab_hal_f16_to_f32(static_cast<const std::uint16_t*>(data)[r * ld + c]);
-  }
-};
-
-// A[i0:i0+mc, p0:p0+kc] -> slivers of MR rows, each stored k-major (MR floats per k), zero-padded.
-void pack_a(const Matrix& A, std::uint64_t i0, std::uint64_t mc, std::uint64_t p0, std::uint64_t kc, float* out) {
-  for (std::uint64_t ir = 0; ir < mc; ir += MR) {
-    const std::uint64_t mr = std::min(MR, mc - ir);
-    for (std::uint64_t p = 0; p < kc; ++p) {
-      for (std::uint64_t r = 0; r < MR; ++r) *out++ = r < mr ? A.at(i0 + ir + r, p0 + p) : 0.0f;
-    }
-  }
-}
-
-// B[p0:p0+kc, j0:j0+nc] -> slivers of NR columns, each stored k-major (NR floats per k), zero-padded.
-void pack_b(const Matrix& B, std::uint64_t p0, std::uint64_t kc, std::uint64_t j0, std::uint64_t nc, float* out) {
-  for (std::uint64_t jr = 0; jr < nc; jr += NR) {
-    const std::uint64_t nr = std::min(NR, nc - jr);
-    for (std::uint64_t p = 0; p < kc; ++p) {
-      if (B.dtype == GPULAB_HAL_DTYPE_F32 && nr == NR) {
-        std::memcpy(out, static_cast<const float*>(B.data) + (p0 + p) * B.ld + j0 + jr, NR * sizeof(float));
-        out += NR;
-      } else {
-        for (std::uint64_t c = 0; c < NR; ++c) *out++ = c < nr ? B.at(p0 + p, j0 + jr + c) : 0.0f;
-      }
-    }
-  }
-}
-
-// C[0:6, 0:16] (+)= a_sliver * b_sliver over kc. The same source compiled twice:
-// once for AVX2+FMA, once for the baseline ISA.
-#define FAST_MICRO_KERNEL_BODY                                                        \
-  v8 c[MR][2];                                                                        \
-  for (std::uint64_t r = 0; r < MR; ++r) c[r][0] = c[r][1] = v8{};                   \
-  for (std::uint64_t p = 0; p < kc; ++p) {                                            \
-    v8 b0, b1;                                                                        \
-    std::memcpy(&b0, b + p * NR, sizeof b0);                                          \
-    std::memcpy(&b1, b + p * NR + 8, sizeof b1);                                      \
-    for (std::uint64_t r = 0; r < MR; ++r) {                                          \
-      const float av = a[p * MR + r];                                                 \
-      const v8 va = {av, av, av, av, av, av, av, av};                                 \
-      c[r][0] += va * b0;                                                             \
-      c[r][1] += va * b1;                                                             \
-    }                                                                                 \
-  }                                                                                   \
-  for (std::uint64_t r = 0; r < MR; ++r) {                                            \
-    float* row = cout + r * ldc;                                                      \
-    if (accumulate) {                                                                 \
-      v8 old0, old1;                                                                  \
-      std::memcpy(&old0, row, sizeof old0);                                           \
-      std::memcpy(&old1, row + 8, sizeof old1);                                       \
-      c[r][0] += old0;                                                                \
-      c[r][1] += old1;                                                                \
-    }                                                                                 \
-    std::memcpy(row, &c[r][0], sizeof c[r][0]);                                       \
-    std::memcpy(row + 8, &c[r][1], sizeof c[r][1]);                                   \
-  }
-
-__attribute__((target("avx2,fma"))) void kernel_avx2(std::uint64_t kc, const float* a, const float* b,
-                                                       float* cout, std::uint64_t ldc, bool accumulate) {
-  FAST_MICRO_KERNEL_BODY
-}
-
-void kernel_generic(std::uint64_t kc, const float* a, const float* b, float* cout, std::uint64_t ldc,
-                    bool accumulate) {
-  FAST_MICRO_KERNEL_BODY
-}
-
-using Kernel = void (*)(std::uint64_t, const float*, const float*, float*, std::uint64_t, bool);
-
-Kernel pick_kernel() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kernel_avx2;
-  return kernel_generic;
-}
 
 struct Context {
-  Kernel kernel;
   unsigned threads;
+  std::unique_ptr<WorkerPool> pool;
+  GemmEngine gemm;
 };
-
-// One thread's share: C[i0:i1, j0:j1] = A[i0:i1, :] * B[:, j0:j1], written as binary32 into `C`
-// (row stride ldc).
-void gemm_block(const Context& ctx, const Matrix& A, const Matrix& B, std::uint64_t k, std::uint64_t i0,
-                std::uint64_t i1, std::uint64_t j0, std::uint64_t j1, float* C, std::uint64_t ldc) {
-  if (i1 <= i0 || j1 <= j0) return;
-  if (k == 0) {
-    for (std::uint64_t i = i0; i < i1; ++i) std::fill(C + i * ldc + j0, C + i * ldc + j1, 0.0f);
-    return;
-  }
-  const std::uint64_t nc_max = std::min(NC, (j1 - j0 + NR - 1) / NR * NR);
-  const std::uint64_t mc_max = std::min(MC, (i1 - i0 + MR - 1) / MR * MR);
-  const std::uint64_t kc_max = std::min(KC, k);
-  float* bp = static_cast<float*>(std::aligned_alloc(64, (kc_max * nc_max * sizeof(float) + 63) / 64 * 64));
-  float* ap = static_cast<float*>(std::aligned_alloc(64, (kc_max * mc_max * sizeof(float) + 63) / 64 * 64));
-  alignas(64) float edge[MR * NR];
-  for (std::uint64_t jc = j0; jc < j1; jc += NC) {
-    const std::uint64_t nc = std::min(NC, j1 - jc);
-    for (std::uint64_t pc = 0; pc < k; pc += KC) {
-      const std::uint64_t kc = std::min(KC, k - pc);
-      pack_b(B, pc, kc, jc, nc, bp);
-      for (std::uint64_t ic = i0; ic < i1; ic += MC) {
-        const std::uint64_t mc = std::min(MC, i1 - ic);
-        pack_a(A, ic, mc, pc, kc, ap);
-        for (std::uint64_t jr = 0; jr < nc; jr += NR) {
-          const std::uint64_t nr = std::min(NR, nc - jr);
-          for (std::uint64_t ir = 0; ir < mc; ir += MR) {
-            const std::uint64_t mr = std::min(MR, mc - ir);
-            const float* a_sl = ap + ir * kc;
-            const float* b_sl = bp + jr * kc;
-            float* c_tile = C + (ic + ir) * ldc + jc + jr;
-            if (mr == MR && nr == NR) {
-              ctx.kernel(kc, a_sl, b_sl, c_tile, ldc, pc > 0);
-            } else {  // edge tile: through a full-size scratch tile
-              for (std::uint64_t r = 0; r < mr; ++r)
-                for (std::uint64_t c = 0; c < nr; ++c) edge[r * NR + c] = pc > 0 ? c_tile[r * ldc + c] : 0.0f;
-              ctx.kernel(kc, a_sl, b_sl, edge, NR, pc > 0);
-              for (std::uint64_t r = 0; r < mr; ++r)
-                for (std::uint64_t c = 0; c < nr; ++c) c_tile[r * ldc + c] = edge[r * NR + c];
-            }
-          }
-        }
-      }
-    }
-  }
-  std::free(ap);
-  std::free(bp);
-}
 
 gpulab_hal_status fast_init(void** ctx, gpulab_hal_error* err) {
   gpulab_hal_clear_error(err);
-  auto* c = new (std::nothrow) Context{pick_kernel(), std::max(1u, std::thread::hardware_concurrency())};
-  if (c == nullptr) return gpulab_hal_fail(err, GPULAB_HAL_ERR_OUT_OF_MEMORY, "context allocation failed");
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   if (const char* t = std::getenv("GPULAB_HAL_FAST_THREADS")) {
     const long v = std::strtol(t, nullptr, 10);
-    if (v >= 1 && v <= 256) c->threads = static_cast<unsigned>(v);
+    if (v >= 1 && v <= 256) threads = static_cast<unsigned>(v);
   }
-  *ctx = c;
+  try {
+    auto c = std::make_unique<Context>();
+    c->pool = std::make_unique<WorkerPool>(threads);
+    c->threads = c->pool->size();
+    c->gemm = {fast_backend::pick_micro_kernel(),
+               fast_backend::blocking_for(fast_backend::this_cpu_caches()), c->pool.get()};
+    *ctx = c.release();
+  } catch (const std::bad_alloc&) {
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_OUT_OF_MEMORY, "context allocation failed");
+  }
   return GPULAB_HAL_OK;
 }
 
@@ -184,39 +63,24 @@ gpulab_hal_status fast_matmul(void* vctx, const gpulab_hal_matmul_args* a, gpula
   const Context& ctx = *static_cast<const Context*>(vctx);
   const std::uint64_t m = a->m, n = a->n, k = a->k;
   if (m == 0 || n == 0) return GPULAB_HAL_OK;
-  const Matrix A{host_data(a->a), k, a->dtype};
-  const Matrix B{host_data(a->b), n, a->dtype};
-  // F32 writes straight into C; F16 accumulates into a binary32 scratch C first.
+  const bool f16 = a->dtype != GPULAB_HAL_DTYPE_F32;
+  const fast_backend::Matrix A{host_data(a->a), k, f16};
+  const fast_backend::Matrix B{host_data(a->b), n, f16};
+  // F32 writes straight into C; F16 accumulates into a binary32 scratch C and
+  // rounds once at the end.
   std::vector<float> scratch;
   float* C = static_cast<float*>(host_data(a->c));
-  if (a->dtype != GPULAB_HAL_DTYPE_F32) {
-    scratch.resize(m * n);
-    C = scratch.data();
-  }
-  // Threads: one stripe of C each, along the longer side, at least ~2 MFLOP per thread.
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  unsigned threads = std::min<unsigned>(ctx.threads, static_cast<unsigned>(std::max(1.0, flops / 2e6)));
-  const bool split_rows = m >= n;
-  const std::uint64_t unit = split_rows ? MR : NR;
-  const std::uint64_t extent = split_rows ? m : n;
-  threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, (extent + unit - 1) / unit));
-  if (threads <= 1) {
-    gemm_block(ctx, A, B, k, 0, m, 0, n, C, n);
-  } else {
-    const std::uint64_t units = (extent + unit - 1) / unit;
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t) {
-      const std::uint64_t lo = std::min(extent, units * t / threads * unit);
-      const std::uint64_t hi = std::min(extent, units * (t + 1) / threads * unit);
-      if (split_rows)
-        pool.emplace_back(gemm_block, std::cref(ctx), A, B, k, lo, hi, 0, n, C, n);
-      else
-        pool.emplace_back(gemm_block, std::cref(ctx), A, B, k, 0, m, lo, hi, C, n);
+  try {
+    if (f16) {
+      scratch.resize(m * n);
+      C = scratch.data();
     }
-    for (auto& th : pool) th.join();
+  } catch (const std::bad_alloc&) {
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_OUT_OF_MEMORY, "matmul: F32 scratch of C failed");
   }
-  if (a->dtype != GPULAB_HAL_DTYPE_F32)
+  if (!fast_backend::gemm(ctx.gemm, A, B, m, n, k, C))
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_OUT_OF_MEMORY, "matmul: packing buffer allocation failed");
+  if (f16)
     for (std::uint64_t i = 0; i < m * n; ++i) gpulab_hal_store(a->dtype, host_data(a->c), i, scratch[i]);
   return GPULAB_HAL_OK;
 }
@@ -226,42 +90,29 @@ gpulab_hal_status fast_softmax(void* vctx, const gpulab_hal_softmax_args* a, gpu
   if (st != GPULAB_HAL_OK) return st;
   const Context& ctx = *static_cast<const Context*>(vctx);
   const std::uint64_t rows = a->rows, cols = a->cols;
-  const unsigned threads = static_cast<unsigned>(
-      std::clamp<std::uint64_t>(rows * cols / 65536, 1, std::min<std::uint64_t>(ctx.threads, std::max<std::uint64_t>(rows, 1))));
-  auto work = [&](std::uint64_t r0, std::uint64_t r1) {
-    const std::uint64_t es = gpulab_hal_dtype_size(a->dtype);
+  const auto parts = static_cast<unsigned>(std::clamp<std::uint64_t>(
+      rows * cols / 65536, 1, std::min<std::uint64_t>(ctx.threads, std::max<std::uint64_t>(rows, 1))));
+  const std::uint64_t es = gpulab_hal_dtype_size(a->dtype);
+  ctx.pool->run(parts, [&](unsigned t) {
+    const std::uint64_t r0 = rows * t / parts, r1 = rows * (t + 1) / parts;
     host_softmax_rows(a->dtype, static_cast<const unsigned char*>(host_data(a->in)) + r0 * cols * es,
                       static_cast<unsigned char*>(host_data(a->out)) + r0 * cols * es, r1 - r0, cols);
-  };
-  if (threads <= 1) {
-    work(0, rows);
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, rows * t / threads, rows * (t + 1) / threads);
-    for (auto& th : pool) th.join();
-  }
+  });
   return GPULAB_HAL_OK;
 }
 
 // ---- ABI 2.2 decoder-layer ops ---------------------------------------------
-// Rows split over threads when there is enough work (2^20 element-operations
-// a thread, about the matmul's 2 MFLOP: below that, starting and joining a
-// thread on a loaded machine costs more than it saves);
+// Rows split over the pool's threads when there is enough work (2^20
+// element-operations a thread: below that, waking a worker on a loaded
+// machine costs more than it saves);
 // F32 runs loops written for the auto-vectoriser (unit stride, no aliasing in
 // the inner loop, -O3 -ffp-contract=fast), F16 the generic host_layer_ops.h rows.
 template <class Work>
 void parallel_rows(const Context& ctx, std::uint64_t rows, std::uint64_t work_per_row, Work work) {
   const std::uint64_t total = rows * std::max<std::uint64_t>(work_per_row, 1);
-  const auto threads = static_cast<unsigned>(
+  const auto parts = static_cast<unsigned>(
       std::clamp<std::uint64_t>(total >> 20, 1, std::min<std::uint64_t>(ctx.threads, std::max<std::uint64_t>(rows, 1))));
-  if (threads <= 1) {
-    work(std::uint64_t{0}, rows);
-    return;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(threads);
-  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, rows * t / threads, rows * (t + 1) / threads);
-  for (auto& th : pool) th.join();
+  ctx.pool->run(parts, [&](unsigned t) { work(rows * t / parts, rows * (t + 1) / parts); });
 }
 
 void rmsnorm_f32(const gpulab_hal_rmsnorm_args* a, std::uint64_t r0, std::uint64_t r1) {
@@ -416,8 +267,11 @@ gpulab_hal_status fast_paged_attention(void* vctx, const gpulab_hal_paged_attent
 gpulab_hal_status fast_describe(void* vctx, char* out, std::uint32_t out_size, gpulab_hal_error* err) {
   gpulab_hal_clear_error(err);
   const Context& ctx = *static_cast<const Context*>(vctx);
-  std::snprintf(out, out_size, "host CPU, %u threads, %s 6x16 micro-kernel", ctx.threads,
-                ctx.kernel == kernel_avx2 ? "AVX2+FMA" : "baseline-ISA");
+  const fast_backend::Blocking& b = ctx.gemm.blocking;
+  std::snprintf(out, out_size, "host CPU, %u thread%s, %s %llux%llu micro-kernel, kc=%llu mc=%llu nc=%llu",
+                ctx.threads, ctx.threads == 1 ? "" : "s", ctx.gemm.kernel.isa, static_cast<unsigned long long>(fast_backend::kMR),
+                static_cast<unsigned long long>(fast_backend::kNR), static_cast<unsigned long long>(b.kc),
+                static_cast<unsigned long long>(b.mc), static_cast<unsigned long long>(b.nc));
   return GPULAB_HAL_OK;
 }
 

@@ -1,0 +1,177 @@
+// The tiled matmuls (fast's packed GEMM at 1 and 2 threads, opencl's
+// local-memory kernel) on the sizes where tiling goes wrong: 1, sizes one
+// past a tile (7 = 6 + 1, 17, 33, 49 = 48 + 1, 65, 257 = 256 + 1), non-square
+// shapes, k = 1, blocks that split unevenly — each against the binary64 host
+// reference under the HAL's F32 tolerance. Plus the pieces of fast's GEMM
+// that are not numbers: the cache blocking and the worker pool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../labs/p09-hal/backends/fast/blocking.hpp"
+#include "../../labs/p09-hal/backends/fast/worker_pool.hpp"
+#include "hal_test_support.hpp"
+
+namespace hal = gpulab::hal;
+using hal::DType;
+using hal_test::backend;
+
+namespace {
+
+struct Shape {
+  std::uint64_t m, n, k;
+};
+
+// fast: MR 6, NR 16, kc 256, mc up to 252; opencl: 48 x 64 tiles, k slices of 128.
+constexpr Shape kEdgeShapes[] = {
+    {1, 1, 1},       {7, 7, 7},     {17, 17, 17},   {33, 33, 33},    {49, 49, 49}, {65, 65, 65},
+    {257, 257, 257}, {7, 65, 33},   {65, 7, 129},   {257, 1, 65},    {1, 257, 7},  {33, 65, 1},
+    {300, 5, 1},     {5, 300, 513}, {253, 97, 200}, {130, 260, 260},
+};
+
+// Sets GPULAB_HAL_FAST_THREADS while a Registry loads `fast` (it is read at init).
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(const char* value) {
+    if (const char* old = std::getenv(kName)) old_ = old;
+    setenv(kName, value, 1);
+  }
+  ~ScopedThreads() {
+    if (old_)
+      setenv(kName, old_->c_str(), 1);
+    else
+      unsetenv(kName);
+  }
+
+ private:
+  static constexpr const char* kName = "GPULAB_HAL_FAST_THREADS";
+  std::optional<std::string> old_;
+};
+
+void expect_every_shape_conforms(const hal::Backend& b, DType d) {
+  for (const Shape& s : kEdgeShapes) {
+    const auto r = hal::check_matmul(b, d, s.m, s.n, s.k, s.m * 131 + s.n * 7 + s.k);
+    EXPECT_TRUE(r.pass) << b.name() << " " << hal::flag_name(d) << " " << s.m << "x" << s.n << "x"
+                        << s.k << ": " << hal::describe(r.status) << ", worst error "
+                        << r.worst_ratio << " of the tolerance";
+  }
+}
+
+class FastThreads : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FastThreads, EdgeSizesMatchTheReference) {
+  ScopedThreads threads(GetParam());
+  hal::Registry reg;
+  ASSERT_TRUE(reg.load(backend("fast")));
+  const hal::Backend& fast = *reg.find("fast");
+  EXPECT_EQ(fast.device().rfind(std::string("host CPU, ") + GetParam() + " thread", 0), 0u)
+      << fast.device();
+  expect_every_shape_conforms(fast, DType::kF32);
+  expect_every_shape_conforms(fast, DType::kF16);
+}
+INSTANTIATE_TEST_SUITE_P(P09, FastThreads, ::testing::Values("1", "2"));
+
+TEST(FastBackend, ConcurrentCallersOnOneContextEachGetTheirOwnResult) {
+  // A second caller finds the pool busy and runs on its own thread: both right.
+  ScopedThreads threads("2");
+  hal::Registry reg;
+  ASSERT_TRUE(reg.load(backend("fast")));
+  const hal::Backend& fast = *reg.find("fast");
+  std::atomic<int> passed{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t)
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < 4; ++i)
+        if (hal::check_matmul(fast, DType::kF32, 120 + t, 100, 90, 40 + t * 4 + i).pass) ++passed;
+    });
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(passed.load(), 12);
+}
+
+TEST(OpenclBackend, EdgeSizesMatchTheReference) {
+  if (!hal_test::built("opencl"))
+    GTEST_SKIP() << "opencl backend not built (no OpenCL headers/ICD loader)";
+  hal::Registry reg;
+  if (!reg.load(backend("opencl"))) {
+    const hal::Rejection& why = reg.rejected().back();
+    if (why.reason == hal::RejectReason::kNoDevice)
+      GTEST_SKIP() << "no OpenCL device: " << why.message;
+    FAIL() << "opencl backend did not load (" << hal::reject_reason_name(why.reason)
+           << "): " << why.message;
+  }
+  expect_every_shape_conforms(*reg.find("opencl"), DType::kF32);
+}
+
+TEST(FastBlocking, FollowsTheCachesOfThisKindOfCpu) {
+  // Zen 3 (this machine): 32 KiB L1d, 512 KiB L2, 32 MiB L3.
+  const auto b = fast_backend::blocking_for({32 << 10, 512 << 10, 32 << 20});
+  EXPECT_EQ(b.kc, 256u);   // 256 x 16 floats = 16 KiB: half of L1d
+  EXPECT_EQ(b.mc, 252u);   // 252 x 256 floats = 252 KiB: half of L2, a multiple of 6
+  EXPECT_EQ(b.nc, 8192u);  // capped (a quarter of L3 would be 8192 columns exactly)
+  // A 48 KiB L1d and 2 MiB L2 (a recent Intel core) move kc and mc with them.
+  const auto big = fast_backend::blocking_for({48 << 10, 2 << 20, 32 << 20});
+  EXPECT_EQ(big.kc, 384u);
+  EXPECT_EQ(big.mc, 678u);
+}
+
+TEST(FastBlocking, UnknownOrAbsurdCachesStillGiveUsableBlocks) {
+  const auto unknown = fast_backend::blocking_for({0, 0, 0});  // a VM that hides CPUID leaf 4
+  EXPECT_EQ(unknown.kc, 256u);
+  EXPECT_EQ(unknown.mc, 252u);
+  EXPECT_EQ(unknown.nc, 2048u);
+  const auto tiny = fast_backend::blocking_for({1024, 1024, 1024});
+  EXPECT_EQ(tiny.kc, 64u);
+  EXPECT_EQ(tiny.mc, 24u);
+  EXPECT_EQ(tiny.nc, 256u);
+  const auto huge = fast_backend::blocking_for({1ull << 30, 1ull << 34, 1ull << 40});
+  EXPECT_EQ(huge.kc, 1024u);
+  EXPECT_EQ(huge.mc, 1020u);
+  EXPECT_EQ(huge.nc, 8192u);
+}
+
+TEST(FastWorkerPool, RunsEveryPartExactlyOnceOnDistinctThreads) {
+  fast_backend::WorkerPool pool(3);
+  ASSERT_EQ(pool.size(), 3u);
+  for (unsigned parts = 0; parts <= 3; ++parts) {
+    for (int round = 0; round < 50; ++round) {
+      std::vector<std::atomic<int>> runs(3);
+      std::vector<std::thread::id> ids(3);
+      pool.run(parts, [&](unsigned i) {
+        ++runs[i];
+        ids[i] = std::this_thread::get_id();
+      });
+      for (unsigned i = 0; i < 3; ++i)
+        EXPECT_EQ(runs[i].load(), i < parts ? 1 : 0) << parts << " parts, part " << i;
+      if (parts > 0) {
+        EXPECT_EQ(ids[0], std::this_thread::get_id());  // part 0 on the caller
+      }
+      for (unsigned i = 1; i < parts; ++i) EXPECT_NE(ids[i], ids[0]);
+    }
+  }
+}
+
+TEST(FastWorkerPool, ABusyPoolRunsTheSecondCallerOnItsOwnThread) {
+  fast_backend::WorkerPool pool(2);
+  std::atomic<bool> inside{false}, release{false};
+  std::thread first([&] {
+    pool.run(2, [&](unsigned i) {
+      if (i != 0) return;
+      inside = true;
+      while (!release) std::this_thread::yield();
+    });
+  });
+  while (!inside) std::this_thread::yield();
+  std::vector<std::thread::id> ids(2);
+  pool.run(2, [&](unsigned i) { ids[i] = std::this_thread::get_id(); });
+  release = true;
+  first.join();
+  EXPECT_EQ(ids[0], std::this_thread::get_id());
+  EXPECT_EQ(ids[1], std::this_thread::get_id());
+}
+
+}  // namespace
