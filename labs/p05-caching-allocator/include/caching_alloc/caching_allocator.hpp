@@ -8,20 +8,19 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <memory_resource>
 #include <optional>
-#include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "caching_alloc/address_map.hpp"
+#include "caching_alloc/bin_tree.hpp"
+#include "caching_alloc/block.hpp"
+#include "caching_alloc/block_pool.hpp"
 #include "caching_alloc/device.hpp"
 #include "caching_alloc/size_policy.hpp"
 #include "gpulab/expected.hpp"
 
 namespace caching_alloc {
-
-using StreamId = std::uint32_t;
 
 // Inside one size class: the lowest address that fits, or the smallest block that fits.
 enum class FitPolicy : std::uint8_t { kFirstFit, kBestFit };
@@ -112,51 +111,22 @@ class CachingAllocator {
   [[nodiscard]] std::string check_invariants() const;
 
  private:
-  static constexpr std::uint64_t kNone = ~std::uint64_t{0};
-
-  struct Segment;
-  struct Block {
-    std::uint64_t size = 0;
-    std::uint64_t requested = 0;
-    Segment* segment = nullptr;  // the segment it was carved from (map nodes never move)
-    std::uint64_t prev = kNone;  // neighbours inside the segment
-    std::uint64_t next = kNone;
-    StreamId stream = 0;  // the stream it was last allocated on
-    Pool pool = Pool::kSmall;
-    bool allocated = false;
-  };
-  struct Segment {
-    std::uint64_t size = 0;
-    Pool pool = Pool::kSmall;
-    std::uint32_t blocks = 0;
-    std::uint32_t live_blocks = 0;
-    std::uint64_t idle_since = 0;  // tick at which live_blocks became 0
-  };
-  // Bin entries order by (key, addr): key = 0 gives address order (first
-  // fit), key = size gives size order (best fit).
-  struct BinEntry {
-    std::uint64_t key;
-    std::uint64_t addr;
-    std::uint64_t size;
-    StreamId stream;
-    bool operator<(const BinEntry& o) const { return key != o.key ? key < o.key : addr < o.addr; }
-  };
-  // Set nodes come from a pool: a bin insert on the hot path is a free-list pop, not malloc.
-  using Bin = std::pmr::set<BinEntry>;
-
-  Bin& bin_for(Pool pool, std::uint64_t size);
-  void bin_insert(std::uint64_t addr, const Block& b);
-  void bin_erase(std::uint64_t addr, const Block& b);
-  struct Hit {
-    Bin* bin;
-    Bin::iterator it;
-  };
-  [[nodiscard]] std::optional<Hit> find_cached(Pool pool, std::uint64_t rounded, StreamId stream,
-                                               bool same_stream);
-  // `hit` is where the block sits in its bin; nullopt for a fresh segment.
-  Allocation take(std::uint64_t addr, std::optional<Hit> hit, std::uint64_t rounded,
-                  std::uint64_t requested, StreamId stream);
-  std::uint64_t merge_free_neighbours(std::uint64_t addr);
+  BinTree& bin_of(Pool pool, std::uint64_t size) {
+    return bins_[static_cast<std::size_t>(pool) * kSizeClasses +
+                 static_cast<std::size_t>(size_class(size))];
+  }
+  void bin_insert(Block* b);
+  void bin_erase(Block* b);
+  [[nodiscard]] Block* find_cached(Pool pool, std::uint64_t rounded, StreamId stream,
+                                   bool same_stream);
+  // The miss path: a new segment from the driver, flush-and-retry, OOM.
+  gpulab::Expected<Allocation> allocate_segment(std::uint64_t rounded, std::uint64_t requested,
+                                                Pool pool, StreamId stream);
+  // `b` is out of its bin (or a fresh segment's only block).
+  Allocation take(Block* b, bool from_cache, std::uint64_t rounded, std::uint64_t requested,
+                  StreamId stream);
+  Block* merge_free_neighbours(Block* b);
+  void drop_block(Block* b);
   std::size_t release_free_segments(std::uint64_t min_idle_ticks, bool count_as_idle);
   void note_peaks();
 
@@ -164,10 +134,13 @@ class CachingAllocator {
   AllocatorConfig config_;
   AllocatorStats stats_;
   std::uint64_t tick_ = 0;
-  std::unordered_map<std::uint64_t, Block> blocks_;  // address -> block, live and cached
-  std::map<std::uint64_t, Segment> segments_;        // base address -> segment
-  std::pmr::unsynchronized_pool_resource node_pool_;
-  std::vector<Bin> bins_;  // kPools x kSizeClasses
+  AddressMap blocks_;                          // address -> block, live and cached
+  BlockPool block_pool_;                       // where the Block records live
+  std::map<std::uint64_t, Segment> segments_;  // base address -> segment
+  std::vector<BinTree> bins_;                  // kPools x kSizeClasses
+  // Bit c of nonempty_[pool] is set when that pool's class-c bin holds a block,
+  // so a search jumps straight to the next class that can serve it.
+  std::array<std::uint32_t, kPools> nonempty_{};
 };
 
 }  // namespace caching_alloc
