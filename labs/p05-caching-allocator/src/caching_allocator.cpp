@@ -8,7 +8,6 @@
 
 namespace caching_alloc {
 
-static_assert(kSizeClasses <= 32, "nonempty_ holds one bit per size class");
 
 namespace {
 constexpr std::size_t pool_index(Pool p) {
@@ -31,8 +30,8 @@ constexpr std::size_t pool_index(Pool p) {
 
 CachingAllocator::CachingAllocator(Device& device, AllocatorConfig config)
     : device_(device), config_(config) {
-  bins_.reserve(kPools * kSizeClasses);
-  for (int i = 0; i < kPools * kSizeClasses; ++i) {
+  bins_.reserve(kPools * kBinStride);
+  for (std::size_t i = 0; i < kPools * kBinStride; ++i) {
     bins_.emplace_back(config_.fit == FitPolicy::kBestFit);
   }
 }
@@ -42,25 +41,31 @@ CachingAllocator::~CachingAllocator() {
   for (const auto& [base, seg] : segments_) device_.free(base);
 }
 
-void CachingAllocator::bin_insert(Block* b) {
-  bin_of(b->pool, b->size).insert(b);
-  nonempty_[pool_index(b->pool)] |= std::uint32_t{1} << size_class(b->size);
+// The hot helpers are forced inline: a bin hit is a handful of them, and the
+// calls themselves were a measurable share of its cost.
+[[gnu::always_inline]] inline void CachingAllocator::bin_insert(Block* b) {
+  const std::size_t pool = pool_index(b->pool);
+  const int c = size_class(b->size);
+  b->bin = static_cast<std::uint16_t>(pool * kBinStride + static_cast<std::size_t>(c));
+  bins_[b->bin].insert(b);
+  nonempty_[pool] |= std::uint32_t{1} << c;
 }
 
-void CachingAllocator::bin_erase(Block* b) {
-  BinTree& bin = bin_of(b->pool, b->size);
+[[gnu::always_inline]] inline void CachingAllocator::bin_erase(Block* b) {
+  BinTree& bin = bins_[b->bin];
   bin.erase(b);
-  if (bin.empty()) nonempty_[pool_index(b->pool)] &= ~(std::uint32_t{1} << size_class(b->size));
+  if (bin.empty()) nonempty_[b->bin / kBinStride] &= ~(std::uint32_t{1} << (b->bin % kBinStride));
 }
 
-Block* CachingAllocator::find_cached(Pool pool, std::uint64_t rounded, StreamId stream,
-                                     bool same_stream) {
+[[gnu::always_inline]] inline Block* CachingAllocator::find_cached(Pool pool, std::uint64_t rounded,
+                                                                   StreamId stream,
+                                                                   bool same_stream) {
   // Only the non-empty classes from the request's own upwards.
   std::uint32_t classes = nonempty_[pool_index(pool)] & (~std::uint32_t{0} << size_class(rounded));
   while (classes != 0) {
     const int c = std::countr_zero(classes);
     classes &= classes - 1;
-    const BinTree& bin = bins_[pool_index(pool) * kSizeClasses + static_cast<std::size_t>(c)];
+    const BinTree& bin = bins_[pool_index(pool) * kBinStride + static_cast<std::size_t>(c)];
     if (config_.fit == FitPolicy::kBestFit) {
       // Size-ordered: everything from lower_bound on fits; the first that
       // passes the stream test is the smallest.
@@ -77,7 +82,7 @@ Block* CachingAllocator::find_cached(Pool pool, std::uint64_t rounded, StreamId 
 }
 
 gpulab::Expected<Allocation> CachingAllocator::allocate(std::uint64_t bytes, StreamId stream) {
-  if (bytes == 0 || bytes > kMaxRequest) [[unlikely]] refuse_request(bytes);
+  if (bytes - 1 >= kMaxRequest) [[unlikely]] refuse_request(bytes);  // 0 wraps around
   const std::uint64_t rounded = round_size(bytes);
   const Pool pool = pool_for(rounded);
 
@@ -129,31 +134,35 @@ gpulab::Expected<Allocation> CachingAllocator::allocate_segment(std::uint64_t ro
   return take(b, false, rounded, requested, stream);
 }
 
-Allocation CachingAllocator::take(Block* b, bool from_cache, std::uint64_t rounded,
-                                  std::uint64_t requested, StreamId stream) {
+// The remainder keeps the old stream tag: its memory was last used there.
+void CachingAllocator::split(Block* b, std::uint64_t rounded) {
+  Block* rest = block_pool_.make();
+  rest->addr = b->addr + rounded;
+  rest->size = b->size - rounded;
+  rest->segment = b->segment;
+  rest->prev = b;
+  rest->next = b->next;
+  rest->stream = b->stream;
+  rest->pool = b->pool;
+  if (b->next != nullptr) b->next->prev = rest;
+  b->next = rest;
+  b->size = rounded;
+  bin_insert(rest);
+  blocks_.insert(rest->addr, rest);
+  ++rest->segment->blocks;
+  ++stats_.splits;
+}
+
+[[gnu::always_inline]] inline Allocation CachingAllocator::take(Block* b, bool from_cache,
+                                                                std::uint64_t rounded,
+                                                                std::uint64_t requested,
+                                                                StreamId stream) {
   Allocation out;
   if (b->stream != stream) {
     out.reused_from_stream = b->stream;
     ++stats_.cross_stream_syncs;
   }
-  if (should_split(b->pool, b->size, rounded)) {
-    // The remainder keeps the old stream tag: its memory was last used there.
-    Block* rest = block_pool_.make();
-    rest->addr = b->addr + rounded;
-    rest->size = b->size - rounded;
-    rest->segment = b->segment;
-    rest->prev = b;
-    rest->next = b->next;
-    rest->stream = b->stream;
-    rest->pool = b->pool;
-    if (b->next != nullptr) b->next->prev = rest;
-    b->next = rest;
-    b->size = rounded;
-    bin_insert(rest);
-    blocks_.insert(rest->addr, rest);
-    ++rest->segment->blocks;
-    ++stats_.splits;
-  }
+  if (should_split(b->pool, b->size, rounded)) split(b, rounded);
   b->allocated = true;
   b->requested = requested;
   b->stream = stream;
@@ -262,7 +271,7 @@ void CachingAllocator::tick() {
   if (config_.release_idle_after > 0) release_free_segments(config_.release_idle_after, true);
 }
 
-void CachingAllocator::note_peaks() {
+[[gnu::always_inline]] inline void CachingAllocator::note_peaks() {
   stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
   stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
 }
@@ -275,7 +284,7 @@ std::uint64_t CachingAllocator::largest_cached_block() const {
     const std::uint32_t classes = nonempty_[static_cast<std::size_t>(p)];
     if (classes == 0) continue;
     const int c = 31 - std::countl_zero(classes);
-    const BinTree& bin = bins_[static_cast<std::size_t>(p * kSizeClasses + c)];
+    const BinTree& bin = bins_[static_cast<std::size_t>(p) * kBinStride + static_cast<std::size_t>(c)];
     if (config_.fit == FitPolicy::kBestFit) {
       best = std::max(best, bin.last()->size);
     } else {
@@ -324,7 +333,7 @@ std::string CachingAllocator::check_invariants() const {
         ++live;
         allocated += b->size;
       } else {
-        const BinTree& bin = bins_[pool_index(b->pool) * kSizeClasses +
+        const BinTree& bin = bins_[pool_index(b->pool) * kBinStride +
                                    static_cast<std::size_t>(size_class(b->size))];
         if (!bin.contains(b)) return fmt::format("free block 0x{:x} is not in its bin", at);
         ++in_bins;
@@ -341,7 +350,7 @@ std::string CachingAllocator::check_invariants() const {
   }
   for (std::size_t i = 0; i < bins_.size(); ++i) {
     if (std::string broken = bins_[i].check(); !broken.empty()) return broken;
-    const bool marked = (nonempty_[i / kSizeClasses] >> (i % kSizeClasses)) & 1u;
+    const bool marked = (nonempty_[i / kBinStride] >> (i % kBinStride)) & 1u;
     if (marked == bins_[i].empty()) return fmt::format("bin {}: non-empty bit out of date", i);
   }
   if (reserved != stats_.reserved_bytes) {

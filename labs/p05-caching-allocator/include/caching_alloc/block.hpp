@@ -31,7 +31,8 @@ struct Block {
   Block* parent = nullptr;
   Block* left = nullptr;
   Block* right = nullptr;
-  std::uint32_t priority = 0;
+  bool red = false;
+  std::uint16_t bin = 0;  // index of the bin it sits in while free (pool x size class)
   StreamId stream = 0;  // the stream it was last allocated on
   Pool pool = Pool::kSmall;
   bool allocated = false;

@@ -111,10 +111,6 @@ class CachingAllocator {
   [[nodiscard]] std::string check_invariants() const;
 
  private:
-  BinTree& bin_of(Pool pool, std::uint64_t size) {
-    return bins_[static_cast<std::size_t>(pool) * kSizeClasses +
-                 static_cast<std::size_t>(size_class(size))];
-  }
   void bin_insert(Block* b);
   void bin_erase(Block* b);
   [[nodiscard]] Block* find_cached(Pool pool, std::uint64_t rounded, StreamId stream,
@@ -125,6 +121,7 @@ class CachingAllocator {
   // `b` is out of its bin (or a fresh segment's only block).
   Allocation take(Block* b, bool from_cache, std::uint64_t rounded, std::uint64_t requested,
                   StreamId stream);
+  void split(Block* b, std::uint64_t rounded);
   Block* merge_free_neighbours(Block* b);
   void drop_block(Block* b);
   std::size_t release_free_segments(std::uint64_t min_idle_ticks, bool count_as_idle);
@@ -137,7 +134,11 @@ class CachingAllocator {
   AddressMap blocks_;                          // address -> block, live and cached
   BlockPool block_pool_;                       // where the Block records live
   std::map<std::uint64_t, Segment> segments_;  // base address -> segment
-  std::vector<BinTree> bins_;                  // kPools x kSizeClasses
+  // Bins are indexed pool * kBinStride + class: a power of two, so the pool
+  // and the class of a bin index are a shift and a mask.
+  static constexpr std::size_t kBinStride = 32;
+  static_assert(kSizeClasses <= kBinStride, "nonempty_ holds one bit per size class");
+  std::vector<BinTree> bins_;  // kPools x kBinStride, the last 2 of each pool unused
   // Bit c of nonempty_[pool] is set when that pool's class-c bin holds a block,
   // so a search jumps straight to the next class that can serve it.
   std::array<std::uint32_t, kPools> nonempty_{};
