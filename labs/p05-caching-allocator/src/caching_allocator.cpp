@@ -8,25 +8,17 @@
 
 namespace caching_alloc {
 
-
-namespace {
-constexpr std::size_t pool_index(Pool p) {
-  return static_cast<std::size_t>(p);
-}
-
-// The refusals live out of line so the hot paths carry no formatting code.
-[[noreturn, gnu::noinline, gnu::cold]] void refuse_request(std::uint64_t bytes) {
+void CachingAllocator::refuse_request(std::uint64_t bytes) {
   if (bytes == 0) throw std::invalid_argument("allocation of 0 bytes");
   throw std::invalid_argument(
       fmt::format("allocation of {} bytes is larger than the 2^48-byte limit", bytes));
 }
 
-[[noreturn, gnu::noinline, gnu::cold]] void refuse_free(std::uint64_t addr, bool known) {
+void CachingAllocator::refuse_free(std::uint64_t addr, bool known) {
   if (known) throw std::invalid_argument(fmt::format("double free of 0x{:x}", addr));
   throw std::invalid_argument(
       fmt::format("free of 0x{:x}, which this allocator never handed out", addr));
 }
-}  // namespace
 
 CachingAllocator::CachingAllocator(Device& device, AllocatorConfig config)
     : device_(device), config_(config) {
@@ -39,63 +31,6 @@ CachingAllocator::CachingAllocator(Device& device, AllocatorConfig config)
 CachingAllocator::~CachingAllocator() {
   // Process teardown: every segment goes back to the driver, live or not.
   for (const auto& [base, seg] : segments_) device_.free(base);
-}
-
-// The hot helpers are forced inline: a bin hit is a handful of them, and the
-// calls themselves were a measurable share of its cost.
-[[gnu::always_inline]] inline void CachingAllocator::bin_insert(Block* b) {
-  const std::size_t pool = pool_index(b->pool);
-  const int c = size_class(b->size);
-  b->bin = static_cast<std::uint16_t>(pool * kBinStride + static_cast<std::size_t>(c));
-  bins_[b->bin].insert(b);
-  nonempty_[pool] |= std::uint32_t{1} << c;
-}
-
-[[gnu::always_inline]] inline void CachingAllocator::bin_erase(Block* b) {
-  BinTree& bin = bins_[b->bin];
-  bin.erase(b);
-  if (bin.empty()) nonempty_[b->bin / kBinStride] &= ~(std::uint32_t{1} << (b->bin % kBinStride));
-}
-
-[[gnu::always_inline]] inline Block* CachingAllocator::find_cached(Pool pool, std::uint64_t rounded,
-                                                                   StreamId stream,
-                                                                   bool same_stream) {
-  // Only the non-empty classes from the request's own upwards.
-  std::uint32_t classes = nonempty_[pool_index(pool)] & (~std::uint32_t{0} << size_class(rounded));
-  while (classes != 0) {
-    const int c = std::countr_zero(classes);
-    classes &= classes - 1;
-    const BinTree& bin = bins_[pool_index(pool) * kBinStride + static_cast<std::size_t>(c)];
-    if (config_.fit == FitPolicy::kBestFit) {
-      // Size-ordered: everything from lower_bound on fits; the first that
-      // passes the stream test is the smallest.
-      for (Block* b = bin.lower_bound_size(rounded); b != nullptr; b = BinTree::next(b)) {
-        if ((b->stream == stream) == same_stream) return b;
-      }
-    } else {
-      for (Block* b = bin.first(); b != nullptr; b = BinTree::next(b)) {
-        if (b->size >= rounded && (b->stream == stream) == same_stream) return b;
-      }
-    }
-  }
-  return nullptr;
-}
-
-gpulab::Expected<Allocation> CachingAllocator::allocate(std::uint64_t bytes, StreamId stream) {
-  if (bytes - 1 >= kMaxRequest) [[unlikely]] refuse_request(bytes);  // 0 wraps around
-  const std::uint64_t rounded = round_size(bytes);
-  const Pool pool = pool_for(rounded);
-
-  // 1+2. A cached block of this stream; else (if allowed) one of another stream.
-  Block* hit = find_cached(pool, rounded, stream, true);
-  if (hit == nullptr && config_.cross_stream == CrossStreamPolicy::kEventEdge) {
-    hit = find_cached(pool, rounded, stream, false);
-  }
-  if (hit != nullptr) [[likely]] {
-    bin_erase(hit);
-    return take(hit, true, rounded, bytes, stream);
-  }
-  return allocate_segment(rounded, bytes, pool, stream);
 }
 
 gpulab::Expected<Allocation> CachingAllocator::allocate_segment(std::uint64_t rounded,
@@ -151,53 +86,6 @@ void CachingAllocator::split(Block* b, std::uint64_t rounded) {
   blocks_.insert(rest->addr, rest);
   ++rest->segment->blocks;
   ++stats_.splits;
-}
-
-[[gnu::always_inline]] inline Allocation CachingAllocator::take(Block* b, bool from_cache,
-                                                                std::uint64_t rounded,
-                                                                std::uint64_t requested,
-                                                                StreamId stream) {
-  Allocation out;
-  if (b->stream != stream) {
-    out.reused_from_stream = b->stream;
-    ++stats_.cross_stream_syncs;
-  }
-  if (should_split(b->pool, b->size, rounded)) split(b, rounded);
-  b->allocated = true;
-  b->requested = requested;
-  b->stream = stream;
-  ++b->segment->live_blocks;
-
-  stats_.allocated_bytes += b->size;
-  stats_.allocated_by_pool[pool_index(b->pool)] += b->size;
-  stats_.requested_bytes += requested;
-  ++stats_.active_blocks;
-  ++stats_.allocs;
-  if (from_cache) ++stats_.bin_hits;
-  note_peaks();
-
-  out.addr = b->addr;
-  out.size = b->size;
-  out.requested = requested;
-  out.stream = stream;
-  out.from_cache = from_cache;
-  return out;
-}
-
-void CachingAllocator::free(std::uint64_t addr) {
-  Block* b = blocks_.find(addr);
-  if (b == nullptr || !b->allocated) [[unlikely]] refuse_free(addr, b != nullptr);
-  b->allocated = false;
-  stats_.allocated_bytes -= b->size;
-  stats_.allocated_by_pool[pool_index(b->pool)] -= b->size;
-  stats_.requested_bytes -= b->requested;
-  b->requested = 0;
-  --stats_.active_blocks;
-  ++stats_.frees;
-  Segment& seg = *b->segment;
-  if (--seg.live_blocks == 0) seg.idle_since = tick_;
-
-  bin_insert(config_.coalesce ? merge_free_neighbours(b) : b);
 }
 
 // Forgets a block that has been absorbed by a neighbour or returned with its segment.
@@ -269,11 +157,6 @@ std::size_t CachingAllocator::empty_cache() {
 void CachingAllocator::tick() {
   ++tick_;
   if (config_.release_idle_after > 0) release_free_segments(config_.release_idle_after, true);
-}
-
-[[gnu::always_inline]] inline void CachingAllocator::note_peaks() {
-  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
-  stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
 }
 
 std::uint64_t CachingAllocator::largest_cached_block() const {
