@@ -1,6 +1,8 @@
 // The reconvergence stack has a fixed capacity (no allocation while a program
 // runs): the deepest nesting a warp can reach must fit, and a push past the
 // capacity must be refused rather than write out of bounds.
+#include "simt/mask_stack.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -8,7 +10,6 @@
 
 #include "simt/assembler.hpp"
 #include "simt/machine.hpp"
-#include "simt/mask_stack.hpp"
 
 namespace simt {
 namespace {
@@ -35,7 +36,8 @@ TEST(MaskStack, DeepestNestingFitsAndUnwinds) {
   const RunResult r = run(p);
   EXPECT_EQ(r.stats.max_stack_depth, kWarpSize - 1);
   EXPECT_TRUE(r.stats.stack_empty_at_exit);
-  for (int lane = 0; lane < kWarpSize; ++lane) EXPECT_EQ(r.mem[static_cast<std::size_t>(lane)], lane) << lane;
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    EXPECT_EQ(r.mem[static_cast<std::size_t>(lane)], lane) << lane;
 }
 
 TEST(MaskStack, PushPastCapacityIsRefused) {

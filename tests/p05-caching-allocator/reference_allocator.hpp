@@ -111,7 +111,6 @@ class ReferenceAllocator {
   std::vector<Bin> bins_;  // kPools x kSizeClasses
 };
 
-
 namespace reference_detail {
 constexpr std::size_t pool_index(Pool p) {
   return static_cast<std::size_t>(p);
@@ -144,9 +143,10 @@ inline void ReferenceAllocator::bin_erase(std::uint64_t addr, const Block& b) {
   bin_for(b.pool, b.size).erase(BinEntry{key, addr, b.size, b.stream});
 }
 
-inline std::optional<ReferenceAllocator::Hit> ReferenceAllocator::find_cached(Pool pool, std::uint64_t rounded,
-                                                                   StreamId stream,
-                                                                   bool same_stream) {
+inline std::optional<ReferenceAllocator::Hit> ReferenceAllocator::find_cached(Pool pool,
+                                                                              std::uint64_t rounded,
+                                                                              StreamId stream,
+                                                                              bool same_stream) {
   const auto stream_ok = [&](const BinEntry& e) { return (e.stream == stream) == same_stream; };
   for (int c = size_class(rounded); c < kSizeClasses; ++c) {
     Bin& bin = bins_[pool_index(pool) * kSizeClasses + static_cast<std::size_t>(c)];
@@ -166,7 +166,8 @@ inline std::optional<ReferenceAllocator::Hit> ReferenceAllocator::find_cached(Po
   return std::nullopt;
 }
 
-inline gpulab::Expected<Allocation> ReferenceAllocator::allocate(std::uint64_t bytes, StreamId stream) {
+inline gpulab::Expected<Allocation> ReferenceAllocator::allocate(std::uint64_t bytes,
+                                                                 StreamId stream) {
   if (bytes == 0) throw std::invalid_argument("allocation of 0 bytes");
   if (bytes > kMaxRequest) {
     throw std::invalid_argument(
@@ -214,8 +215,9 @@ inline gpulab::Expected<Allocation> ReferenceAllocator::allocate(std::uint64_t b
   return take(*base, std::nullopt, rounded, bytes, stream);
 }
 
-inline Allocation ReferenceAllocator::take(std::uint64_t addr, std::optional<Hit> hit, std::uint64_t rounded,
-                                  std::uint64_t requested, StreamId stream) {
+inline Allocation ReferenceAllocator::take(std::uint64_t addr, std::optional<Hit> hit,
+                                           std::uint64_t rounded, std::uint64_t requested,
+                                           StreamId stream) {
   const bool from_cache = hit.has_value();
   if (hit) hit->bin->erase(hit->it);
   Block& b = blocks_.at(addr);
@@ -323,7 +325,7 @@ inline std::uint64_t ReferenceAllocator::merge_free_neighbours(std::uint64_t add
 }
 
 inline std::size_t ReferenceAllocator::release_free_segments(std::uint64_t min_idle_ticks,
-                                                    bool count_as_idle) {
+                                                             bool count_as_idle) {
   std::size_t released = 0;
   for (auto it = segments_.begin(); it != segments_.end();) {
     const Segment& seg = it->second;

@@ -3,6 +3,8 @@
 // for every request, the same splits, merges, driver calls, OOMs and error
 // messages. Random operation sequences under every configuration run through
 // both, and every answer and every statistic is compared after each step.
+#include "reference_allocator.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -11,7 +13,6 @@
 
 #include "caching_alloc/caching_allocator.hpp"
 #include "gpulab/rng.hpp"
-#include "reference_allocator.hpp"
 
 namespace caching_alloc {
 namespace {
@@ -32,10 +33,10 @@ std::string describe(const AllocatorStats& s) {
       "allocs {} frees {} hits {} splits {} merges {} dmallocs {} dfrees {} dfail {} retries {} "
       "ooms {} xsync {} idle {}",
       s.allocated_bytes, s.requested_bytes, s.reserved_bytes, s.reserved_by_pool[0],
-      s.reserved_by_pool[1], s.allocated_by_pool[0], s.allocated_by_pool[1],
-      s.peak_allocated_bytes, s.peak_reserved_bytes, s.active_blocks, s.segments, s.allocs,
-      s.frees, s.bin_hits, s.splits, s.merges, s.device_mallocs, s.device_frees,
-      s.device_malloc_failures, s.alloc_retries, s.ooms, s.cross_stream_syncs, s.idle_releases);
+      s.reserved_by_pool[1], s.allocated_by_pool[0], s.allocated_by_pool[1], s.peak_allocated_bytes,
+      s.peak_reserved_bytes, s.active_blocks, s.segments, s.allocs, s.frees, s.bin_hits, s.splits,
+      s.merges, s.device_mallocs, s.device_frees, s.device_malloc_failures, s.alloc_retries, s.ooms,
+      s.cross_stream_syncs, s.idle_releases);
 }
 
 template <class A>
@@ -79,8 +80,8 @@ void run_side_by_side(const AllocatorConfig& cfg, std::uint64_t capacity, std::u
       ASSERT_EQ(describe(got), describe(want)) << bytes << " B on stream " << stream;
       if (got.ok()) live.push_back(got.value().addr);
     } else if (u < 0.93) {
-      const auto i = static_cast<std::size_t>(
-          rng.uniform_int(0, static_cast<std::int64_t>(live.size()) - 1));
+      const auto i =
+          static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(live.size()) - 1));
       ASSERT_EQ(free_outcome(fresh, live[i]), "ok");
       ASSERT_EQ(free_outcome(ref, live[i]), "ok");
       freed.push_back(live[i]);
@@ -88,9 +89,9 @@ void run_side_by_side(const AllocatorConfig& cfg, std::uint64_t capacity, std::u
       live.pop_back();
     } else if (u < 0.95 && !freed.empty()) {
       // A double free, a free inside a block or of a merged-away address: same refusal.
-      const std::uint64_t addr =
-          freed[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(freed.size()) - 1))] +
-          (rng.bernoulli(0.5) ? 0 : 512);
+      const std::uint64_t addr = freed[static_cast<std::size_t>(rng.uniform_int(
+                                     0, static_cast<std::int64_t>(freed.size()) - 1))] +
+                                 (rng.bernoulli(0.5) ? 0 : 512);
       ASSERT_EQ(fresh.owns_live(addr), ref.owns_live(addr)) << addr;
       if (fresh.owns_live(addr)) continue;
       ASSERT_EQ(free_outcome(fresh, addr), free_outcome(ref, addr));

@@ -13,9 +13,27 @@
 namespace simt {
 
 enum class Kind : std::uint8_t {
-  kTid, kLi,
-  kAddR, kAddI, kSubR, kSubI, kMulR, kMulI, kModR, kModI, kSeqR, kSeqI, kSltR, kSltI,
-  kBrz, kJmp, kReconv, kLd, kSt, kVoteAny, kSelp,
+  kTid,
+  kLi,
+  kAddR,
+  kAddI,
+  kSubR,
+  kSubI,
+  kMulR,
+  kMulI,
+  kModR,
+  kModI,
+  kSeqR,
+  kSeqI,
+  kSltR,
+  kSltI,
+  kBrz,
+  kJmp,
+  kReconv,
+  kLd,
+  kSt,
+  kVoteAny,
+  kSelp,
 };
 
 struct DecodedOp {

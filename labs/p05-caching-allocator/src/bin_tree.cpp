@@ -245,7 +245,8 @@ int black_height(const Block* b) {
 
 std::string BinTree::check() const {
   if (root_ == nullptr) {
-    return size_ == 0 && first_ == nullptr ? std::string{} : "empty bin with a size or a first block";
+    return size_ == 0 && first_ == nullptr ? std::string{}
+                                           : "empty bin with a size or a first block";
   }
   if (root_->parent != nullptr) return "bin root has a parent";
   if (root_->red) return "bin root is red";
@@ -254,9 +255,11 @@ std::string BinTree::check() const {
   const Block* prev = nullptr;
   for (const Block* b = leftmost(root_); b != nullptr; b = next(b)) {
     if (prev == nullptr && b != first_) return "bin's cached first block is not its first";
-    if (prev != nullptr && !less(prev, b)) return fmt::format("bin out of order at 0x{:x}", b->addr);
+    if (prev != nullptr && !less(prev, b))
+      return fmt::format("bin out of order at 0x{:x}", b->addr);
     for (const Block* c : {b->left, b->right}) {
-      if (c != nullptr && c->parent != b) return fmt::format("bin link broken under 0x{:x}", b->addr);
+      if (c != nullptr && c->parent != b)
+        return fmt::format("bin link broken under 0x{:x}", b->addr);
     }
     prev = b;
     ++n;

@@ -167,7 +167,8 @@ std::uint64_t CachingAllocator::largest_cached_block() const {
     const std::uint32_t classes = nonempty_[static_cast<std::size_t>(p)];
     if (classes == 0) continue;
     const int c = 31 - std::countl_zero(classes);
-    const BinTree& bin = bins_[static_cast<std::size_t>(p) * kBinStride + static_cast<std::size_t>(c)];
+    const BinTree& bin =
+        bins_[static_cast<std::size_t>(p) * kBinStride + static_cast<std::size_t>(c)];
     if (config_.fit == FitPolicy::kBestFit) {
       best = std::max(best, bin.last()->size);
     } else {
@@ -216,8 +217,8 @@ std::string CachingAllocator::check_invariants() const {
         ++live;
         allocated += b->size;
       } else {
-        const BinTree& bin = bins_[pool_index(b->pool) * kBinStride +
-                                   static_cast<std::size_t>(size_class(b->size))];
+        const BinTree& bin =
+            bins_[pool_index(b->pool) * kBinStride + static_cast<std::size_t>(size_class(b->size))];
         if (!bin.contains(b)) return fmt::format("free block 0x{:x} is not in its bin", at);
         ++in_bins;
       }

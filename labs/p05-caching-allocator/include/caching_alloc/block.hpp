@@ -33,7 +33,7 @@ struct Block {
   Block* right = nullptr;
   bool red = false;
   std::uint16_t bin = 0;  // index of the bin it sits in while free (pool x size class)
-  StreamId stream = 0;  // the stream it was last allocated on
+  StreamId stream = 0;    // the stream it was last allocated on
   Pool pool = Pool::kSmall;
   bool allocated = false;
 };

@@ -192,8 +192,10 @@ class CachingAllocator {
   return nullptr;
 }
 
-[[gnu::always_inline]] inline gpulab::Expected<Allocation> CachingAllocator::allocate(std::uint64_t bytes, StreamId stream) {
-  if (bytes - 1 >= kMaxRequest) [[unlikely]] refuse_request(bytes);  // 0 wraps around
+[[gnu::always_inline]] inline gpulab::Expected<Allocation> CachingAllocator::allocate(
+    std::uint64_t bytes, StreamId stream) {
+  if (bytes - 1 >= kMaxRequest) [[unlikely]]
+    refuse_request(bytes);  // 0 wraps around
   const std::uint64_t rounded = round_size(bytes);
   const Pool pool = pool_for(rounded);
 
@@ -247,7 +249,8 @@ class CachingAllocator {
 
 [[gnu::always_inline]] inline void CachingAllocator::free(std::uint64_t addr) {
   Block* b = blocks_.find(addr);
-  if (b == nullptr || !b->allocated) [[unlikely]] refuse_free(addr, b != nullptr);
+  if (b == nullptr || !b->allocated) [[unlikely]]
+    refuse_free(addr, b != nullptr);
   b->allocated = false;
   stats_.allocated_bytes -= b->size;
   stats_.allocated_by_pool[pool_index(b->pool)] -= b->size;
