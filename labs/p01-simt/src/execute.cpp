@@ -2,55 +2,94 @@
 
 #include <fmt/core.h>
 
-#include <limits>
+#include <bit>
+#include <cstring>
 
 namespace simt {
 namespace {
 
 using Lanes = std::array<std::int64_t, kWarpSize>;
 
-[[noreturn]] void fault(const Program& p, const Instruction& ins, const std::string& what) {
+[[noreturn, gnu::cold]] void fault(const Program& p, const Instruction& ins, const std::string& what) {
   throw SimtError(fmt::format("{}:{}: runtime error: {} (in '{}')", p.name, ins.line, what, ins.text));
 }
 
-// Wrapping 64-bit arithmetic: overflow in a simulated program is defined, not UB.
-// (Passed to alu() wrapped in lambdas, so each instantiation inlines its operation.)
-std::int64_t wrap_add(std::int64_t a, std::int64_t b) {
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
-}
-std::int64_t wrap_sub(std::int64_t a, std::int64_t b) {
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
-}
-std::int64_t wrap_mul(std::int64_t a, std::int64_t b) {
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+// Inactive lanes are computed too (and discarded): give them a defined result.
+std::int64_t safe_mod(std::int64_t a, std::int64_t b) {
+  if (b == 0 || b == -1) return 0;  // INT64_MIN % -1 overflows in C++; the remainder is 0 anyway
+  return a % b;
 }
 
 bool lane_on(LaneMask m, int lane) { return (m >> lane) & 1u; }
 
-// dst[l] = f(a[l], b[l]) for the lanes in `write`; b is the register or the
-// immediate. Computing all 32 lanes into a temporary and then blending keeps
-// the loops branch-free (vectorizable) and makes rd == ra/rb aliasing safe.
-template <class F>
-void alu(Warp& w, const Instruction& ins, LaneMask write, F f) {
-  Lanes result;
-  const Lanes& a = w.regs[ins.ra];
-  if (ins.b_is_imm) {
-    for (std::size_t l = 0; l < kWarpSize; ++l) result[l] = f(a[l], ins.imm);
-  } else {
-    const Lanes& b = w.regs[ins.rb];
-    for (std::size_t l = 0; l < kWarpSize; ++l) result[l] = f(a[l], b[l]);
+// Four lanes as one GCC vector: AVX2 handles it in one instruction, the
+// baseline x86-64 in two SSE2 ones. Unsigned, so wrapping is defined.
+using V = std::uint64_t __attribute__((vector_size(32)));
+using VS = std::int64_t __attribute__((vector_size(32)));
+constexpr std::size_t kPerV = 4;
+constexpr std::size_t kChunks = kWarpSize / kPerV;
+
+V load(const std::int64_t* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void store(std::int64_t* p, V v) { std::memcpy(p, &v, sizeof v); }
+
+// Masked writes as a blend: every lane's new value is computed branch-free,
+// then kept where the lane's all-ones select word says so. The select words
+// are rebuilt only when the write mask changes, which in a divergent region is
+// once per path, not once per instruction. Each chunk of four lanes is read
+// whole before its result is stored, so rd may be ra or rb.
+class Blend {
+ public:
+  template <class F>
+  [[gnu::always_inline]] void write(Lanes& dst, LaneMask mask, F lanes) {
+    if (mask == kFullMask) {
+      for (std::size_t c = 0; c < kChunks; ++c) store(&dst[c * kPerV], lanes(c));
+      return;
+    }
+    if (mask != mask_) rebuild(mask);
+    for (std::size_t c = 0; c < kChunks; ++c) {
+      const V keep = select_[c];
+      store(&dst[c * kPerV], (lanes(c) & keep) | (load(&dst[c * kPerV]) & ~keep));
+    }
   }
-  Lanes& dst = w.regs[ins.rd];
-  if (write == kFullMask) {
-    dst = result;
-    return;
+
+ private:
+  void rebuild(LaneMask mask) {
+    mask_ = mask;
+    const V bits = V{} + mask;
+    for (std::size_t c = 0; c < kChunks; ++c) select_[c] = -((bits >> (V{0, 1, 2, 3} + c * kPerV)) & 1);
   }
-  for (std::size_t l = 0; l < kWarpSize; ++l)
-    if (lane_on(write, static_cast<int>(l))) dst[l] = result[l];
+  LaneMask mask_ = kFullMask;
+  std::array<V, kChunks> select_{};
+};
+
+// Lanes whose value is zero, as a mask (BRZ's predicate).
+LaneMask zero_lanes(const Lanes& v) {
+  LaneMask zero = 0;
+  for (std::size_t l = 0; l < kWarpSize; ++l) zero |= static_cast<LaneMask>(v[l] == 0) << l;
+  return zero;
 }
 
-void check_address(const Program& p, const Instruction& ins, std::int64_t addr, std::size_t size, int lane, const char* what) {
-  if (addr < 0 || static_cast<std::uint64_t>(addr) >= size)
+template <class F>
+[[gnu::always_inline]] inline void alu_r(Warp& w, const DecodedOp& op, LaneMask write, Blend& blend, F f) {
+  const std::int64_t* a = w.regs[op.ra].data();
+  const std::int64_t* b = w.regs[op.rb].data();
+  blend.write(w.regs[op.rd], write, [&](std::size_t c) { return f(load(a + c * kPerV), load(b + c * kPerV)); });
+}
+
+template <class F>
+[[gnu::always_inline]] inline void alu_i(Warp& w, const DecodedOp& op, LaneMask write, Blend& blend, F f) {
+  const std::int64_t* a = w.regs[op.ra].data();
+  const V b = V{} + static_cast<std::uint64_t>(op.imm);
+  blend.write(w.regs[op.rd], write, [&](std::size_t c) { return f(load(a + c * kPerV), b); });
+}
+
+void check_address(const Program& p, const Instruction& ins, std::int64_t addr, std::size_t size, int lane,
+                   const char* what) {
+  if (addr < 0 || static_cast<std::uint64_t>(addr) >= size) [[unlikely]]
     fault(p, ins, fmt::format("{} address {} out of range [0, {}) in lane {}", what, addr, size, lane));
 }
 
@@ -58,111 +97,134 @@ void check_address(const Program& p, const Instruction& ins, std::int64_t addr, 
 // backwards would make lanes loop a different number of times: per-lane trip
 // counts need per-thread PCs, which this (pre-Volta) machine does not have.
 void check_backward(const Program& p, const Instruction& ins, const Warp& w, std::uint32_t target) {
-  if (!w.stack.empty() && target <= w.stack.top().branch_pc)
+  if (!w.stack.empty() && target <= w.stack.top().branch_pc) [[unlikely]]
     fault(p, ins, fmt::format("divergent backward branch to instruction {} leaves the divergent region of line {}; "
                               "make the loop condition warp-uniform", target, p.code[w.stack.top().branch_pc].line));
 }
 
-}  // namespace
-
-std::uint64_t execute(Warp& w, const Program& program, std::vector<std::int64_t>& mem, const Config& config) {
-  const Instruction& ins = program.code[w.pc];
-  const Pitfalls& bug = config.pitfalls;
+// Executes w.pc's instruction with w.mask, updates pc/mask/stack, and returns
+// the cycles before the warp may issue again (1, or 1 + load latency after LD).
+[[gnu::always_inline]] inline std::uint64_t execute(Warp& w, RunState& run, Blend& blend) {
+  const DecodedOp& op = run.code[w.pc];
+  const Pitfalls& bug = run.config.pitfalls;
   // Masks gate writes, never reads. The unmasked-writes bug lets every lane commit.
   const LaneMask write = bug.unmasked_writes ? kFullMask : w.mask;
   std::uint32_t next_pc = w.pc + 1;
   std::uint64_t busy = 1;
+  const auto add = [](V a, V b) { return a + b; };
+  const auto sub = [](V a, V b) { return a - b; };
+  const auto mul = [](V a, V b) { return a * b; };
+  const auto seq = [](V a, V b) { return reinterpret_cast<V>(a == b) & 1; };
+  const auto slt = [](V a, V b) { return reinterpret_cast<V>(reinterpret_cast<VS>(a) < reinterpret_cast<VS>(b)) & 1; };
+  // MOD lane by lane: there is no vector division.
+  const auto mod = [](V a, V b) {
+    V r;
+    for (std::size_t l = 0; l < kPerV; ++l)
+      r[l] = static_cast<std::uint64_t>(safe_mod(static_cast<std::int64_t>(a[l]), static_cast<std::int64_t>(b[l])));
+    return r;
+  };
 
-  switch (ins.op) {
-    case Opcode::kTid:
-      for (int l = 0; l < kWarpSize; ++l)
-        if (lane_on(write, l)) w.regs[ins.rd][static_cast<std::size_t>(l)] = w.id * kWarpSize + l;
+  switch (op.kind) {
+    case Kind::kTid: {
+      const V base = V{} + static_cast<std::uint64_t>(w.id) * kWarpSize;
+      blend.write(w.regs[op.rd], write, [&](std::size_t c) { return base + c * kPerV + V{0, 1, 2, 3}; });
       break;
-    case Opcode::kLi:
-      for (int l = 0; l < kWarpSize; ++l)
-        if (lane_on(write, l)) w.regs[ins.rd][static_cast<std::size_t>(l)] = ins.imm;
+    }
+    case Kind::kLi: {
+      const V v = V{} + static_cast<std::uint64_t>(op.imm);
+      blend.write(w.regs[op.rd], write, [&](std::size_t) { return v; });
       break;
-    case Opcode::kAdd: alu(w, ins, write, [](std::int64_t a, std::int64_t b) { return wrap_add(a, b); }); break;
-    case Opcode::kSub: alu(w, ins, write, [](std::int64_t a, std::int64_t b) { return wrap_sub(a, b); }); break;
-    case Opcode::kMul: alu(w, ins, write, [](std::int64_t a, std::int64_t b) { return wrap_mul(a, b); }); break;
-    case Opcode::kMod: {
+    }
+    case Kind::kAddR: alu_r(w, op, write, blend, add); break;
+    case Kind::kAddI: alu_i(w, op, write, blend, add); break;
+    case Kind::kSubR: alu_r(w, op, write, blend, sub); break;
+    case Kind::kSubI: alu_i(w, op, write, blend, sub); break;
+    case Kind::kMulR: alu_r(w, op, write, blend, mul); break;
+    case Kind::kMulI: alu_i(w, op, write, blend, mul); break;
+    case Kind::kSeqR: alu_r(w, op, write, blend, seq); break;
+    case Kind::kSeqI: alu_i(w, op, write, blend, seq); break;
+    case Kind::kSltR: alu_r(w, op, write, blend, slt); break;
+    case Kind::kSltI: alu_i(w, op, write, blend, slt); break;
+    case Kind::kModR:
+    case Kind::kModI: {
+      const bool imm = op.kind == Kind::kModI;
       for (int l = 0; l < kWarpSize; ++l) {
-        const auto b = ins.b_is_imm ? ins.imm : w.reg(ins.rb, l);
-        if (lane_on(write, l) && b == 0) fault(program, ins, fmt::format("MOD by zero in lane {}", l));
+        const auto b = imm ? op.imm : w.reg(op.rb, l);
+        if (lane_on(write, l) && b == 0)
+          fault(run.program, run.program.code[w.pc], fmt::format("MOD by zero in lane {}", l));
       }
-      alu(w, ins, write, [](std::int64_t a, std::int64_t b) -> std::int64_t {
-        // Inactive lanes are computed too (and discarded): give them a defined result.
-        if (b == 0 || b == -1) return 0;  // INT64_MIN % -1 overflows in C++; the remainder is 0 anyway
-        return a % b;
+      if (imm) {
+        alu_i(w, op, write, blend, mod);
+      } else {
+        alu_r(w, op, write, blend, mod);
+      }
+      break;
+    }
+    case Kind::kSelp: {
+      const std::int64_t* a = w.regs[op.ra].data();
+      const std::int64_t* b = w.regs[op.rb].data();
+      const std::int64_t* p = w.regs[op.rp].data();
+      blend.write(w.regs[op.rd], write, [&](std::size_t c) {
+        const V on = reinterpret_cast<V>(load(p + c * kPerV) != 0);
+        return (load(a + c * kPerV) & on) | (load(b + c * kPerV) & ~on);
       });
       break;
     }
-    case Opcode::kSeq: alu(w, ins, write, [](std::int64_t a, std::int64_t b) -> std::int64_t { return a == b; }); break;
-    case Opcode::kSlt: alu(w, ins, write, [](std::int64_t a, std::int64_t b) -> std::int64_t { return a < b; }); break;
-    case Opcode::kSelp: {
-      const Lanes a = w.regs[ins.ra], b = w.regs[ins.rb], p = w.regs[ins.rp];
-      for (std::size_t l = 0; l < kWarpSize; ++l)
-        if (lane_on(write, static_cast<int>(l))) w.regs[ins.rd][l] = p[l] != 0 ? a[l] : b[l];
-      break;
-    }
-    case Opcode::kVoteAny: {
+    case Kind::kVoteAny: {
       // One issue: the active lanes' predicate bits are OR-ed inside the warp,
       // with no memory traffic. Inactive lanes do not vote.
-      bool any = false;
-      for (int l = 0; l < kWarpSize; ++l) any |= lane_on(w.mask, l) && w.reg(ins.ra, l) != 0;
-      for (int l = 0; l < kWarpSize; ++l)
-        if (lane_on(write, l)) w.regs[ins.rd][static_cast<std::size_t>(l)] = any;
+      const V any = V{} + std::uint64_t{(~zero_lanes(w.regs[op.ra]) & w.mask) != 0};
+      blend.write(w.regs[op.rd], write, [&](std::size_t) { return any; });
       break;
     }
-    case Opcode::kLd: {
-      for (int l = 0; l < kWarpSize; ++l) {
-        if (!lane_on(write, l)) continue;
-        const auto addr = w.reg(ins.ra, l);
-        check_address(program, ins, addr, mem.size(), l, "LD");
-        w.regs[ins.rd][static_cast<std::size_t>(l)] = mem[static_cast<std::size_t>(addr)];
+    case Kind::kLd: {
+      // Only the writing lanes, lowest first (a fault names the lowest bad lane).
+      for (LaneMask m = write; m != 0; m &= m - 1) {
+        const int l = std::countr_zero(m);
+        const auto addr = w.reg(op.ra, l);
+        check_address(run.program, run.program.code[w.pc], addr, run.mem.size(), l, "LD");
+        w.regs[op.rd][static_cast<std::size_t>(l)] = run.mem[static_cast<std::size_t>(addr)];
       }
       ++w.loads;
-      busy = 1 + static_cast<std::uint64_t>(config.load_latency);
+      busy = 1 + static_cast<std::uint64_t>(run.config.load_latency);
       break;
     }
-    case Opcode::kSt: {
-      for (int l = 0; l < kWarpSize; ++l) {  // on an address conflict the highest lane wins
-        if (!lane_on(write, l)) continue;
-        const auto addr = w.reg(ins.ra, l);
-        check_address(program, ins, addr, mem.size(), l, "ST");
-        mem[static_cast<std::size_t>(addr)] = w.reg(ins.rb, l);
+    case Kind::kSt: {
+      for (LaneMask m = write; m != 0; m &= m - 1) {  // on an address conflict the highest lane wins
+        const int l = std::countr_zero(m);
+        const auto addr = w.reg(op.ra, l);
+        check_address(run.program, run.program.code[w.pc], addr, run.mem.size(), l, "ST");
+        run.mem[static_cast<std::size_t>(addr)] = w.reg(op.rb, l);
       }
       break;
     }
-    case Opcode::kBrz: {
-      LaneMask zero = 0;  // lanes whose predicate is zero take the branch (branch-free loop)
-      const Lanes& pred = w.regs[ins.ra];
-      for (std::size_t l = 0; l < kWarpSize; ++l) zero |= static_cast<LaneMask>(pred[l] == 0) << l;
-      const LaneMask taken = zero & w.mask;
+    case Kind::kBrz: {
+      const LaneMask taken = zero_lanes(w.regs[op.ra]) & w.mask;  // lanes whose predicate is zero
       if (taken == w.mask) {  // uniform: everyone jumps, nothing to remember
-        check_backward(program, ins, w, ins.target);
-        next_pc = ins.target;
+        check_backward(run.program, run.program.code[w.pc], w, op.target);
+        next_pc = op.target;
       } else if (taken != 0) {  // divergent: remember the taken lanes, run the fall-through first
-        if (ins.target <= w.pc)
-          fault(program, ins, "divergent backward branch: lanes disagree on a loop condition; make it warp-uniform");
-        const std::uint32_t join = bug.reconverge_at_target ? ins.target : ins.join;
-        w.stack.push({join, w.pc, w.mask, taken, ins.target, true});
+        if (op.target <= w.pc)
+          fault(run.program, run.program.code[w.pc],
+                "divergent backward branch: lanes disagree on a loop condition; make it warp-uniform");
+        const std::uint32_t join = bug.reconverge_at_target ? op.target : op.join;
+        w.stack.push({join, w.pc, w.mask, taken, op.target, true});
         w.mask &= ~taken;
       }
       break;
     }
-    case Opcode::kJmp:
+    case Kind::kJmp:
       if (bug.jmp_reconverges && !w.stack.empty()) {
         // The bug: treating the jump to the join as the join itself. The
         // saved mask comes back and the taken path is silently dropped.
         w.mask = w.stack.top().saved_mask;
         w.stack.pop();
       } else {
-        check_backward(program, ins, w, ins.target);
+        check_backward(run.program, run.program.code[w.pc], w, op.target);
       }
-      next_pc = ins.target;
+      next_pc = op.target;
       break;
-    case Opcode::kReconv:
+    case Kind::kReconv:
       // Only the join named by the innermost entry acts; any other RECONV is a
       // no-op (but still an issue).
       if (!w.stack.empty() && w.stack.top().join_pc == w.pc) {
@@ -182,6 +244,40 @@ std::uint64_t execute(Warp& w, const Program& program, std::vector<std::int64_t>
   }
   w.pc = next_pc;
   return busy;
+}
+
+}  // namespace
+
+// Cloned for AVX2 and the baseline x86-64, picked once at load time: the 32
+// 64-bit lanes of an ALU op are 8 AVX2 operations instead of 16 SSE2 ones.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+std::uint64_t issue_slice(Warp& w, bool stay, RunState& run, std::uint64_t cycle) {
+  RunStats& s = run.stats;
+  const std::size_t size = run.code.size();
+  Blend blend;
+  // The live-lane count changes only with the mask: recount only then.
+  LaneMask counted = w.mask;
+  auto live = static_cast<std::uint64_t>(std::popcount(counted));
+  for (;;) {
+    if (s.issues == run.config.max_issues) [[unlikely]]
+      throw SimtError(fmt::format("{}: runtime error: more than {} issues (a loop that never ends?); raise --max-issues",
+                                  run.program.name, run.config.max_issues));
+    // Every issue costs one slot whatever its mask; util% counts the live lanes.
+    ++s.issues;
+    ++w.issues;
+    if (w.mask != counted) {
+      counted = w.mask;
+      live = static_cast<std::uint64_t>(std::popcount(counted));
+    }
+    s.lane_cycles += live;
+    if (run.config.on_issue) run.config.on_issue({cycle, w.id, w.pc, w.mask, &run.program.code[w.pc]});
+    const std::uint64_t busy = execute(w, run, blend);
+    w.ready_cycle = cycle + busy;
+    ++cycle;
+    if (!stay || busy != 1 || w.pc >= size) return cycle;
+  }
 }
 
 }  // namespace simt

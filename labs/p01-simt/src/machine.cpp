@@ -77,7 +77,13 @@ RunResult run(const Program& program, const Config& config) {
   for (int i = 0; i < config.warps; ++i) result.warps[static_cast<std::size_t>(i)].id = i;
 
   RunStats& s = result.stats;
+  const std::vector<DecodedOp> code = decode(program);
+  RunState state{program, code, result.mem, config, s};
   Scheduler scheduler(result.warps, program.code.size(), config.policy);
+  // The scheduler picks the warp that just issued again as long as it stays
+  // eligible under greedy-then-oldest, and always with one warp: then the
+  // warp issues a whole slice without going back through the scheduler.
+  const bool stay = config.policy == SchedulingPolicy::kGreedy || config.warps == 1;
   std::uint64_t cycle = 0;
   while (!scheduler.all_done()) {
     const int wi = scheduler.pick(cycle);
@@ -85,17 +91,7 @@ RunResult run(const Program& program, const Config& config) {
       cycle = scheduler.next_ready();
       continue;
     }
-    Warp& w = result.warps[static_cast<std::size_t>(wi)];
-    if (s.issues == config.max_issues)
-      throw SimtError(fmt::format("{}: runtime error: more than {} issues (a loop that never ends?); raise --max-issues",
-                                  program.name, config.max_issues));
-    // Every issue costs one slot whatever its mask; util% counts the live lanes.
-    ++s.issues;
-    ++w.issues;
-    s.lane_cycles += static_cast<std::uint64_t>(std::popcount(w.mask));
-    if (config.on_issue) config.on_issue({cycle, w.id, w.pc, w.mask, &program.code[w.pc]});
-    w.ready_cycle = cycle + execute(w, program, result.mem, config);
-    ++cycle;
+    cycle = issue_slice(result.warps[static_cast<std::size_t>(wi)], stay, state, cycle);
   }
   s.cycles = cycle;
   for (const auto& w : result.warps) {

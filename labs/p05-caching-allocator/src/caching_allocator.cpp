@@ -3,20 +3,29 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 namespace caching_alloc {
 
-namespace {
-constexpr std::size_t pool_index(Pool p) {
-  return static_cast<std::size_t>(p);
+void CachingAllocator::refuse_request(std::uint64_t bytes) {
+  if (bytes == 0) throw std::invalid_argument("allocation of 0 bytes");
+  throw std::invalid_argument(
+      fmt::format("allocation of {} bytes is larger than the 2^48-byte limit", bytes));
 }
-}  // namespace
+
+void CachingAllocator::refuse_free(std::uint64_t addr, bool known) {
+  if (known) throw std::invalid_argument(fmt::format("double free of 0x{:x}", addr));
+  throw std::invalid_argument(
+      fmt::format("free of 0x{:x}, which this allocator never handed out", addr));
+}
 
 CachingAllocator::CachingAllocator(Device& device, AllocatorConfig config)
     : device_(device), config_(config) {
-  bins_.reserve(kPools * kSizeClasses);
-  for (int i = 0; i < kPools * kSizeClasses; ++i) bins_.emplace_back(&node_pool_);
+  bins_.reserve(kPools * kBinStride);
+  for (std::size_t i = 0; i < kPools * kBinStride; ++i) {
+    bins_.emplace_back(config_.fit == FitPolicy::kBestFit);
+  }
 }
 
 CachingAllocator::~CachingAllocator() {
@@ -24,58 +33,9 @@ CachingAllocator::~CachingAllocator() {
   for (const auto& [base, seg] : segments_) device_.free(base);
 }
 
-CachingAllocator::Bin& CachingAllocator::bin_for(Pool pool, std::uint64_t size) {
-  return bins_[pool_index(pool) * kSizeClasses + static_cast<std::size_t>(size_class(size))];
-}
-
-void CachingAllocator::bin_insert(std::uint64_t addr, const Block& b) {
-  const std::uint64_t key = config_.fit == FitPolicy::kBestFit ? b.size : 0;
-  bin_for(b.pool, b.size).insert(BinEntry{key, addr, b.size, b.stream});
-}
-
-void CachingAllocator::bin_erase(std::uint64_t addr, const Block& b) {
-  const std::uint64_t key = config_.fit == FitPolicy::kBestFit ? b.size : 0;
-  bin_for(b.pool, b.size).erase(BinEntry{key, addr, b.size, b.stream});
-}
-
-std::optional<CachingAllocator::Hit> CachingAllocator::find_cached(Pool pool, std::uint64_t rounded,
-                                                                   StreamId stream,
-                                                                   bool same_stream) {
-  const auto stream_ok = [&](const BinEntry& e) { return (e.stream == stream) == same_stream; };
-  for (int c = size_class(rounded); c < kSizeClasses; ++c) {
-    Bin& bin = bins_[pool_index(pool) * kSizeClasses + static_cast<std::size_t>(c)];
-    if (bin.empty()) continue;
-    if (config_.fit == FitPolicy::kBestFit) {
-      // Size-ordered: everything from lower_bound on fits; the first that
-      // passes the stream test is the smallest.
-      for (auto it = bin.lower_bound(BinEntry{rounded, 0, 0, 0}); it != bin.end(); ++it) {
-        if (stream_ok(*it)) return Hit{&bin, it};
-      }
-    } else {
-      for (auto it = bin.begin(); it != bin.end(); ++it) {
-        if (it->size >= rounded && stream_ok(*it)) return Hit{&bin, it};
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-gpulab::Expected<Allocation> CachingAllocator::allocate(std::uint64_t bytes, StreamId stream) {
-  if (bytes == 0) throw std::invalid_argument("allocation of 0 bytes");
-  if (bytes > kMaxRequest) {
-    throw std::invalid_argument(
-        fmt::format("allocation of {} bytes is larger than the 2^48-byte limit", bytes));
-  }
-  const std::uint64_t rounded = round_size(bytes);
-  const Pool pool = pool_for(rounded);
-
-  // 1+2. A cached block of this stream; else (if allowed) one of another stream.
-  std::optional<Hit> hit = find_cached(pool, rounded, stream, true);
-  if (!hit && config_.cross_stream == CrossStreamPolicy::kEventEdge) {
-    hit = find_cached(pool, rounded, stream, false);
-  }
-  if (hit) return take(hit->it->addr, hit, rounded, bytes, stream);
-
+gpulab::Expected<Allocation> CachingAllocator::allocate_segment(std::uint64_t rounded,
+                                                                std::uint64_t requested, Pool pool,
+                                                                StreamId stream) {
   // 3. The driver. 4. On failure: return every unsplit cached segment, retry.
   const std::uint64_t seg_bytes = segment_size(rounded);
   std::optional<std::uint64_t> base = device_.malloc(seg_bytes);
@@ -92,128 +52,76 @@ gpulab::Expected<Allocation> CachingAllocator::allocate(std::uint64_t bytes, Str
     return gpulab::Error{fmt::format(
         "out of memory: tried to allocate {} bytes ({} byte segment); reserved {}, allocated {}, "
         "device free {}, largest device hole {}",
-        bytes, seg_bytes, stats_.reserved_bytes, stats_.allocated_bytes, device_.free_bytes(),
+        requested, seg_bytes, stats_.reserved_bytes, stats_.allocated_bytes, device_.free_bytes(),
         device_.largest_hole())};
   }
   ++stats_.device_mallocs;
-  Block b;
-  b.size = seg_bytes;
-  b.segment = &segments_.emplace(*base, Segment{seg_bytes, pool, 1, 0, tick_}).first->second;
-  b.stream = stream;
-  b.pool = pool;
-  blocks_.emplace(*base, b);
+  Block* b = block_pool_.make();
+  b->addr = *base;
+  b->size = seg_bytes;
+  b->segment = &segments_.emplace(*base, Segment{seg_bytes, pool, 1, 0, tick_}).first->second;
+  b->stream = stream;
+  b->pool = pool;
+  blocks_.insert(*base, b);
   stats_.reserved_bytes += seg_bytes;
   stats_.reserved_by_pool[pool_index(pool)] += seg_bytes;
   ++stats_.segments;
-  return take(*base, std::nullopt, rounded, bytes, stream);
+  return take(b, false, rounded, requested, stream);
 }
 
-Allocation CachingAllocator::take(std::uint64_t addr, std::optional<Hit> hit, std::uint64_t rounded,
-                                  std::uint64_t requested, StreamId stream) {
-  const bool from_cache = hit.has_value();
-  if (hit) hit->bin->erase(hit->it);
-  Block& b = blocks_.at(addr);
-  Allocation out;
-  if (b.stream != stream) {
-    out.reused_from_stream = b.stream;
-    ++stats_.cross_stream_syncs;
-  }
-  if (should_split(b.pool, b.size, rounded)) {
-    // The remainder keeps the old stream tag: its memory was last used there.
-    Block rest;
-    rest.size = b.size - rounded;
-    rest.segment = b.segment;
-    rest.prev = addr;
-    rest.next = b.next;
-    rest.stream = b.stream;
-    rest.pool = b.pool;
-    const std::uint64_t rest_addr = addr + rounded;
-    if (b.next != kNone) blocks_.at(b.next).prev = rest_addr;
-    b.next = rest_addr;
-    b.size = rounded;
-    bin_insert(rest_addr, rest);
-    blocks_.emplace(rest_addr, rest);  // references into an unordered_map survive a rehash
-    ++rest.segment->blocks;
-    ++stats_.splits;
-  }
-  Block& blk = blocks_.at(addr);
-  blk.allocated = true;
-  blk.requested = requested;
-  blk.stream = stream;
-  ++blk.segment->live_blocks;
-
-  stats_.allocated_bytes += blk.size;
-  stats_.allocated_by_pool[pool_index(blk.pool)] += blk.size;
-  stats_.requested_bytes += requested;
-  ++stats_.active_blocks;
-  ++stats_.allocs;
-  if (from_cache) ++stats_.bin_hits;
-  note_peaks();
-
-  out.addr = addr;
-  out.size = blk.size;
-  out.requested = requested;
-  out.stream = stream;
-  out.from_cache = from_cache;
-  return out;
+// The remainder keeps the old stream tag: its memory was last used there.
+void CachingAllocator::split(Block* b, std::uint64_t rounded) {
+  Block* rest = block_pool_.make();
+  rest->addr = b->addr + rounded;
+  rest->size = b->size - rounded;
+  rest->segment = b->segment;
+  rest->prev = b;
+  rest->next = b->next;
+  rest->stream = b->stream;
+  rest->pool = b->pool;
+  if (b->next != nullptr) b->next->prev = rest;
+  b->next = rest;
+  b->size = rounded;
+  bin_insert(rest);
+  blocks_.insert(rest->addr, rest);
+  ++rest->segment->blocks;
+  ++stats_.splits;
 }
 
-void CachingAllocator::free(std::uint64_t addr) {
-  const auto it = blocks_.find(addr);
-  if (it == blocks_.end()) {
-    throw std::invalid_argument(
-        fmt::format("free of 0x{:x}, which this allocator never handed out", addr));
-  }
-  Block& b = it->second;
-  if (!b.allocated) throw std::invalid_argument(fmt::format("double free of 0x{:x}", addr));
-  b.allocated = false;
-  stats_.allocated_bytes -= b.size;
-  stats_.allocated_by_pool[pool_index(b.pool)] -= b.size;
-  stats_.requested_bytes -= b.requested;
-  b.requested = 0;
-  --stats_.active_blocks;
-  ++stats_.frees;
-  Segment& seg = *b.segment;
-  if (--seg.live_blocks == 0) seg.idle_since = tick_;
-
-  const std::uint64_t merged = config_.coalesce ? merge_free_neighbours(addr) : addr;
-  bin_insert(merged, blocks_.at(merged));
+// Forgets a block that has been absorbed by a neighbour or returned with its segment.
+void CachingAllocator::drop_block(Block* b) {
+  blocks_.erase(b->addr);
+  block_pool_.release(b);
 }
 
-// Absorbs free neighbours (already in bins) into the block at `addr`, which is
-// not in a bin yet. Returns the address of the merged block.
-std::uint64_t CachingAllocator::merge_free_neighbours(std::uint64_t addr) {
-  const auto mergeable = [&](std::uint64_t other, const Block& self) {
-    if (other == kNone) return false;
-    const Block& o = blocks_.at(other);
-    return !o.allocated && o.stream == self.stream;
+// Absorbs free neighbours (already in bins) into `self`, which is not in a bin
+// yet. Returns the merged block.
+Block* CachingAllocator::merge_free_neighbours(Block* self) {
+  const auto mergeable = [&](const Block* other) {
+    return other != nullptr && !other->allocated && other->stream == self->stream;
   };
-  Block* self = &blocks_.at(addr);
-  if (mergeable(self->next, *self)) {
-    const std::uint64_t n = self->next;
-    Block nb = blocks_.at(n);
-    bin_erase(n, nb);
-    self->size += nb.size;
-    self->next = nb.next;
-    if (nb.next != kNone) blocks_.at(nb.next).prev = addr;
-    blocks_.erase(n);
+  if (mergeable(self->next)) {
+    Block* n = self->next;
+    bin_erase(n);
+    self->size += n->size;
+    self->next = n->next;
+    if (n->next != nullptr) n->next->prev = self;
+    drop_block(n);
     --self->segment->blocks;
     ++stats_.merges;
   }
-  self = &blocks_.at(addr);
-  if (mergeable(self->prev, *self)) {
-    const std::uint64_t p = self->prev;
-    Block& pb = blocks_.at(p);
-    bin_erase(p, pb);
-    pb.size += self->size;
-    pb.next = self->next;
-    if (self->next != kNone) blocks_.at(self->next).prev = p;
-    --pb.segment->blocks;
-    blocks_.erase(addr);
+  if (mergeable(self->prev)) {
+    Block* p = self->prev;
+    bin_erase(p);
+    p->size += self->size;
+    p->next = self->next;
+    if (self->next != nullptr) self->next->prev = p;
+    --p->segment->blocks;
+    drop_block(self);
     ++stats_.merges;
     return p;
   }
-  return addr;
+  return self;
 }
 
 std::size_t CachingAllocator::release_free_segments(std::uint64_t min_idle_ticks,
@@ -227,8 +135,9 @@ std::size_t CachingAllocator::release_free_segments(std::uint64_t min_idle_ticks
       continue;
     }
     const std::uint64_t base = it->first;
-    bin_erase(base, blocks_.at(base));
-    blocks_.erase(base);
+    Block* b = blocks_.find(base);
+    bin_erase(b);
+    drop_block(b);
     device_.free(base);
     stats_.reserved_bytes -= seg.size;
     stats_.reserved_by_pool[pool_index(seg.pool)] -= seg.size;
@@ -250,25 +159,22 @@ void CachingAllocator::tick() {
   if (config_.release_idle_after > 0) release_free_segments(config_.release_idle_after, true);
 }
 
-void CachingAllocator::note_peaks() {
-  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
-  stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
-}
-
 std::uint64_t CachingAllocator::largest_cached_block() const {
   // The largest block sits in the highest non-empty class of some pool: only
   // that class is scanned (or, with size-ordered best-fit bins, read off its end).
   std::uint64_t best = 0;
   for (int p = 0; p < kPools; ++p) {
-    for (int c = kSizeClasses - 1; c >= 0; --c) {
-      const Bin& bin = bins_[static_cast<std::size_t>(p * kSizeClasses + c)];
-      if (bin.empty()) continue;
-      if (config_.fit == FitPolicy::kBestFit) {
-        best = std::max(best, bin.rbegin()->size);
-      } else {
-        for (const BinEntry& e : bin) best = std::max(best, e.size);
+    const std::uint32_t classes = nonempty_[static_cast<std::size_t>(p)];
+    if (classes == 0) continue;
+    const int c = 31 - std::countl_zero(classes);
+    const BinTree& bin =
+        bins_[static_cast<std::size_t>(p) * kBinStride + static_cast<std::size_t>(c)];
+    if (config_.fit == FitPolicy::kBestFit) {
+      best = std::max(best, bin.last()->size);
+    } else {
+      for (const Block* b = bin.first(); b != nullptr; b = BinTree::next(b)) {
+        best = std::max(best, b->size);
       }
-      break;
     }
   }
   return best;
@@ -276,56 +182,60 @@ std::uint64_t CachingAllocator::largest_cached_block() const {
 
 std::size_t CachingAllocator::cached_blocks() const {
   std::size_t n = 0;
-  for (const Bin& bin : bins_) n += bin.size();
+  for (const BinTree& bin : bins_) n += bin.size();
   return n;
 }
 
 bool CachingAllocator::owns_live(std::uint64_t addr) const {
-  const auto it = blocks_.find(addr);
-  return it != blocks_.end() && it->second.allocated;
+  const Block* b = blocks_.find(addr);
+  return b != nullptr && b->allocated;
 }
 
 std::string CachingAllocator::check_invariants() const {
   std::uint64_t reserved = 0;
   std::uint64_t allocated = 0;
   std::uint64_t in_bins = 0;
+  std::size_t all_blocks = 0;
   for (const auto& [base, seg] : segments_) {
     reserved += seg.size;
-    // Walk the segment's blocks: contiguous, linked both ways, sizes add up.
-    std::uint64_t at = base;
-    std::uint64_t prev = kNone;
+    // Walk the segment's blocks: contiguous, linked both ways, sizes add up,
+    // each one findable by its address.
+    const Block* prev = nullptr;
     std::uint64_t covered = 0;
     std::uint32_t blocks = 0;
     std::uint32_t live = 0;
-    while (at != kNone) {
-      const auto it = blocks_.find(at);
-      if (it == blocks_.end()) return fmt::format("segment 0x{:x}: missing block 0x{:x}", base, at);
-      const Block& b = it->second;
-      if (b.prev != prev) return fmt::format("block 0x{:x}: broken prev link", at);
-      if (b.segment != &seg) return fmt::format("block 0x{:x}: wrong segment", at);
-      if (at != base + covered) return fmt::format("block 0x{:x}: not contiguous", at);
-      covered += b.size;
+    for (const Block* b = blocks_.find(base); b != nullptr || covered < seg.size; b = b->next) {
+      const std::uint64_t at = base + covered;
+      if (b == nullptr) return fmt::format("segment 0x{:x}: missing block 0x{:x}", base, at);
+      if (b->addr != at) return fmt::format("block 0x{:x}: not contiguous", b->addr);
+      if (blocks_.find(at) != b) return fmt::format("block 0x{:x}: not found by its address", at);
+      if (b->prev != prev) return fmt::format("block 0x{:x}: broken prev link", at);
+      if (b->segment != &seg) return fmt::format("block 0x{:x}: wrong segment", at);
+      covered += b->size;
       ++blocks;
-      if (b.allocated) {
+      if (b->allocated) {
         ++live;
-        allocated += b.size;
+        allocated += b->size;
       } else {
-        const std::uint64_t key = config_.fit == FitPolicy::kBestFit ? b.size : 0;
-        const Bin& bin =
-            bins_[pool_index(b.pool) * kSizeClasses + static_cast<std::size_t>(size_class(b.size))];
-        if (bin.count(BinEntry{key, at, b.size, b.stream}) != 1) {
-          return fmt::format("free block 0x{:x} is not in its bin", at);
-        }
+        const BinTree& bin =
+            bins_[pool_index(b->pool) * kBinStride + static_cast<std::size_t>(size_class(b->size))];
+        if (!bin.contains(b)) return fmt::format("free block 0x{:x} is not in its bin", at);
         ++in_bins;
       }
-      prev = at;
-      at = b.next;
+      prev = b;
+      if (covered > seg.size) break;
     }
     if (covered != seg.size)
       return fmt::format("segment 0x{:x}: blocks cover {} of {} bytes", base, covered, seg.size);
     if (blocks != seg.blocks || live != seg.live_blocks) {
       return fmt::format("segment 0x{:x}: block counts out of date", base);
     }
+    all_blocks += blocks;
+  }
+  for (std::size_t i = 0; i < bins_.size(); ++i) {
+    if (std::string broken = bins_[i].check(); !broken.empty()) return broken;
+    const bool marked = (nonempty_[i / kBinStride] >> (i % kBinStride)) & 1u;
+    if (marked == bins_[i].empty()) return fmt::format("bin {}: non-empty bit out of date", i);
   }
   if (reserved != stats_.reserved_bytes) {
     return fmt::format("reserved {} != sum of segments {}", stats_.reserved_bytes, reserved);
@@ -335,6 +245,7 @@ std::string CachingAllocator::check_invariants() const {
   }
   if (stats_.reserved_bytes < stats_.allocated_bytes) return "reserved < allocated";
   if (in_bins != cached_blocks()) return "a bin holds a block that is not free";
+  if (all_blocks != blocks_.size()) return "the address map holds a block of no segment";
   if (stats_.segments != segments_.size()) return "segment count out of date";
   return {};
 }

@@ -7,8 +7,9 @@
 // architecture, not the cost: the two paths still issue one after the other.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <vector>
+#include <stdexcept>
 
 namespace simt {
 
@@ -25,21 +26,30 @@ struct StackEntry {
   bool taken_pending;       // the taken path has not run yet
 };
 
+// Fixed capacity, so pushing never allocates: every push splits the active
+// mask into two non-empty parts and runs with one of them, so each entry's
+// saved mask strictly contains the next one's and the active mask — at most
+// 31 entries for 32 lanes. (The pitfall switches only pop early; they never
+// push more.)
 class MaskStack {
  public:
+  static constexpr int kCapacity = kWarpSize;
+
   void push(const StackEntry& e) {
-    entries_.push_back(e);
-    if (static_cast<int>(entries_.size()) > max_depth_) max_depth_ = static_cast<int>(entries_.size());
+    if (depth_ == kCapacity) throw std::logic_error("mask stack deeper than the warp is wide");
+    entries_[static_cast<std::size_t>(depth_++)] = e;
+    if (depth_ > max_depth_) max_depth_ = depth_;
   }
-  void pop() { entries_.pop_back(); }
-  [[nodiscard]] StackEntry& top() { return entries_.back(); }
-  [[nodiscard]] const StackEntry& top() const { return entries_.back(); }
-  [[nodiscard]] bool empty() const { return entries_.empty(); }
-  [[nodiscard]] int depth() const { return static_cast<int>(entries_.size()); }
+  void pop() { --depth_; }
+  [[nodiscard]] StackEntry& top() { return entries_[static_cast<std::size_t>(depth_ - 1)]; }
+  [[nodiscard]] const StackEntry& top() const { return entries_[static_cast<std::size_t>(depth_ - 1)]; }
+  [[nodiscard]] bool empty() const { return depth_ == 0; }
+  [[nodiscard]] int depth() const { return depth_; }
   [[nodiscard]] int max_depth() const { return max_depth_; }
 
  private:
-  std::vector<StackEntry> entries_;
+  std::array<StackEntry, kCapacity> entries_{};
+  int depth_ = 0;
   int max_depth_ = 0;
 };
 
