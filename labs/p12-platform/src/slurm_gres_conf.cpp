@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpulab/errors.hpp"
+#include "platform/inventory.hpp"
 #include "platform/task_container.hpp"
 
 namespace platform {

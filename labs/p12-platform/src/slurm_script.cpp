@@ -64,7 +64,8 @@ std::string render_batch_script(const SlurmScriptInputs& in) {
   script += "#SBATCH --no-requeue\n";
   script += "set -eu\n";
   script += "mkdir -p rendezvous\n";
-  script += "echo \"gpulab: slurm job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, $SLURM_NTASKS task(s)\"\n";
+  script += "echo \"gpulab: slurm job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, $SLURM_NTASKS task(s), "
+            "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}\"\n";
   // --kill-on-bad-exit: one rank dying ends the step, as a lost rank stops a
   // native gang; each rank's output in its own file for gpulabctl logs.
   script += fmt::format("exec srun --kill-on-bad-exit=1 --output={} {}\n", shell_quote(rank_out), cmd);
