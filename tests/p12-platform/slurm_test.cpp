@@ -47,6 +47,8 @@ TEST(SlurmGresConf, CudaDevicesDefaultToTheirNvidiaNode) {
   EXPECT_NE(c.gres_conf.find("Type=cuda File=/dev/nvidia0\n"), std::string::npos) << c.gres_conf;
   EXPECT_NE(c.gres_conf.find("Type=cuda File=/dev/nvidia1\n"), std::string::npos) << c.gres_conf;
   EXPECT_EQ(c.node_line, "NodeName=n Gres=gpu:cuda:2\n");
+  EXPECT_EQ(render_gres_conf("n", parse_device_spec("cuda:1"), {}, "NodeAddr=10.0.0.7 CPUs=64").node_line,
+            "NodeName=n Gres=gpu:cuda:1 NodeAddr=10.0.0.7 CPUs=64\n");
 }
 
 TEST(SlurmGresConf, RefusesWhatSlurmWouldMisreadNamingIt) {
@@ -60,6 +62,8 @@ TEST(SlurmGresConf, RefusesWhatSlurmWouldMisreadNamingIt) {
   EXPECT_EQ(usage_error([&] { render_gres_conf("n", two, {{"cpu_ref:0", "rel/g0"}, {"cpu_ref:1", "/b"}}); }),
             "--device-file cpu_ref:0: 'rel/g0' must be an absolute path without blanks or commas");
   EXPECT_EQ(usage_error([&] { render_gres_conf("n", {}, {}); }), "--devices: the inventory has no devices");
+  EXPECT_EQ(usage_error([&] { render_gres_conf("n", two, {{"cpu_ref:0", "/a"}, {"cpu_ref:1", "/b"}}, "CPUs=8\nX=1"); }),
+            "--node-attrs: one line of KEY=VALUE attributes, without '#'");
 }
 
 JobSpec train_spec(int gpus) {
@@ -82,8 +86,10 @@ TEST(SlurmScript, OneAllocationOneGpuPerTaskOneSrunStep) {
                            "#SBATCH --chdir=/state/slurm/j-000007/attempt-2\n"}) {
     EXPECT_NE(s.find(line), std::string::npos) << line << "\n" << s;
   }
-  EXPECT_NE(s.find("exec srun --kill-on-bad-exit=1 --output=/state/slurm/j-000007/attempt-2/rank-%t.out "
-                   "/opt/gpulab/bin/gpulab-task train --slurm --backend cpu_ref --steps 6 --seed 7 "
+  EXPECT_NE(s.find("exec srun --kill-on-bad-exit=1 --gpu-bind=per_task:1 "
+                   "--output=/state/slurm/j-000007/attempt-2/rank-%t.out bash -c 'echo \"gpulab: rank $SLURM_PROCID "
+                   "of $SLURM_NTASKS on $SLURMD_NODENAME, CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}\" >&2; "
+                   "exec \"$@\"' gpulab-rank /opt/gpulab/bin/gpulab-task train --slurm --backend cpu_ref --steps 6 --seed 7 "
                    "--checkpoint-dir /state/checkpoints/j-000007 --checkpoint-every 2 --batch 64 --hidden 64 "
                    "--rendezvous-dir /state/slurm/j-000007/attempt-2/rendezvous --address 127.0.0.1 --json\n"),
             std::string::npos)

@@ -40,6 +40,8 @@ SlurmCommands::SlurmCommands(CLI::App& app) {
   gres_conf_->add_option("--device-file", device_files_,
                          "DEVICE=PATH: the device file of DEVICE (repeatable; cuda devices default to "
                          "/dev/nvidia<i>, HAL CPU devices have none and need one)");
+  gres_conf_->add_option("--node-attrs", node_attrs_,
+                         "slurm.conf attributes appended to the node line (\"NodeAddr=10.0.0.7 CPUs=64\")");
   gres_conf_->add_option("--out", out_dir_,
                          fmt::format("Write DIR/gres.conf and DIR/{} (for `Include` in slurm.conf) instead of "
                                      "printing them",
@@ -59,7 +61,7 @@ std::optional<int> SlurmCommands::run() const {
   }
   const auto devices = devices_ == "auto" ? discover_devices() : parse_device_spec(devices_);
   const std::string node = node_.empty() ? short_hostname() : node_;
-  const auto conf = render_gres_conf(node, devices, files);
+  const auto conf = render_gres_conf(node, devices, files, node_attrs_);
   std::string gres_path, nodes_path;
   if (!out_dir_.empty()) {
     gres_path = (std::filesystem::path(out_dir_) / "gres.conf").string();

@@ -23,9 +23,12 @@ bool slurm_safe(const std::string& s) {
 }  // namespace
 
 GresConf render_gres_conf(const std::string& node, const std::vector<Device>& devices,
-                          const std::map<std::string, std::string>& device_files) {
+                          const std::map<std::string, std::string>& device_files, const std::string& node_attrs) {
   if (!slurm_safe(node)) {
     throw gpulab::UsageError(fmt::format("--node '{}': a Slurm node name is letters, digits, '-', '_' and '.'", node));
+  }
+  if (node_attrs.find_first_of("\n#") != std::string::npos) {
+    throw gpulab::UsageError("--node-attrs: one line of KEY=VALUE attributes, without '#'");
   }
   if (devices.empty()) throw gpulab::UsageError("--devices: the inventory has no devices");
   for (const auto& [id, file] : device_files) {
@@ -66,7 +69,7 @@ GresConf render_gres_conf(const std::string& node, const std::vector<Device>& de
   }
   std::string gres;
   for (const auto& [type, n] : counts) gres += fmt::format("{}gpu:{}:{}", gres.empty() ? "" : ",", type, n);
-  out.node_line = fmt::format("NodeName={} Gres={}\n", node, gres);
+  out.node_line = fmt::format("NodeName={} Gres={}{}{}\n", node, gres, node_attrs.empty() ? "" : " ", node_attrs);
   return out;
 }
 

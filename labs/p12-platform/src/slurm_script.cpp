@@ -68,7 +68,16 @@ std::string render_batch_script(const SlurmScriptInputs& in) {
             "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}\"\n";
   // --kill-on-bad-exit: one rank dying ends the step, as a lost rank stops a
   // native gang; each rank's output in its own file for gpulabctl logs.
-  script += fmt::format("exec srun --kill-on-bad-exit=1 --output={} {}\n", shell_quote(rank_out), cmd);
+  // --gpu-bind=per_task:1: Slurm 22.05 binds one device per task by itself
+  // only for an untyped --gpus-per-task; for a typed one every task saw an
+  // empty CUDA_VISIBLE_DEVICES until this was explicit.
+  // Each rank first says where it runs (stderr, same file; not a JSON line).
+  script += fmt::format(
+      "exec srun --kill-on-bad-exit=1 --gpu-bind=per_task:1 --output={} bash -c {} gpulab-rank {}\n",
+      shell_quote(rank_out),
+      shell_quote("echo \"gpulab: rank $SLURM_PROCID of $SLURM_NTASKS on $SLURMD_NODENAME, "
+                  "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}\" >&2; exec \"$@\""),
+      cmd);
   return script;
 }
 

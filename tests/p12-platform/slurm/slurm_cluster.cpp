@@ -111,7 +111,9 @@ SlurmCluster::SlurmCluster(const std::filesystem::path& gpulabctl) {
     ::chmod((dir_ / "munge" / "munge.key").c_str(), 0400);
   }
   std::vector<std::string> gres_args{gpulabctl.string(), "slurm", "gres-conf", "--node", kNode, "--devices",
-                                     "cpu_ref:" + std::to_string(kGpus), "--out", (dir_ / "conf").string()};
+                                     "cpu_ref:" + std::to_string(kGpus), "--out", (dir_ / "conf").string(),
+                                     // 8 CPUs declared on a 2-core machine (config_overrides): several small gangs at once.
+                                     "--node-attrs", "NodeHostname=" + short_hostname() + " NodeAddr=127.0.0.1 CPUs=8"};
   for (int i = 0; i < kGpus; ++i) {
     const auto dev = dir_ / "dev" / ("gpu" + std::to_string(i));
     if (::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) throw std::runtime_error("mknod " + dev.string());
@@ -143,10 +145,8 @@ SlurmCluster::SlurmCluster(const std::filesystem::path& gpulabctl) {
                        << "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
                        << "SchedulerType=sched/backfill\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n"
                        << "MpiDefault=none\nReturnToService=2\n"
-                       // 8 CPUs declared on a 2-core machine: several small gangs at once.
                        << "SlurmdParameters=config_overrides\n"
                        << "GresTypes=gpu\n"
-                       << "NodeName=DEFAULT NodeHostname=" << short_hostname() << " NodeAddr=127.0.0.1 CPUs=8\n"
                        << "Include " << (dir_ / "conf" / "gpulab-nodes.conf").string() << "\n"
                        << "PartitionName=gpulab Nodes=" << kNode << " Default=YES MaxTime=INFINITE State=UP\n";
 
@@ -163,14 +163,28 @@ SlurmCluster::SlurmCluster(const std::filesystem::path& gpulabctl) {
   const auto sbin = [](const char* p) { return platform::find_on_path(p) ? std::string(p) : std::string("/usr/sbin/") + p; };
   spawn("slurmctld", {sbin("slurmctld"), "-D", "-i"});
   spawn("slurmd", {sbin("slurmd"), "-D", "-N", kNode});
-  const bool idle = platform::wait_until(
+  // A daemon that exits (a config error) ends the wait at once; else up to
+  // 90 s for a slow start on a loaded machine.
+  std::string died;
+  bool idle = false;
+  platform::wait_until(
       [&] {
+        for (const char* d : {"slurmctld", "slurmd"}) {
+          if (::waitpid(daemons_.at(d), nullptr, WNOHANG) == daemons_.at(d)) {
+            died = d;
+            daemons_.erase(d);
+            std::erase(order_, std::string(d));
+            return true;
+          }
+        }
         const auto [rc, out] = run({"sinfo", "-h", "-n", kNode, "-o", "%t"});
-        return rc == 0 && out.rfind("idle", 0) == 0;
+        idle = rc == 0 && out.rfind("idle", 0) == 0;
+        return idle;
       },
       90s);
   if (!idle) {
-    const auto why = "the Slurm node did not become idle:\n" + run({"sinfo", "-N", "-l"}).second + logs();
+    if (!died.empty()) died = died + " exited\n";
+    const auto why = "the Slurm node did not become idle:\n" + died + run({"sinfo", "-N", "-l"}).second + logs();
     stop();
     throw std::runtime_error(why);
   }

@@ -103,13 +103,14 @@ TEST_F(SlurmTest, GresConfFromTheInventoryIsWhatSlurmdRuns) {
   EXPECT_NE(node.find("State=IDLE"), std::string::npos) << node;
   // Each task of a 2-task step gets its own device: Slurm sets
   // CUDA_VISIBLE_DEVICES from the gres.conf gpulabctl wrote.
-  const auto out = slurm_->run({"srun", "-n", "2", "--gpus-per-task=cpu_ref:1", "bash", "-c",
+  const auto out = slurm_->run({"srun", "-n", "2", "--gpus-per-task=cpu_ref:1", "--gpu-bind=per_task:1", "bash", "-c",
                                 "echo rank=$SLURM_PROCID cvd=$CUDA_VISIBLE_DEVICES"});
   ASSERT_EQ(out.first, 0) << out.second;
   EXPECT_NE(out.second.find("rank=0 cvd="), std::string::npos) << out.second;
   EXPECT_NE(out.second.find("rank=1 cvd="), std::string::npos) << out.second;
   std::set<std::string> devices;
-  for (auto it = std::sregex_iterator(out.second.begin(), out.second.end(), std::regex("cvd=([0-9]+)"));
+  const std::regex cvd("cvd=([0-9]+)");
+  for (auto it = std::sregex_iterator(out.second.begin(), out.second.end(), cvd);
        it != std::sregex_iterator(); ++it) {
     devices.insert((*it)[1].str());
   }
@@ -143,6 +144,13 @@ TEST_F(SlurmTest, TwoRankTrainUnderSlurmGivesTheNativeExecutorsLoss) {
   EXPECT_NE(logs.find("(rank 0 under srun)"), std::string::npos) << logs;
   EXPECT_NE(logs.find("(rank 1 under srun)"), std::string::npos) << logs;
   EXPECT_NE(logs.find("2 task(s)"), std::string::npos) << logs;
+  // Each rank had its own GRES device (the order of the two is Slurm's).
+  const bool distinct =
+      (logs.find("rank 0 of 2 on gpulab-n1, CUDA_VISIBLE_DEVICES=0\n") != std::string::npos &&
+       logs.find("rank 1 of 2 on gpulab-n1, CUDA_VISIBLE_DEVICES=1\n") != std::string::npos) ||
+      (logs.find("rank 0 of 2 on gpulab-n1, CUDA_VISIBLE_DEVICES=1\n") != std::string::npos &&
+       logs.find("rank 1 of 2 on gpulab-n1, CUDA_VISIBLE_DEVICES=0\n") != std::string::npos);
+  EXPECT_TRUE(distinct) << logs;
   EXPECT_NE(logs.find("\"event\":\"done\""), std::string::npos) << logs;
 }
 
@@ -183,9 +191,8 @@ TEST_F(SlurmTest, WhatSlurmCannotRunIsOne400NamingTheField) {
   std::ofstream(path) << spec.dump();
   const auto out = ctl("submit " + path.string());
   EXPECT_EQ(last_exit_, 2) << out;
-  EXPECT_EQ(out.rfind("gpulabctl: error: gpus: Slurm cannot run 64 task(s) with one gpu:cpu_ref each: sbatch: error: ", 0),
-            0U)
-      << out;
+  EXPECT_EQ(out.rfind("gpulabctl: error: gpus: Slurm cannot run 64 task(s) with one gpu:cpu_ref each: ", 0), 0U) << out;
+  EXPECT_NE(out.find("Requested node configuration is not available"), std::string::npos) << out;
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   EXPECT_TRUE(api_->get("/v1/jobs").empty());
 }

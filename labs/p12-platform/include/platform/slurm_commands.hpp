@@ -22,6 +22,7 @@ class SlurmCommands {
   std::string node_;
   std::string devices_ = "auto";
   std::vector<std::string> device_files_;
+  std::string node_attrs_;
   std::string out_dir_;
   bool json_ = false;
 };
