@@ -98,6 +98,18 @@ SlurmCluster::SlurmCluster(const std::filesystem::path& gpulabctl) {
   char tmpl[] = "/tmp/gpulab-slurm-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
+  try {
+    start(gpulabctl);
+  } catch (...) {
+    // A constructor that throws gets no destructor: clean up here.
+    stop();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    throw;
+  }
+}
+
+void SlurmCluster::start(const std::filesystem::path& gpulabctl) {
   // munged wants its key, pid and seed where only root reaches them, and the
   // socket's directory open to all (clients connect as any user).
   ::chmod(dir_.c_str(), 0755);
@@ -157,7 +169,6 @@ SlurmCluster::SlurmCluster(const std::filesystem::path& gpulabctl) {
                    "--pid-file=" + (dir_ / "munge" / "munged.pid").string(),
                    "--seed-file=" + (dir_ / "munge" / "munged.seed").string()});
   if (!platform::wait_until([&] { return std::filesystem::exists(sock); }, 30s)) {
-    stop();
     throw std::runtime_error("munged did not create its socket:\n" + logs());
   }
   const auto sbin = [](const char* p) { return platform::find_on_path(p) ? std::string(p) : std::string("/usr/sbin/") + p; };
@@ -184,9 +195,7 @@ SlurmCluster::SlurmCluster(const std::filesystem::path& gpulabctl) {
       90s);
   if (!idle) {
     if (!died.empty()) died = died + " exited\n";
-    const auto why = "the Slurm node did not become idle:\n" + died + run({"sinfo", "-N", "-l"}).second + logs();
-    stop();
-    throw std::runtime_error(why);
+    throw std::runtime_error("the Slurm node did not become idle:\n" + died + run({"sinfo", "-N", "-l"}).second + logs());
   }
 }
 

@@ -50,6 +50,7 @@ class SlurmCluster {
   [[nodiscard]] std::string logs() const;
 
  private:
+  void start(const std::filesystem::path& gpulabctl);
   pid_t spawn(const std::string& name, const std::vector<std::string>& argv);
   void stop();
 
