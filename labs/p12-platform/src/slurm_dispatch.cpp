@@ -72,6 +72,8 @@ void ControlPlane::sync_slurm() {
         // between resubmits this attempt instead of starting a second one.
         if (job.attempt == 0 || a.ended) ++job.attempt;
         job.reason = fmt::format("submitting attempt {} to Slurm (sbatch)", job.attempt);
+        job.requeued_because.clear();
+        queued_since_.erase(id);  // Slurm's queue from here on, not the placement histogram's
         save_job(job);
         to_submit.push_back({id, job.attempt, job.spec});
       } else if (!a.slurm_id.empty()) {
