@@ -156,6 +156,17 @@ TEST_F(SlurmDispatchTest, CancelRunsScancelAndARestartedControlPlaneStillSendsIt
   EXPECT_EQ(slurp(dir_ / "cancelled"), "100\n") << "scancel once";
 }
 
+TEST_F(SlurmDispatchTest, AJobCancelledBeforeSbatchIsNeverSubmitted) {
+  auto cp = make();
+  const auto id = cp->submit(spec(), "").first.id;
+  cp->cancel(id);
+  cp->tick();
+  cp->tick();
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "submitted"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "cancelled"));
+  EXPECT_EQ(cp->get_job(id).reason, "cancelled by the user");
+}
+
 TEST_F(SlurmDispatchTest, BadInputFailsAtOnceAndAForgottenJobIsRetried) {
   auto cp = make();
   const auto id = cp->submit(spec(), "").first.id;

@@ -161,7 +161,7 @@ Job ControlPlane::cancel(const std::string& id) {
   job.endpoint.clear();
   job.finished_at = now();
   queued_since_.erase(id);
-  if (job.spec.executor == Executor::kSlurm) {
+  if (job.spec.executor == Executor::kSlurm && job.attempt > 0) {
     slurm_cancel_.insert(id);  // scancel runs on the next tick, outside this lock
     slurm_dirty_ = true;
   }

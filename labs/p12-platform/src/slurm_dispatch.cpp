@@ -109,8 +109,12 @@ void ControlPlane::sync_slurm() {
       if (why.empty()) {
         slurm_cancel_.erase(id);
         Job& job = jobs_.at(id);
-        job.reason = fmt::format("cancelled by the user (scancel {})", slurm_->attempt(id, job.attempt).slurm_id);
-        save_job(job);
+        // No Slurm id yet: cancelled before sbatch answered; the submission's
+        // own step below sends the scancel once the id is known.
+        if (const auto sid = slurm_->attempt(id, job.attempt).slurm_id; !sid.empty()) {
+          job.reason = fmt::format("cancelled by the user (scancel {})", sid);
+          save_job(job);
+        }
       }
       // Else: retried next tick (slurmctld down, say); the job is cancelled already.
     }

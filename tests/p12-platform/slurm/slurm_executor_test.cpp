@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -34,7 +35,17 @@ class SlurmTest : public ::testing::Test {
       skip_reason_ = new std::string(*why);
       return;
     }
-    slurm_ = new SlurmCluster(std::filesystem::path(GPULAB_BIN_DIR) / "gpulabctl");
+    // Its two ports are picked free and then bound by the daemons: another
+    // process can take one in between, so a start that fails is tried again
+    // (a daemon that cannot bind exits at once, so this costs little).
+    for (int attempt = 1; slurm_ == nullptr; ++attempt) {
+      try {
+        slurm_ = new SlurmCluster(std::filesystem::path(GPULAB_BIN_DIR) / "gpulabctl");
+      } catch (const std::exception& e) {
+        if (attempt == 3) throw;
+        std::fprintf(stderr, "Slurm test cluster, start %d failed, trying again: %s\n", attempt, e.what());
+      }
+    }
     // gpulabd control and every Slurm command it runs read this cluster's conf.
     ::setenv("SLURM_CONF", slurm_->conf().c_str(), 1);
   }
