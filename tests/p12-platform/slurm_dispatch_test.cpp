@@ -41,15 +41,23 @@ class SlurmDispatchTest : public ::testing::Test {
     // hands out ids 100, 101, ... and records the script it was given.
     sbatch_ = fake("sbatch",
                    "if [ \"$1\" = --test-only ]; then\n"
-                   "  if grep -q -- '--ntasks=64' ; then echo 'allocation failure: Requested node configuration is "
+                   "  if grep -q -- '--ntasks=64' ; then echo 'allocation failure: Requested node "
+                   "configuration is "
                    "not available' >&2; exit 1; fi\n"
                    "  exit 0\n"
                    "fi\n"
-                   "n=$(cat " + d + "/next 2>/dev/null || echo 100)\n"
-                   "echo $((n + 1)) > " + d + "/next\n"
-                   "echo \"$2\" >> " + d + "/submitted\n"
-                   "echo \"$n\"\n");
-    scontrol_ = fake("scontrol", "cat " + d + "/scontrol.out 2>/dev/null || echo 'No jobs in the system'\n");
+                   "n=$(cat " +
+                       d +
+                       "/next 2>/dev/null || echo 100)\n"
+                       "echo $((n + 1)) > " +
+                       d +
+                       "/next\n"
+                       "echo \"$2\" >> " +
+                       d +
+                       "/submitted\n"
+                       "echo \"$n\"\n");
+    scontrol_ = fake("scontrol",
+                     "cat " + d + "/scontrol.out 2>/dev/null || echo 'No jobs in the system'\n");
     scancel_ = fake("scancel", "echo \"$1\" >> " + d + "/cancelled\n");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -73,8 +81,13 @@ class SlurmDispatchTest : public ::testing::Test {
            " ExitCode=" + exit + " NodeList=gpulab-n1\n";
   }
   static Json spec(int gpus = 2) {
-    return Json{{"name", "t"}, {"kind", "train"}, {"gpus", gpus}, {"backend", "cpu_ref"}, {"executor", "slurm"},
-                {"max_restarts", 1}, {"params", Json{{"steps", 4}}}};
+    return Json{{"name", "t"},
+                {"kind", "train"},
+                {"gpus", gpus},
+                {"backend", "cpu_ref"},
+                {"executor", "slurm"},
+                {"max_restarts", 1},
+                {"params", Json{{"steps", 4}}}};
   }
 
   std::filesystem::path dir_;
@@ -115,24 +128,30 @@ TEST_F(SlurmDispatchTest, SubmitsMirrorsRestartsFromACheckpointAndSucceedsWithRa
   cp->tick();
   j = cp->get_job(job.id);
   EXPECT_EQ(j.restarts, 1);
-  EXPECT_NE(j.reason.find("restarting: Slurm job 100 FAILED (exit 1, NonZeroExitCode)"), std::string::npos) << j.reason;
+  EXPECT_NE(j.reason.find("restarting: Slurm job 100 FAILED (exit 1, NonZeroExitCode)"),
+            std::string::npos)
+      << j.reason;
   cp->tick();
   j = cp->get_job(job.id);
   EXPECT_EQ(j.attempt, 2);
   EXPECT_EQ(j.reason, "submitted to Slurm as job 101");
 
   const auto attempt2 = dir_ / "state" / "slurm" / job.id / "attempt-2";
-  std::ofstream(attempt2 / "rank-0.out") << "gpulab: rank 0 of 2 on gpulab-n1, CUDA_VISIBLE_DEVICES=0\n"
-                                         << R"({"event":"step","step":4,"loss":1.5})" << "\n"
-                                         << R"({"event":"done","final_loss":1.5,"world":2})" << "\n";
+  std::ofstream(attempt2 / "rank-0.out")
+      << "gpulab: rank 0 of 2 on gpulab-n1, CUDA_VISIBLE_DEVICES=0\n"
+      << R"({"event":"step","step":4,"loss":1.5})"
+      << "\n"
+      << R"({"event":"done","final_loss":1.5,"world":2})"
+      << "\n";
   slurm_says(line(100, "FAILED", "1:0") + line(101, "COMPLETED"));
   cp->tick();
   j = cp->get_job(job.id);
   EXPECT_EQ(j.state, JobState::kSucceeded);
   EXPECT_EQ(j.reason, "Slurm job 101 COMPLETED on gpulab-n1: every rank exited 0");
   EXPECT_EQ(j.result.at("final_loss"), 1.5);
-  EXPECT_NE(cp->logs(job.id).find("==> " + job.id + ".2.0 (rank 0 under srun) <==\ngpulab: rank 0 of 2"),
-            std::string::npos)
+  EXPECT_NE(
+      cp->logs(job.id).find("==> " + job.id + ".2.0 (rank 0 under srun) <==\ngpulab: rank 0 of 2"),
+      std::string::npos)
       << cp->logs(job.id);
 }
 
@@ -192,7 +211,8 @@ TEST_F(SlurmDispatchTest, WhatSlurmCannotRunOrNoSbatchIsA400NamingTheField) {
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 400);
     EXPECT_STREQ(e.what(),
-                 "gpus: Slurm cannot run 64 task(s) with one gpu:cpu_ref each: allocation failure: Requested node "
+                 "gpus: Slurm cannot run 64 task(s) with one gpu:cpu_ref each: allocation failure: "
+                 "Requested node "
                  "configuration is not available");
   }
   auto none = make("gpulab-no-such-sbatch");
@@ -202,7 +222,8 @@ TEST_F(SlurmDispatchTest, WhatSlurmCannotRunOrNoSbatchIsA400NamingTheField) {
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 400);
     EXPECT_STREQ(e.what(),
-                 "executor: slurm needs gpulab-no-such-sbatch on the control plane's PATH (Debian: apt-get install "
+                 "executor: slurm needs gpulab-no-such-sbatch on the control plane's PATH (Debian: "
+                 "apt-get install "
                  "slurm-client); not found");
   }
   EXPECT_TRUE(cp->list_jobs().empty());

@@ -1,12 +1,11 @@
 #include "platform/command.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <cerrno>
 #include <cstring>
@@ -23,7 +22,8 @@ constexpr std::size_t kMaxStreamBytes = 1 << 20;
 struct Pipe {
   int fd[2] = {-1, -1};
   Pipe() {
-    if (::pipe2(fd, O_CLOEXEC) != 0) throw gpulab::RunError(fmt::format("pipe: {}", std::strerror(errno)));
+    if (::pipe2(fd, O_CLOEXEC) != 0)
+      throw gpulab::RunError(fmt::format("pipe: {}", std::strerror(errno)));
   }
   ~Pipe() {
     for (int f : fd) {
@@ -41,7 +41,8 @@ struct Pipe {
 }  // namespace
 
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& stdin_text,
-                          std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env) {
+                          std::chrono::milliseconds timeout,
+                          const std::map<std::string, std::string>& env) {
   if (argv.empty()) throw gpulab::RunError("run_command: no program");
   Pipe in, out, err;
   std::vector<char*> args;
@@ -77,7 +78,8 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
   std::string* sinks[2] = {&r.out, &r.err};
   int open_streams = 2;
   while (open_streams > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       r.timed_out = true;
       ::kill(pid, SIGKILL);
@@ -91,7 +93,8 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
       char buf[4096];
       const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
       if (got > 0) {
-        if (sinks[i]->size() < kMaxStreamBytes) sinks[i]->append(buf, static_cast<std::size_t>(got));
+        if (sinks[i]->size() < kMaxStreamBytes)
+          sinks[i]->append(buf, static_cast<std::size_t>(got));
       } else if (got == 0 || errno != EINTR) {
         fds[i].fd = -1;
         --open_streams;
@@ -120,7 +123,8 @@ bool find_on_path(const std::string& program) {
   if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
   const char* path = std::getenv("PATH");
   for (const auto& dir : gpulab::split_fields(path ? path : "/usr/bin:/bin", ':')) {
-    if (!dir.empty() && ::access((std::string(dir) + "/" + program).c_str(), X_OK) == 0) return true;
+    if (!dir.empty() && ::access((std::string(dir) + "/" + program).c_str(), X_OK) == 0)
+      return true;
   }
   return false;
 }

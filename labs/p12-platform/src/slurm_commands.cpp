@@ -30,22 +30,26 @@ constexpr const char* kNodesFile = "gpulab-nodes.conf";
 SlurmCommands::SlurmCommands(CLI::App& app) {
   slurm_ = app.add_subcommand("slurm", "Slurm as the engine at scale (no control plane needed).");
   slurm_->require_subcommand(1);
-  gres_conf_ = slurm_->add_subcommand(
-      "gres-conf",
-      "Render a node's gpulab inventory as Slurm's gres.conf (one line per device, Type = its HAL backend)\n"
-      "and the slurm.conf node line with its GRES counts.");
+  gres_conf_ = slurm_->add_subcommand("gres-conf",
+                                      "Render a node's gpulab inventory as Slurm's gres.conf (one "
+                                      "line per device, Type = its HAL backend)\n"
+                                      "and the slurm.conf node line with its GRES counts.");
   gres_conf_->add_option("--node", node_, "Slurm node name (default: this host's short name)");
-  gres_conf_->add_option("--devices", devices_, "auto, or BACKEND:COUNT,... as gpulabd agent --devices")
+  gres_conf_
+      ->add_option("--devices", devices_, "auto, or BACKEND:COUNT,... as gpulabd agent --devices")
       ->capture_default_str();
-  gres_conf_->add_option("--device-file", device_files_,
-                         "DEVICE=PATH: the device file of DEVICE (repeatable; cuda devices default to "
-                         "/dev/nvidia<i>, HAL CPU devices have none and need one)");
-  gres_conf_->add_option("--node-attrs", node_attrs_,
-                         "slurm.conf attributes appended to the node line (\"NodeAddr=10.0.0.7 CPUs=64\")");
-  gres_conf_->add_option("--out", out_dir_,
-                         fmt::format("Write DIR/gres.conf and DIR/{} (for `Include` in slurm.conf) instead of "
-                                     "printing them",
-                                     kNodesFile));
+  gres_conf_->add_option(
+      "--device-file", device_files_,
+      "DEVICE=PATH: the device file of DEVICE (repeatable; cuda devices default to "
+      "/dev/nvidia<i>, HAL CPU devices have none and need one)");
+  gres_conf_->add_option(
+      "--node-attrs", node_attrs_,
+      "slurm.conf attributes appended to the node line (\"NodeAddr=10.0.0.7 CPUs=64\")");
+  gres_conf_->add_option(
+      "--out", out_dir_,
+      fmt::format("Write DIR/gres.conf and DIR/{} (for `Include` in slurm.conf) instead of "
+                  "printing them",
+                  kNodesFile));
   gres_conf_->add_flag("--json", json_, "Print both as one JSON document");
 }
 
@@ -66,17 +70,21 @@ std::optional<int> SlurmCommands::run() const {
   if (!out_dir_.empty()) {
     gres_path = (std::filesystem::path(out_dir_) / "gres.conf").string();
     nodes_path = (std::filesystem::path(out_dir_) / kNodesFile).string();
-    for (const auto& [path, text] : {std::pair{gres_path, conf.gres_conf}, std::pair{nodes_path, conf.node_line}}) {
+    for (const auto& [path, text] :
+         {std::pair{gres_path, conf.gres_conf}, std::pair{nodes_path, conf.node_line}}) {
       if (auto r = gpulab::write_file(path, text); !r) throw gpulab::RunError(r.error().message);
     }
   }
   if (json_) {
-    gpulab::Json j{{"node", node}, {"devices", devices.size()}, {"gres_conf", conf.gres_conf},
+    gpulab::Json j{{"node", node},
+                   {"devices", devices.size()},
+                   {"gres_conf", conf.gres_conf},
                    {"node_line", conf.node_line}};
     if (!out_dir_.empty()) j["written"] = {gres_path, nodes_path};
     gpulab::print_json(j);
   } else if (!out_dir_.empty()) {
-    fmt::print("wrote {} ({} device(s)) and {}:\n{}", gres_path, devices.size(), nodes_path, conf.node_line);
+    fmt::print("wrote {} ({} device(s)) and {}:\n{}", gres_path, devices.size(), nodes_path,
+               conf.node_line);
   } else {
     fmt::print("{}# slurm.conf\n{}", conf.gres_conf, conf.node_line);
   }

@@ -24,14 +24,16 @@ void ControlPlane::check_slurm_submission(const JobSpec& spec) const {
   if (const auto why = slurm_->unavailable(); !why.empty()) throw ApiError(400, "executor: " + why);
   // Refused now, with Slurm's own words, rather than a job that fails later.
   if (const auto why = slurm_->test_only(spec); !why.empty()) {
-    throw ApiError(400, fmt::format("gpus: Slurm cannot run {} task(s) with one gpu:{} each: {}", spec.gpus,
-                                    spec.backend, why));
+    throw ApiError(400, fmt::format("gpus: Slurm cannot run {} task(s) with one gpu:{} each: {}",
+                                    spec.gpus, spec.backend, why));
   }
 }
 
 void ControlPlane::recover_slurm_locked() {
   for (const auto& [id, job] : jobs_) {
-    if (job.spec.executor != Executor::kSlurm || job.attempt == 0 || job.state != JobState::kCancelled) continue;
+    if (job.spec.executor != Executor::kSlurm || job.attempt == 0 ||
+        job.state != JobState::kCancelled)
+      continue;
     const auto a = slurm_->attempt(id, job.attempt);
     if (!a.slurm_id.empty() && !a.ended && !a.cancel_sent) slurm_cancel_.insert(id);
   }
@@ -143,7 +145,8 @@ void ControlPlane::sync_slurm() {
       for (const auto& tr : tracked) {
         Job& job = jobs_.at(tr.job);
         if (!is_terminal(job.state)) {
-          job.reason = fmt::format("Slurm job {}: cannot ask Slurm ({}); retrying", tr.slurm_id, poll_error);
+          job.reason =
+              fmt::format("Slurm job {}: cannot ask Slurm ({}); retrying", tr.slurm_id, poll_error);
           save_job(job);
         }
       }
@@ -157,20 +160,23 @@ void ControlPlane::sync_slurm() {
         // slurmctld forgets a job MinJobAge after it ends; one we never saw
         // end is lost to us, and its attempt is retried like a lost node's.
         slurm_->mark_ended(job.id, tr.attempt);
-        restart_or_fail_locked(job, fmt::format("Slurm no longer knows job {}", tr.slurm_id), false);
+        restart_or_fail_locked(job, fmt::format("Slurm no longer knows job {}", tr.slurm_id),
+                               false);
         continue;
       }
       const auto& st = it->second;
       const auto mirrored = mirror_state(st.state);
       const std::string where = st.nodes.empty() || st.nodes == "(null)" ? "" : " on " + st.nodes;
       if (!mirrored) {
-        job.reason = fmt::format("Slurm job {} is {}{} (a state gpulab does not map)", st.id, st.state, where);
+        job.reason = fmt::format("Slurm job {} is {}{} (a state gpulab does not map)", st.id,
+                                 st.state, where);
       } else if (*mirrored == JobState::kPending) {
         job.reason = fmt::format("Slurm job {} pending: {}", st.id, st.reason);
       } else if (*mirrored == JobState::kRunning) {
         if (job.state != JobState::kRunning) job.started_at = t;
         job.state = JobState::kRunning;
-        job.reason = fmt::format("Slurm job {} {}{}, {} task(s)", st.id, st.state, where, job.spec.gpus);
+        job.reason =
+            fmt::format("Slurm job {} {}{}, {} task(s)", st.id, st.state, where, job.spec.gpus);
       } else {
         slurm_->mark_ended(job.id, tr.attempt);
         if (*mirrored == JobState::kSucceeded) {
@@ -184,8 +190,9 @@ void ControlPlane::sync_slurm() {
           job.reason = fmt::format("Slurm job {} was cancelled outside gpulab", st.id);
           job.finished_at = t;
         } else {
-          const std::string why = fmt::format("Slurm job {} {} (exit {}{}, {})", st.id, st.state, st.exit_code,
-                                              st.signal != 0 ? fmt::format(", signal {}", st.signal) : "", st.reason);
+          const std::string why =
+              fmt::format("Slurm job {} {} (exit {}{}, {})", st.id, st.state, st.exit_code,
+                          st.signal != 0 ? fmt::format(", signal {}", st.signal) : "", st.reason);
           // Exit 2 is gpulab-task's bad input: a restart would fail the same way.
           restart_or_fail_locked(job, why, st.exit_code == 2);
           if (job.state == JobState::kPending) slurm_dirty_ = true;

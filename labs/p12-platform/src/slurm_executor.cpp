@@ -36,8 +36,10 @@ SlurmExecutor::SlurmExecutor(SlurmOptions options, std::filesystem::path state_d
 std::string SlurmExecutor::unavailable() const {
   for (const auto* p : {&options_.sbatch, &options_.scontrol, &options_.scancel}) {
     if (!find_on_path(*p)) {
-      return fmt::format("slurm needs {} on the control plane's PATH (Debian: apt-get install slurm-client); not found",
-                         *p);
+      return fmt::format(
+          "slurm needs {} on the control plane's PATH (Debian: apt-get install slurm-client); not "
+          "found",
+          *p);
     }
   }
   if (::access(options_.task_program.c_str(), X_OK) != 0) {
@@ -52,25 +54,40 @@ std::filesystem::path SlurmExecutor::attempt_dir(const std::string& job_id, int 
 }
 
 std::string SlurmExecutor::test_only(const JobSpec& spec) const {
-  SlurmScriptInputs in{"test-only", 1, spec, options_.task_program, state_dir_ / "slurm", state_dir_ / "checkpoints",
+  SlurmScriptInputs in{"test-only",
+                       1,
+                       spec,
+                       options_.task_program,
+                       state_dir_ / "slurm",
+                       state_dir_ / "checkpoints",
                        options_.address};
-  const auto r = run_command({options_.sbatch, "--test-only"}, render_batch_script(in), options_.command_timeout);
+  const auto r = run_command({options_.sbatch, "--test-only"}, render_batch_script(in),
+                             options_.command_timeout);
   // sbatch --test-only reports success on stderr too ("Job 3 to start at ..."), with status 0.
   return r.exit_code == 0 ? std::string() : first_error_line(r);
 }
 
-std::string SlurmExecutor::submit(const std::string& job_id, int attempt, const JobSpec& spec) const {
+std::string SlurmExecutor::submit(const std::string& job_id, int attempt,
+                                  const JobSpec& spec) const {
   const auto dir = attempt_dir(job_id, attempt);
   std::error_code ec;
-  std::filesystem::remove_all(dir, ec);  // a resubmission of an attempt starts clean (fresh rendezvous)
+  std::filesystem::remove_all(dir,
+                              ec);  // a resubmission of an attempt starts clean (fresh rendezvous)
   std::filesystem::create_directories(dir, ec);
   if (ec) throw gpulab::RunError(fmt::format("{}: {}", dir.string(), ec.message()));
-  const SlurmScriptInputs in{job_id, attempt, spec, options_.task_program, dir, state_dir_ / "checkpoints" / job_id,
+  const SlurmScriptInputs in{job_id,
+                             attempt,
+                             spec,
+                             options_.task_program,
+                             dir,
+                             state_dir_ / "checkpoints" / job_id,
                              options_.address};
   const std::string script = render_batch_script(in);
   write_or_throw(dir / "batch.sh", script);
-  const auto r = run_command({options_.sbatch, "--parsable", (dir / "batch.sh").string()}, "", options_.command_timeout);
-  if (r.exit_code != 0) throw gpulab::RunError(fmt::format("sbatch refused it: {}", first_error_line(r)));
+  const auto r = run_command({options_.sbatch, "--parsable", (dir / "batch.sh").string()}, "",
+                             options_.command_timeout);
+  if (r.exit_code != 0)
+    throw gpulab::RunError(fmt::format("sbatch refused it: {}", first_error_line(r)));
   // --parsable prints "ID" or "ID;CLUSTER".
   const auto id = std::string(gpulab::trim(r.out.substr(0, r.out.find_first_of(";\n"))));
   if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
@@ -106,8 +123,10 @@ std::string SlurmExecutor::cancel(const std::string& job_id, int attempt) const 
 }
 
 std::map<std::string, SlurmJobStatus> SlurmExecutor::poll() const {
-  const auto r = run_command({options_.scontrol, "show", "job", "-o"}, "", options_.command_timeout);
-  if (r.exit_code != 0) throw gpulab::RunError(fmt::format("scontrol show job: {}", first_error_line(r)));
+  const auto r =
+      run_command({options_.scontrol, "show", "job", "-o"}, "", options_.command_timeout);
+  if (r.exit_code != 0)
+    throw gpulab::RunError(fmt::format("scontrol show job: {}", first_error_line(r)));
   return parse_scontrol_jobs(r.out);
 }
 
@@ -125,9 +144,12 @@ std::string SlurmExecutor::logs(const std::string& job_id, int attempt, int rank
     out += read_tail(file, kMaxRankLogBytes);
     if (!out.empty() && out.back() != '\n') out += '\n';
   };
-  add(fmt::format("{} attempt {}: slurm job {} batch script", job_id, attempt, a.slurm_id.empty() ? "-" : a.slurm_id),
+  add(fmt::format("{} attempt {}: slurm job {} batch script", job_id, attempt,
+                  a.slurm_id.empty() ? "-" : a.slurm_id),
       dir / "batch.out");
-  for (int r = 0; r < ranks; ++r) add(fmt::format("{}.{}.{} (rank {} under srun)", job_id, attempt, r, r), dir / fmt::format("rank-{}.out", r));
+  for (int r = 0; r < ranks; ++r)
+    add(fmt::format("{}.{}.{} (rank {} under srun)", job_id, attempt, r, r),
+        dir / fmt::format("rank-{}.out", r));
   return out;
 }
 

@@ -4,11 +4,15 @@
 
 namespace platform {
 
-std::string slurm_job_name(const std::string& job_id) { return "gpulab-" + job_id; }
+std::string slurm_job_name(const std::string& job_id) {
+  return "gpulab-" + job_id;
+}
 
 std::string shell_quote(const std::string& s) {
-  const bool plain = !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                                       "-_./:=,@%+") == std::string::npos;
+  const bool plain =
+      !s.empty() && s.find_first_not_of(
+                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                        "-_./:=,@%+") == std::string::npos;
   if (plain) return s;
   std::string out = "'";
   for (char c : s) {
@@ -25,20 +29,30 @@ std::vector<std::string> slurm_rank_argv(const SlurmScriptInputs& in) {
   const auto& s = in.spec;
   const auto str = [](auto v) { return fmt::format("{}", v); };
   if (s.kind == JobKind::kMatmul) {
-    return {"matmul", "--backend", s.backend, "--n", str(s.matmul.n), "--chain", str(s.matmul.chain),
-            "--seed", str(s.matmul.seed), "--json"};
+    return {"matmul",           "--backend", s.backend,           "--n",
+            str(s.matmul.n),    "--chain",   str(s.matmul.chain), "--seed",
+            str(s.matmul.seed), "--json"};
   }
   return {"train",
           "--slurm",
-          "--backend", s.backend,
-          "--steps", str(s.train.steps),
-          "--seed", str(s.train.seed),
-          "--checkpoint-dir", in.checkpoint_dir.string(),
-          "--checkpoint-every", str(s.train.checkpoint_every),
-          "--batch", str(s.train.batch),
-          "--hidden", str(s.train.hidden),
-          "--rendezvous-dir", (in.attempt_dir / "rendezvous").string(),
-          "--address", in.address,
+          "--backend",
+          s.backend,
+          "--steps",
+          str(s.train.steps),
+          "--seed",
+          str(s.train.seed),
+          "--checkpoint-dir",
+          in.checkpoint_dir.string(),
+          "--checkpoint-every",
+          str(s.train.checkpoint_every),
+          "--batch",
+          str(s.train.batch),
+          "--hidden",
+          str(s.train.hidden),
+          "--rendezvous-dir",
+          (in.attempt_dir / "rendezvous").string(),
+          "--address",
+          in.address,
           "--json"};
 }
 
@@ -50,8 +64,10 @@ std::string render_batch_script(const SlurmScriptInputs& in) {
   const std::string rank_out = (in.attempt_dir / "rank-%t.out").string();
   std::string script;
   script += "#!/bin/bash\n";
-  script += fmt::format("# gpulab job {} ({} \"{}\"), attempt {}: written by gpulabd control, submitted with sbatch\n",
-                        in.job_id, kind_name(s.kind), s.name, in.attempt);
+  script += fmt::format(
+      "# gpulab job {} ({} \"{}\"), attempt {}: written by gpulabd control, submitted with "
+      "sbatch\n",
+      in.job_id, kind_name(s.kind), s.name, in.attempt);
   script += fmt::format("#SBATCH --job-name={}\n", slurm_job_name(in.job_id));
   script += fmt::format("#SBATCH --ntasks={}\n", s.gpus);
   // One device per rank, of the backend the spec names (the GRES type
@@ -64,8 +80,9 @@ std::string render_batch_script(const SlurmScriptInputs& in) {
   script += "#SBATCH --no-requeue\n";
   script += "set -eu\n";
   script += "mkdir -p rendezvous\n";
-  script += "echo \"gpulab: slurm job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, $SLURM_NTASKS task(s), "
-            "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}\"\n";
+  script +=
+      "echo \"gpulab: slurm job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, $SLURM_NTASKS task(s), "
+      "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}\"\n";
   // --kill-on-bad-exit: one rank dying ends the step, as a lost rank stops a
   // native gang; each rank's output in its own file for gpulabctl logs.
   // --gpu-bind=per_task:1: Slurm 22.05 binds one device per task by itself
@@ -73,7 +90,8 @@ std::string render_batch_script(const SlurmScriptInputs& in) {
   // empty CUDA_VISIBLE_DEVICES until this was explicit.
   // Each rank first says where it runs (stderr, same file; not a JSON line).
   script += fmt::format(
-      "exec srun --kill-on-bad-exit=1 --gpu-bind=per_task:1 --output={} bash -c {} gpulab-rank {}\n",
+      "exec srun --kill-on-bad-exit=1 --gpu-bind=per_task:1 --output={} bash -c {} gpulab-rank "
+      "{}\n",
       shell_quote(rank_out),
       shell_quote("echo \"gpulab: rank $SLURM_PROCID of $SLURM_NTASKS on $SLURMD_NODENAME, "
                   "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}\" >&2; exec \"$@\""),

@@ -44,7 +44,8 @@ std::string tail_of(const std::filesystem::path& p, std::size_t lines) {
   std::vector<std::string> all;
   for (std::string l; std::getline(in, l);) all.push_back(l);
   std::string out;
-  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += all[i] + "\n";
+  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
+    out += all[i] + "\n";
   return out;
 }
 
@@ -59,7 +60,8 @@ std::string short_hostname() {
 
 std::optional<std::string> SlurmCluster::missing_prerequisites() {
   if (::geteuid() != 0) return "not root (slurmd and munged run as root here)";
-  for (const char* p : {"munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "scancel", "scontrol"}) {
+  for (const char* p :
+       {"munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "scancel", "scontrol"}) {
     if (!platform::find_on_path(p) && !platform::find_on_path(std::string("/usr/sbin/") + p)) {
       return std::string(p) + " not found (apt-get install slurm-wlm munge)";
     }
@@ -113,7 +115,8 @@ void SlurmCluster::start(const std::filesystem::path& gpulabctl) {
   // munged wants its key, pid and seed where only root reaches them, and the
   // socket's directory open to all (clients connect as any user).
   ::chmod(dir_.c_str(), 0755);
-  for (const char* d : {"munge", "sock", "conf", "state", "spool", "log", "dev"}) std::filesystem::create_directory(dir_ / d);
+  for (const char* d : {"munge", "sock", "conf", "state", "spool", "log", "dev"})
+    std::filesystem::create_directory(dir_ / d);
   ::chmod((dir_ / "munge").c_str(), 0700);
   {
     std::ifstream rnd("/dev/urandom", std::ios::binary);
@@ -122,45 +125,49 @@ void SlurmCluster::start(const std::filesystem::path& gpulabctl) {
     std::ofstream(dir_ / "munge" / "munge.key", std::ios::binary) << key;
     ::chmod((dir_ / "munge" / "munge.key").c_str(), 0400);
   }
-  std::vector<std::string> gres_args{gpulabctl.string(), "slurm", "gres-conf", "--node", kNode, "--devices",
-                                     "cpu_ref:" + std::to_string(kGpus), "--out", (dir_ / "conf").string(),
-                                     // 8 CPUs declared on a 2-core machine (config_overrides): several small gangs at once.
-                                     "--node-attrs", "NodeHostname=" + short_hostname() + " NodeAddr=127.0.0.1 CPUs=8"};
+  std::vector<std::string> gres_args{
+      gpulabctl.string(), "slurm", "gres-conf", "--node", kNode, "--devices",
+      "cpu_ref:" + std::to_string(kGpus), "--out", (dir_ / "conf").string(),
+      // 8 CPUs declared on a 2-core machine (config_overrides): several small gangs at once.
+      "--node-attrs", "NodeHostname=" + short_hostname() + " NodeAddr=127.0.0.1 CPUs=8"};
   for (int i = 0; i < kGpus; ++i) {
     const auto dev = dir_ / "dev" / ("gpu" + std::to_string(i));
-    if (::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) throw std::runtime_error("mknod " + dev.string());
+    if (::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
+      throw std::runtime_error("mknod " + dev.string());
     gres_args.push_back("--device-file");
     gres_args.push_back("cpu_ref:" + std::to_string(i) + "=" + dev.string());
   }
   const auto gres = platform::run_command(gres_args, "", 60s);
-  if (gres.exit_code != 0) throw std::runtime_error("gpulabctl slurm gres-conf failed: " + gres.err);
+  if (gres.exit_code != 0)
+    throw std::runtime_error("gpulabctl slurm gres-conf failed: " + gres.err);
 
   conf_ = dir_ / "conf" / "slurm.conf";
   const auto sock = (dir_ / "sock" / "munge.socket").string();
-  std::ofstream(conf_) << "# gpulab's Slurm test cluster: one node, nothing outside " << dir_.string() << "\n"
-                       << "ClusterName=gpulab\n"
-                       << "SlurmctldHost=" << short_hostname() << "(127.0.0.1)\n"
-                       << "SlurmctldPort=" << free_loopback_port() << "\n"
-                       << "SlurmdPort=" << free_loopback_port() << "\n"
-                       << "AuthType=auth/munge\nCredType=cred/munge\n"
-                       << "AuthInfo=socket=" << sock << "\n"
-                       << "SlurmUser=root\nSlurmdUser=root\n"
-                       << "StateSaveLocation=" << (dir_ / "state").string() << "\n"
-                       << "SlurmdSpoolDir=" << (dir_ / "spool").string() << "\n"
-                       << "SlurmctldPidFile=" << (dir_ / "slurmctld.pid").string() << "\n"
-                       << "SlurmdPidFile=" << (dir_ / "slurmd.pid").string() << "\n"
-                       << "SlurmctldLogFile=" << (dir_ / "log" / "slurmctld.log").string() << "\n"
-                       << "SlurmdLogFile=" << (dir_ / "log" / "slurmd.log").string() << "\n"
-                       << "MailProg=/bin/true\n"
-                       // No cgroups: the tests must not depend on the host's hierarchy.
-                       << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n"
-                       << "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
-                       << "SchedulerType=sched/backfill\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n"
-                       << "MpiDefault=none\nReturnToService=2\n"
-                       << "SlurmdParameters=config_overrides\n"
-                       << "GresTypes=gpu\n"
-                       << "Include " << (dir_ / "conf" / "gpulab-nodes.conf").string() << "\n"
-                       << "PartitionName=gpulab Nodes=" << kNode << " Default=YES MaxTime=INFINITE State=UP\n";
+  std::ofstream(conf_)
+      << "# gpulab's Slurm test cluster: one node, nothing outside " << dir_.string() << "\n"
+      << "ClusterName=gpulab\n"
+      << "SlurmctldHost=" << short_hostname() << "(127.0.0.1)\n"
+      << "SlurmctldPort=" << free_loopback_port() << "\n"
+      << "SlurmdPort=" << free_loopback_port() << "\n"
+      << "AuthType=auth/munge\nCredType=cred/munge\n"
+      << "AuthInfo=socket=" << sock << "\n"
+      << "SlurmUser=root\nSlurmdUser=root\n"
+      << "StateSaveLocation=" << (dir_ / "state").string() << "\n"
+      << "SlurmdSpoolDir=" << (dir_ / "spool").string() << "\n"
+      << "SlurmctldPidFile=" << (dir_ / "slurmctld.pid").string() << "\n"
+      << "SlurmdPidFile=" << (dir_ / "slurmd.pid").string() << "\n"
+      << "SlurmctldLogFile=" << (dir_ / "log" / "slurmctld.log").string() << "\n"
+      << "SlurmdLogFile=" << (dir_ / "log" / "slurmd.log").string() << "\n"
+      << "MailProg=/bin/true\n"
+      // No cgroups: the tests must not depend on the host's hierarchy.
+      << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n"
+      << "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
+      << "SchedulerType=sched/backfill\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n"
+      << "MpiDefault=none\nReturnToService=2\n"
+      << "SlurmdParameters=config_overrides\n"
+      << "GresTypes=gpu\n"
+      << "Include " << (dir_ / "conf" / "gpulab-nodes.conf").string() << "\n"
+      << "PartitionName=gpulab Nodes=" << kNode << " Default=YES MaxTime=INFINITE State=UP\n";
 
   const std::string munged = platform::find_on_path("munged") ? "munged" : "/usr/sbin/munged";
   spawn("munged", {munged, "--foreground", "--force", "--socket=" + sock,
@@ -171,7 +178,9 @@ void SlurmCluster::start(const std::filesystem::path& gpulabctl) {
   if (!platform::wait_until([&] { return std::filesystem::exists(sock); }, 30s)) {
     throw std::runtime_error("munged did not create its socket:\n" + logs());
   }
-  const auto sbin = [](const char* p) { return platform::find_on_path(p) ? std::string(p) : std::string("/usr/sbin/") + p; };
+  const auto sbin = [](const char* p) {
+    return platform::find_on_path(p) ? std::string(p) : std::string("/usr/sbin/") + p;
+  };
   spawn("slurmctld", {sbin("slurmctld"), "-D", "-i"});
   spawn("slurmd", {sbin("slurmd"), "-D", "-N", kNode});
   // A daemon that exits (a config error) ends the wait at once; else up to
@@ -195,7 +204,8 @@ void SlurmCluster::start(const std::filesystem::path& gpulabctl) {
       90s);
   if (!idle) {
     if (!died.empty()) died = died + " exited\n";
-    throw std::runtime_error("the Slurm node did not become idle:\n" + died + run({"sinfo", "-N", "-l"}).second + logs());
+    throw std::runtime_error("the Slurm node did not become idle:\n" + died +
+                             run({"sinfo", "-N", "-l"}).second + logs());
   }
 }
 
@@ -212,7 +222,8 @@ std::pair<int, std::string> SlurmCluster::run(const std::vector<std::string>& ar
 
 std::string SlurmCluster::logs() const {
   std::string out;
-  for (const char* f : {"munged.stderr", "slurmctld.stderr", "slurmd.stderr", "slurmctld.log", "slurmd.log"}) {
+  for (const char* f :
+       {"munged.stderr", "slurmctld.stderr", "slurmd.stderr", "slurmctld.log", "slurmd.log"}) {
     out += std::string("--- ") + f + "\n" + tail_of(dir_ / "log" / f, 15);
   }
   return out;

@@ -43,7 +43,8 @@ class SlurmTest : public ::testing::Test {
         slurm_ = new SlurmCluster(std::filesystem::path(GPULAB_BIN_DIR) / "gpulabctl");
       } catch (const std::exception& e) {
         if (attempt == 3) throw;
-        std::fprintf(stderr, "Slurm test cluster, start %d failed, trying again: %s\n", attempt, e.what());
+        std::fprintf(stderr, "Slurm test cluster, start %d failed, trying again: %s\n", attempt,
+                     e.what());
       }
     }
     // gpulabd control and every Slurm command it runs read this cluster's conf.
@@ -76,22 +77,32 @@ class SlurmTest : public ::testing::Test {
   }
 
   static Json train_spec(const std::string& name, const std::string& executor, int steps) {
-    return Json{{"name", name},     {"kind", "train"},       {"gpus", 2},
-                {"backend", "cpu_ref"}, {"executor", executor}, {"max_restarts", 0},
+    return Json{{"name", name},
+                {"kind", "train"},
+                {"gpus", 2},
+                {"backend", "cpu_ref"},
+                {"executor", executor},
+                {"max_restarts", 0},
                 {"params", Json{{"steps", steps}, {"seed", 11}, {"checkpoint_every", 2}}}};
   }
-  std::string submit(const Json& spec) { return api_->post("/v1/jobs", spec.dump()).at("id").get<std::string>(); }
+  std::string submit(const Json& spec) {
+    return api_->post("/v1/jobs", spec.dump()).at("id").get<std::string>();
+  }
 
   // "Slurm job 42 ..." in the job's reason -> "42".
   static std::string slurm_id_of(const Json& job) {
     std::smatch m;
     const auto reason = job.at("reason").get<std::string>();
-    return std::regex_search(reason, m, std::regex("(?:Slurm job|submitted to Slurm as job) ([0-9]+)")) ? m[1].str() : "";
+    return std::regex_search(reason, m,
+                             std::regex("(?:Slurm job|submitted to Slurm as job) ([0-9]+)"))
+               ? m[1].str()
+               : "";
   }
 
   std::string ctl(const std::string& args) {
-    const auto r = gpulab_test::run_program("gpulabctl", "--control " + cluster_->control_url() + " " + args,
-                                            gpulab_test::Stderr::kMerged);
+    const auto r =
+        gpulab_test::run_program("gpulabctl", "--control " + cluster_->control_url() + " " + args,
+                                 gpulab_test::Stderr::kMerged);
     last_exit_ = r.exit_code;
     return r.out;
   }
@@ -114,8 +125,9 @@ TEST_F(SlurmTest, GresConfFromTheInventoryIsWhatSlurmdRuns) {
   EXPECT_NE(node.find("State=IDLE"), std::string::npos) << node;
   // Each task of a 2-task step gets its own device: Slurm sets
   // CUDA_VISIBLE_DEVICES from the gres.conf gpulabctl wrote.
-  const auto out = slurm_->run({"srun", "-n", "2", "--gpus-per-task=cpu_ref:1", "--gpu-bind=per_task:1", "bash", "-c",
-                                "echo rank=$SLURM_PROCID cvd=$CUDA_VISIBLE_DEVICES"});
+  const auto out =
+      slurm_->run({"srun", "-n", "2", "--gpus-per-task=cpu_ref:1", "--gpu-bind=per_task:1", "bash",
+                   "-c", "echo rank=$SLURM_PROCID cvd=$CUDA_VISIBLE_DEVICES"});
   ASSERT_EQ(out.first, 0) << out.second;
   EXPECT_NE(out.second.find("rank=0 cvd="), std::string::npos) << out.second;
   EXPECT_NE(out.second.find("rank=1 cvd="), std::string::npos) << out.second;
@@ -129,14 +141,16 @@ TEST_F(SlurmTest, GresConfFromTheInventoryIsWhatSlurmdRuns) {
 }
 
 TEST_F(SlurmTest, TwoRankTrainUnderSlurmGivesTheNativeExecutorsLoss) {
-  cluster_->start_agent("node-a", "cpu_ref:2", {"--heartbeat-ms", "200", "--no-certify", "--isolation", "process"});
+  cluster_->start_agent("node-a", "cpu_ref:2",
+                        {"--heartbeat-ms", "200", "--no-certify", "--isolation", "process"});
   ASSERT_TRUE(wait_until([&] { return api_->get("/v1/nodes").size() == 1; }, 30s));
   const auto native = submit(train_spec("native", "native", 6));
   const auto slurm = submit(train_spec("under-slurm", "slurm", 6));
   const auto n = wait_for_job(*api_, native, {"succeeded", "failed", "cancelled"}, 180s);
   const auto s = wait_for_job(*api_, slurm, {"succeeded", "failed", "cancelled"}, 180s);
   ASSERT_EQ(n.at("state"), "succeeded") << n.dump();
-  ASSERT_EQ(s.at("state"), "succeeded") << s.dump() << "\n" << api_->get_text("/v1/jobs/" + slurm + "/logs");
+  ASSERT_EQ(s.at("state"), "succeeded") << s.dump() << "\n"
+                                        << api_->get_text("/v1/jobs/" + slurm + "/logs");
   EXPECT_NE(s.at("reason").get<std::string>().find("COMPLETED"), std::string::npos) << s.dump();
   const auto& nr = n.at("result");
   const auto& sr = s.at("result");
@@ -167,11 +181,13 @@ TEST_F(SlurmTest, TwoRankTrainUnderSlurmGivesTheNativeExecutorsLoss) {
 
 TEST_F(SlurmTest, CancelThroughGpulabctlCancelsTheSlurmJob) {
   const auto id = submit(train_spec("long", "slurm", 1'000'000));
-  const auto running = wait_for_job(*api_, id, {"running", "succeeded", "failed", "cancelled"}, 120s);
+  const auto running =
+      wait_for_job(*api_, id, {"running", "succeeded", "failed", "cancelled"}, 120s);
   ASSERT_EQ(running.at("state"), "running") << running.dump();
   const auto slurm_id = slurm_id_of(running);
   ASSERT_FALSE(slurm_id.empty()) << running.dump();
-  ASSERT_EQ(slurm_->run({"squeue", "-h", "-j", slurm_id, "-o", "%i %T"}).second, slurm_id + " RUNNING\n");
+  ASSERT_EQ(slurm_->run({"squeue", "-h", "-j", slurm_id, "-o", "%i %T"}).second,
+            slurm_id + " RUNNING\n");
 
   const auto out = ctl("cancel " + id);
   ASSERT_EQ(last_exit_, 0) << out;
@@ -189,7 +205,10 @@ TEST_F(SlurmTest, CancelThroughGpulabctlCancelsTheSlurmJob) {
   const auto job = api_->get("/v1/jobs/" + id);
   EXPECT_EQ(job.at("state"), "cancelled");
   EXPECT_TRUE(wait_until(
-      [&] { return api_->get("/v1/jobs/" + id).at("reason") == "cancelled by the user (scancel " + slurm_id + ")"; },
+      [&] {
+        return api_->get("/v1/jobs/" + id).at("reason") ==
+               "cancelled by the user (scancel " + slurm_id + ")";
+      },
       60s))
       << api_->get("/v1/jobs/" + id).dump();
 }
@@ -202,7 +221,11 @@ TEST_F(SlurmTest, WhatSlurmCannotRunIsOne400NamingTheField) {
   std::ofstream(path) << spec.dump();
   const auto out = ctl("submit " + path.string());
   EXPECT_EQ(last_exit_, 2) << out;
-  EXPECT_EQ(out.rfind("gpulabctl: error: gpus: Slurm cannot run 64 task(s) with one gpu:cpu_ref each: ", 0), 0U) << out;
+  EXPECT_EQ(
+      out.rfind("gpulabctl: error: gpus: Slurm cannot run 64 task(s) with one gpu:cpu_ref each: ",
+                0),
+      0U)
+      << out;
   EXPECT_NE(out.find("Requested node configuration is not available"), std::string::npos) << out;
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   EXPECT_TRUE(api_->get("/v1/jobs").empty());

@@ -23,7 +23,8 @@ struct CommandResult {
 // gpulab::RunError only when it cannot start (fork or pipe failed); a program
 // that is missing is exit code 127 with the reason in `err`.
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& stdin_text,
-                          std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env = {});
+                          std::chrono::milliseconds timeout,
+                          const std::map<std::string, std::string>& env = {});
 
 // The first line of the text the command printed on stderr (else stdout), or
 // "exit status N" when it printed nothing: what an error message quotes.

@@ -28,8 +28,9 @@
 namespace platform {
 
 struct SlurmOptions {
-  std::filesystem::path task_program;  // as compute nodes see it; default gpulab-task beside this executable
-  std::string address = "127.0.0.1";   // the ranks' listen address (one node: loopback)
+  std::filesystem::path
+      task_program;  // as compute nodes see it; default gpulab-task beside this executable
+  std::string address = "127.0.0.1";  // the ranks' listen address (one node: loopback)
   std::chrono::milliseconds poll_interval{1000};
   std::chrono::milliseconds command_timeout{30000};
   std::string sbatch = "sbatch";

@@ -28,6 +28,7 @@ struct GresConf {
 // `node_attrs` ("NodeAddr=10.0.0.7 CPUs=64") is appended to the node line:
 // the site's own attributes, which the inventory does not know.
 GresConf render_gres_conf(const std::string& node, const std::vector<Device>& devices,
-                          const std::map<std::string, std::string>& device_files, const std::string& node_attrs = {});
+                          const std::map<std::string, std::string>& device_files,
+                          const std::string& node_attrs = {});
 
 }  // namespace platform

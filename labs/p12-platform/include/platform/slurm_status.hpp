@@ -19,13 +19,13 @@
 namespace platform {
 
 struct SlurmJobStatus {
-  std::string id;         // JobId
-  std::string name;       // JobName
-  std::string state;      // JobState: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ...
-  std::string reason;     // Reason ("None", "Resources", "NonZeroExitCode")
-  int exit_code = 0;      // ExitCode=E:S, the batch script's exit status
-  int signal = 0;         //   and the signal that ended it
-  std::string nodes;      // NodeList ("(null)" while pending)
+  std::string id;      // JobId
+  std::string name;    // JobName
+  std::string state;   // JobState: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ...
+  std::string reason;  // Reason ("None", "Resources", "NonZeroExitCode")
+  int exit_code = 0;   // ExitCode=E:S, the batch script's exit status
+  int signal = 0;      //   and the signal that ended it
+  std::string nodes;   // NodeList ("(null)" while pending)
 };
 
 // Every job of the text, by id. Lines that hold no JobId (the "No jobs in
