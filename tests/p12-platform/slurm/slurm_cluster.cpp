@@ -18,6 +18,7 @@
 
 #include "platform/command.hpp"
 #include "platform/local_cluster.hpp"
+#include "platform/slurm_script.hpp"
 
 namespace gpulab_test {
 namespace {
@@ -60,8 +61,8 @@ std::string short_hostname() {
 
 std::optional<std::string> SlurmCluster::missing_prerequisites() {
   if (::geteuid() != 0) return "not root (slurmd and munged run as root here)";
-  for (const char* p :
-       {"munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "scancel", "scontrol"}) {
+  for (const char* p : {"munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "scancel",
+                        "scontrol", "unshare", "bash"}) {
     if (!platform::find_on_path(p) && !platform::find_on_path(std::string("/usr/sbin/") + p)) {
       return std::string(p) + " not found (apt-get install slurm-wlm munge)";
     }
@@ -91,8 +92,6 @@ pid_t SlurmCluster::spawn(const std::string& name, const std::vector<std::string
     ::execvp(args[0], args.data());
     ::_exit(127);
   }
-  daemons_[name] = pid;
-  order_.push_back(name);
   return pid;
 }
 
@@ -169,33 +168,41 @@ void SlurmCluster::start(const std::filesystem::path& gpulabctl) {
       << "Include " << (dir_ / "conf" / "gpulab-nodes.conf").string() << "\n"
       << "PartitionName=gpulab Nodes=" << kNode << " Default=YES MaxTime=INFINITE State=UP\n";
 
-  const std::string munged = platform::find_on_path("munged") ? "munged" : "/usr/sbin/munged";
-  spawn("munged", {munged, "--foreground", "--force", "--socket=" + sock,
-                   "--key-file=" + (dir_ / "munge" / "munge.key").string(),
-                   "--log-file=" + (dir_ / "log" / "munged.log").string(),
-                   "--pid-file=" + (dir_ / "munge" / "munged.pid").string(),
-                   "--seed-file=" + (dir_ / "munge" / "munged.seed").string()});
-  if (!platform::wait_until([&] { return std::filesystem::exists(sock); }, 30s)) {
-    throw std::runtime_error("munged did not create its socket:\n" + logs());
-  }
   const auto sbin = [](const char* p) {
     return platform::find_on_path(p) ? std::string(p) : std::string("/usr/sbin/") + p;
   };
-  spawn("slurmctld", {sbin("slurmctld"), "-D", "-i"});
-  spawn("slurmd", {sbin("slurmd"), "-D", "-N", kNode});
+  const auto q = [](const std::filesystem::path& p) { return platform::shell_quote(p.string()); };
+  const auto log = dir_ / "log";
+  // The three daemons in a PID namespace of their own, whose init is this
+  // script: when it ends (a daemon exited, teardown, or the test process
+  // died and took unshare along through PR_SET_PDEATHSIG), the kernel kills
+  // everything in the namespace — slurmstepd and the job's ranks included,
+  // which a plain child's death signal would not reach (slurmd does not take
+  // its steps with it). /proc is remounted so proctrack/linuxproc sees the
+  // namespace's own pids.
+  const std::string script =
+      sbin("munged") + " --foreground --force --socket=" + platform::shell_quote(sock) +
+      " --key-file=" + q(dir_ / "munge" / "munge.key") + " --log-file=" + q(log / "munged.log") +
+      " --pid-file=" + q(dir_ / "munge" / "munged.pid") +
+      " --seed-file=" + q(dir_ / "munge" / "munged.seed") + " 2> " + q(log / "munged.stderr") +
+      " &\n" + "for i in $(seq 600); do [ -S " + platform::shell_quote(sock) +
+      " ] && break; sleep 0.05; done\n" + sbin("slurmctld") + " -D -i > " +
+      q(log / "slurmctld.stderr") + " 2>&1 &\n" + sbin("slurmd") + " -D -N " + kNode + " > " +
+      q(log / "slurmd.stderr") + " 2>&1 &\n" +
+      "wait -n\n"
+      "echo 'a Slurm daemon exited: the test cluster stops' >&2\n";
+  cluster_pid_ = spawn("cluster", {"unshare", "--pid", "--fork", "--mount-proc",
+                                   "--kill-child=SIGKILL", "bash", "-c", script});
   // A daemon that exits (a config error) ends the wait at once; else up to
   // 90 s for a slow start on a loaded machine.
-  std::string died;
+  bool exited = false;
   bool idle = false;
   platform::wait_until(
       [&] {
-        for (const char* d : {"slurmctld", "slurmd"}) {
-          if (::waitpid(daemons_.at(d), nullptr, WNOHANG) == daemons_.at(d)) {
-            died = d;
-            daemons_.erase(d);
-            std::erase(order_, std::string(d));
-            return true;
-          }
+        if (::waitpid(cluster_pid_, nullptr, WNOHANG) == cluster_pid_) {
+          exited = true;
+          cluster_pid_ = -1;
+          return true;
         }
         const auto [rc, out] = run({"sinfo", "-h", "-n", kNode, "-o", "%t"});
         idle = rc == 0 && out.rfind("idle", 0) == 0;
@@ -203,8 +210,8 @@ void SlurmCluster::start(const std::filesystem::path& gpulabctl) {
       },
       90s);
   if (!idle) {
-    if (!died.empty()) died = died + " exited\n";
-    throw std::runtime_error("the Slurm node did not become idle:\n" + died +
+    throw std::runtime_error(std::string("the Slurm node did not become idle:\n") +
+                             (exited ? "a daemon exited\n" : "") +
                              run({"sinfo", "-N", "-l"}).second + logs());
   }
 }
@@ -230,32 +237,27 @@ std::string SlurmCluster::logs() const {
 }
 
 void SlurmCluster::stop() {
-  if (daemons_.count("slurmctld") != 0) {
-    // Every job of this cluster ends before its daemons do: no slurmstepd or
-    // rank outlives the test.
-    (void)run({"scancel", "--full", "--user=root"});
-    platform::wait_until(
-        [&] {
-          const auto [rc, out] = run({"squeue", "-h", "-o", "%i"});
-          return rc != 0 || out.find_first_not_of(" \n") == std::string::npos;
-        },
-        60s);
+  if (cluster_pid_ < 0) return;
+  // Every job ends before the daemons do, through Slurm; the namespace's end
+  // below is the backstop for anything left.
+  (void)run({"scancel", "--full", "--user=root"});
+  platform::wait_until(
+      [&] {
+        const auto [rc, out] = run({"squeue", "-h", "-o", "%i"});
+        return rc != 0 || out.find_first_not_of(" \n") == std::string::npos;
+      },
+      60s);
+  ::kill(cluster_pid_, SIGTERM);  // unshare ends, its child (the namespace's init) gets SIGKILL
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {  // 10 s
+    gone = ::waitpid(cluster_pid_, nullptr, WNOHANG) == cluster_pid_;
+    if (!gone) std::this_thread::sleep_for(20ms);
   }
-  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
-    const pid_t pid = daemons_.at(*it);
-    ::kill(pid, SIGTERM);
-    bool gone = false;
-    for (int i = 0; i < 500 && !gone; ++i) {  // 10 s
-      gone = ::waitpid(pid, nullptr, WNOHANG) == pid;
-      if (!gone) std::this_thread::sleep_for(20ms);
-    }
-    if (!gone) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
+  if (!gone) {
+    ::kill(cluster_pid_, SIGKILL);
+    ::waitpid(cluster_pid_, nullptr, 0);
   }
-  daemons_.clear();
-  order_.clear();
+  cluster_pid_ = -1;
 }
 
 }  // namespace gpulab_test

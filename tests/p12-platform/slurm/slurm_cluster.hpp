@@ -8,10 +8,11 @@
 // SlurmctldPort and SlurmdPort are free loopback ports picked at start, so
 // two test runs never share a cluster.
 //
-// Teardown (the destructor): scancel every job, wait for them to go, SIGTERM
-// the daemons, SIGKILL what is left, remove the directory. The daemons run in
-// the foreground as children with PR_SET_PDEATHSIG, so a test that crashes
-// takes them along instead of leaving them behind.
+// Teardown (the destructor): scancel every job, wait for them to go, end the
+// daemons' PID namespace, remove the directory. The namespace (unshare, a
+// child with PR_SET_PDEATHSIG) also ends when the test process dies, so a
+// test that crashes takes the daemons, slurmstepd and every rank along
+// instead of leaving them behind.
 #pragma once
 
 #include <sys/types.h>
@@ -56,8 +57,7 @@ class SlurmCluster {
 
   std::filesystem::path dir_;
   std::filesystem::path conf_;
-  std::map<std::string, pid_t> daemons_;  // name -> pid, started in this order
-  std::vector<std::string> order_;
+  pid_t cluster_pid_ = -1;  // unshare: the PID namespace every daemon runs in
 };
 
 }  // namespace gpulab_test
