@@ -9,6 +9,7 @@
 #include "platform/api_client.hpp"
 #include "platform/ctl_render.hpp"
 #include "platform/release_commands.hpp"
+#include "platform/slurm_commands.hpp"
 
 namespace {
 constexpr std::size_t kMaxSpecBytes = 1 << 20;
@@ -45,9 +46,11 @@ int main(int argc, char** argv) {
     sub->add_flag("--json", json, "Print the API's JSON");
   }
   const platform::ReleaseCommands release(app);  // release-manifest, verify-release
+  const platform::SlurmCommands slurm(app);       // slurm gres-conf
 
   return gpulab::run_program("gpulabctl", app, argc, argv, [&] {
     if (const auto rc = release.run()) return *rc;
+    if (const auto rc = slurm.run()) return *rc;
     const platform::ApiClient api(control);
     const auto out = [&](const gpulab::Json& doc, const std::string& text) {
       if (json) {

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fifo", "drf"}))
       ->capture_default_str();
   c->add_flag("--no-preempt", no_preempt, "Never evict a running job for a higher-priority one");
+  c->add_option("--slurm-task-program", control.control.slurm.task_program,
+                "gpulab-task as Slurm's compute nodes see it, for jobs with executor: slurm "
+                "(default: gpulab-task beside gpulabd)");
 
   platform::AgentDaemonOptions agent;
   int heartbeat_ms = 1000;

@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "gpulab/cli.hpp"
 #include "platform/task/human_output.hpp"
 #include "platform/task/matmul_job.hpp"
+#include "platform/task/slurm_env.hpp"
 #include "platform/task/train_job.hpp"
 
 namespace task = gpulab::platform::task;
@@ -38,6 +40,9 @@ int main(int argc, char** argv) {
   train->add_option("--backend", tr.backend, "HAL backend for every matmul")->capture_default_str();
   train->add_option("--rank", tr.rank, "This process's rank (0..world-1)")->capture_default_str();
   train->add_option("--world", tr.world, "Number of ranks in the gang")->capture_default_str();
+  bool from_slurm = false;
+  train->add_flag("--slurm", from_slurm,
+                  "Rank and world from SLURM_PROCID and SLURM_NTASKS (a rank started by srun)");
   train->add_option("--steps", tr.steps, "Total training steps of the run")->capture_default_str();
   train->add_option("--seed", tr.seed, "Seed of data, teacher and initial weights")
       ->capture_default_str();
@@ -88,6 +93,7 @@ int main(int argc, char** argv) {
           s.failed_links, s.chain, s.backend, s.worst_ratio);
       return gpulab::kExitCheckFailed;
     }
+    if (from_slurm) task::apply_slurm_env(tr, [](const char* name) { return std::getenv(name); });
     const auto s = task::run_train(tr, {emit});
     emit(task::done_event(s));
     return gpulab::kExitOk;

@@ -71,3 +71,20 @@ TEST(CtlRender, TopCountsDevicesAndLicence) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CtlRender, DescribeOfASlurmJobSaysSlurmPlacedIt) {
+  auto j = job();
+  j["placement"] = Json::array();
+  j["tasks"] = Json::array();
+  j["reason"] = "Slurm job 4 RUNNING on gpulab-n1, 2 task(s)";
+  j["spec"]["executor"] = "slurm";
+  const auto text = platform::render_job(j);
+  EXPECT_NE(text.find("placement by Slurm (executor: slurm)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("state     running: Slurm job 4 RUNNING on gpulab-n1, 2 task(s)\n"), std::string::npos) << text;
+  j["spec"].erase("executor");
+  EXPECT_NE(platform::render_job(j).find("placement -\n"), std::string::npos);
+}
+
+}  // namespace

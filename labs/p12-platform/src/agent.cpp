@@ -53,26 +53,6 @@ std::unique_ptr<httplib::Client> client_for(const std::string& url, std::chrono:
   return c;
 }
 
-// The "done" line a task prints last (gpulab-task --json), or null.
-Json done_line(const std::string& log) {
-  std::size_t end = log.size();
-  while (end > 0) {
-    const auto start = log.rfind('\n', end - 1);
-    const std::size_t from = start == std::string::npos ? 0 : start + 1;
-    const std::string_view line(log.data() + from, end - from);
-    if (line.find("\"event\":\"done\"") != std::string_view::npos) {
-      try {
-        return Json::parse(line);
-      } catch (const Json::exception&) {
-        return Json();
-      }
-    }
-    if (start == std::string::npos) break;
-    end = start;
-  }
-  return Json();
-}
-
 // A TCP port free on `host` now, for a server this agent starts: the kernel
 // picks it (bind to port 0), and the probe socket is closed before the server
 // binds. Another process could take it in between; the server then fails to

@@ -57,6 +57,8 @@ ControlPlane::ControlPlane(ControlOptions options)
     nodes_.emplace(node.name, std::move(node));
   }
   next_seq_ = store_.max_job_seq() + 1;
+  slurm_ = std::make_unique<SlurmExecutor>(options_.slurm, options_.state_dir);
+  recover_slurm_locked();
 }
 
 ControlPlane::~ControlPlane() { stop(); }
@@ -75,6 +77,7 @@ std::pair<Job, bool> ControlPlane::submit(const Json& spec_doc, const std::strin
   } catch (const SpecError& e) {
     throw ApiError(400, e.what());
   }
+  if (spec.executor == Executor::kSlurm) check_slurm_submission(spec);
   std::lock_guard lock(mu_);
   if (!idempotency_key.empty()) {
     if (const auto it = idempotency_.find(idempotency_key); it != idempotency_.end()) {
@@ -128,6 +131,7 @@ std::vector<Task> ControlPlane::tasks_of(const std::string& job_id) const {
 
 std::string ControlPlane::logs(const std::string& job_id) const {
   const Job job = get_job(job_id);
+  if (job.spec.executor == Executor::kSlurm) return slurm_->logs(job.id, job.attempt, job.spec.gpus);
   std::string out;
   for (const auto& t : tasks_of(job_id)) {
     if (t.attempt != job.attempt) continue;
@@ -157,6 +161,10 @@ Job ControlPlane::cancel(const std::string& id) {
   job.endpoint.clear();
   job.finished_at = now();
   queued_since_.erase(id);
+  if (job.spec.executor == Executor::kSlurm && job.attempt > 0) {
+    slurm_cancel_.insert(id);  // scancel runs on the next tick, outside this lock
+    slurm_dirty_ = true;
+  }
   store_.transaction([&] {
     for (auto& [tid, t] : tasks_) {
       if (t.job == id && (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
@@ -440,6 +448,7 @@ void ControlPlane::schedule_locked() {
   std::vector<const Job*> queue;
   SchedulerInput in;
   for (const auto& [id, j] : jobs_) {
+    if (j.spec.executor == Executor::kSlurm) continue;  // Slurm places them (sync_slurm)
     if (j.state == JobState::kPending) queue.push_back(&j);
     if (j.state == JobState::kRunning) in.running.push_back(&j);
   }
@@ -528,6 +537,11 @@ void ControlPlane::schedule_locked() {
 }
 
 void ControlPlane::tick() {
+  tick_native();
+  sync_slurm();
+}
+
+void ControlPlane::tick_native() {
   std::lock_guard lock(mu_);
   const double t = now();
   const double timeout = std::chrono::duration<double>(options_.node_timeout).count();
@@ -552,7 +566,7 @@ void ControlPlane::start() {
   thread_ = std::make_unique<std::thread>([this] {
     std::unique_lock lock(mu_);
     while (!stopping_) {
-      tick_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_ || dirty_; });
+      tick_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_ || dirty_ || slurm_dirty_; });
       if (stopping_) break;
       lock.unlock();
       tick();

@@ -75,6 +75,7 @@ std::string render_job(const Json& j) {
     placement += fmt::format("{}rank {} → {} {}", placement.empty() ? "" : ", ", s.at("rank").get<int>(),
                              s.at("node").get<std::string>(), s.at("device").get<std::string>());
   }
+  if (placement.empty() && spec.value("executor", std::string()) == "slurm") placement = "by Slurm (executor: slurm)";
   out += fmt::format("placement {}\n", placement.empty() ? "-" : placement);
   if (const auto e = j.find("endpoint"); e != j.end() && e->is_string() && !e->get<std::string>().empty()) {
     out += fmt::format("endpoint  {} (POST /v1/completions, GET /metrics)\n", e->get<std::string>());

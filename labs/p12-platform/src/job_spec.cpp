@@ -91,6 +91,21 @@ void reject_unknown(const Json& obj, std::initializer_list<std::string_view> kno
   }
 }
 
+// What Slurm can run of a spec. A serve job needs the agent's health probes
+// and endpoint reports, which a batch job has no equivalent of; and Slurm
+// only knows GRES counts per node, not which HAL backends a node loads, so
+// the backend must be named (it becomes the GRES type: --gpus-per-task=fast:1).
+void check_slurm_spec(const JobSpec& s) {
+  if (s.kind == JobKind::kServe) {
+    throw SpecError("executor", "slurm runs matmul and train jobs; a serve job needs the native executor "
+                                "(its agent probes GET /health and reports the endpoint)");
+  }
+  if (s.backend == "auto") {
+    throw SpecError("backend", "executor slurm needs a named backend (cpu_ref, fast, blas, opencl, cuda): "
+                               "it is the GRES type the job asks Slurm for");
+  }
+}
+
 }  // namespace
 
 std::string_view kind_name(JobKind k) {
@@ -102,13 +117,18 @@ std::string_view kind_name(JobKind k) {
   return "?";
 }
 
+std::string_view executor_name(Executor e) {
+  return e == Executor::kSlurm ? "slurm" : "native";
+}
+
 bool kind_runs_on(JobKind kind, std::string_view backend) {
   return kind != JobKind::kServe || backend != "blas";
 }
 
 JobSpec parse_job_spec(const Json& doc) {
   if (!doc.is_object()) throw SpecError("spec", fmt::format("must be a mapping, got {}", type_of(doc)));
-  reject_unknown(doc, {"name", "kind", "gpus", "gang", "tenant", "priority", "backend", "max_restarts", "params"},
+  reject_unknown(doc, {"name", "kind", "gpus", "gang", "tenant", "priority", "backend", "max_restarts", "executor",
+                      "params"},
                  "");
   JobSpec s;
   s.name = get_string(doc, "name", "name", std::nullopt);
@@ -133,6 +153,14 @@ JobSpec parse_job_spec(const Json& doc) {
     throw SpecError("backend", fmt::format("unknown backend '{}' (auto, cpu_ref, fast, blas, opencl, cuda)", s.backend));
   }
   s.max_restarts = static_cast<int>(get_int(doc, "max_restarts", "max_restarts", 0, 100, 3));
+  const std::string executor = get_string(doc, "executor", "executor", std::string("native"));
+  if (executor == "native") {
+    s.executor = Executor::kNative;
+  } else if (executor == "slurm") {
+    s.executor = Executor::kSlurm;
+  } else {
+    throw SpecError("executor", fmt::format("unknown executor '{}' (native, slurm)", executor));
+  }
 
   const Json empty = Json::object();
   const auto pit = doc.find("params");
@@ -200,6 +228,7 @@ JobSpec parse_job_spec(const Json& doc) {
   if (s.kind == JobKind::kMatmul && s.gpus != 1) {
     throw SpecError("gpus", "a matmul job runs on one device (submit several jobs for more)");
   }
+  if (s.executor == Executor::kSlurm) check_slurm_spec(s);
   return s;
 }
 
@@ -213,6 +242,7 @@ Json to_json(const JobSpec& s) {
   j["priority"] = s.priority;
   j["backend"] = s.backend;
   j["max_restarts"] = s.max_restarts;
+  j["executor"] = executor_name(s.executor);
   Json p = Json::object();
   if (s.kind == JobKind::kMatmul) {
     p["n"] = s.matmul.n;

@@ -119,4 +119,23 @@ std::string read_tail(const std::filesystem::path& file, std::size_t max_bytes) 
   return out;
 }
 
+gpulab::Json done_line(const std::string& log) {
+  std::size_t end = log.size();
+  while (end > 0) {
+    const auto start = log.rfind('\n', end - 1);
+    const std::size_t from = start == std::string::npos ? 0 : start + 1;
+    const std::string_view line(log.data() + from, end - from);
+    if (line.find("\"event\":\"done\"") != std::string_view::npos) {
+      try {
+        return gpulab::Json::parse(line);
+      } catch (const gpulab::Json::exception&) {
+        return gpulab::Json();
+      }
+    }
+    if (start == std::string::npos) break;
+    end = start;
+  }
+  return gpulab::Json();
+}
+
 }  // namespace platform

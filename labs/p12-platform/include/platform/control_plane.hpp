@@ -29,6 +29,7 @@
 #include "cluster_sim/online_scheduler.hpp"
 #include "platform/licence_policy.hpp"
 #include "platform/model.hpp"
+#include "platform/slurm_executor.hpp"
 #include "platform/store.hpp"
 
 namespace platform {
@@ -53,6 +54,7 @@ struct ControlOptions {
   bool preempt = true;  // a pending job evicts strictly lower-priority running ones
   cluster_sim::QueueOrder queue_order = cluster_sim::QueueOrder::kFifo;  // or DRF across tenants
   std::function<double()> clock;  // Unix seconds (tests inject one)
+  SlurmOptions slurm;             // jobs with `executor: slurm` (slurm_dispatch.cpp)
 };
 
 // An error the API maps to an HTTP status: 400 bad input (names the field),
@@ -139,6 +141,7 @@ class ControlPlane {
   [[nodiscard]] double now() const { return options_.clock(); }
 
  private:
+  void tick_native();  // node liveness, licence, the scheduler's pass
   void schedule_locked();
   void restart_or_fail_locked(Job& job, const std::string& why, bool bad_input);
   void finish_job_if_done_locked(Job& job);
@@ -149,6 +152,12 @@ class ControlPlane {
   void save_job(const Job& job);
   void wake_node(const std::string& node);
   std::filesystem::path log_path(const std::string& task_id) const;
+  // The Slurm executor's side of a tick (slurm_dispatch.cpp): submit pending
+  // slurm jobs, scancel cancelled ones, mirror Slurm's states. Takes mu_
+  // itself and runs Slurm's commands without it.
+  void sync_slurm();
+  void check_slurm_submission(const JobSpec& spec) const;  // ApiError 400
+  void recover_slurm_locked();
 
   ControlOptions options_;
   Store store_;
@@ -174,6 +183,10 @@ class ControlPlane {
   gpulab::prom::Exposition placement_;           // the placement latency histogram
   std::unique_ptr<std::thread> thread_;
   bool stopping_ = false;
+  std::unique_ptr<SlurmExecutor> slurm_;
+  std::set<std::string> slurm_cancel_;  // cancelled slurm jobs whose scancel has not succeeded
+  double last_slurm_poll_ = 0;
+  bool slurm_dirty_ = false;  // a slurm job was submitted or cancelled: sync before the next poll interval
 };
 
 }  // namespace platform

@@ -16,6 +16,11 @@ namespace platform {
 enum class JobKind { kMatmul, kTrain, kServe };
 std::string_view kind_name(JobKind k);
 
+// Who runs the job's ranks: the platform's own agents, or a Slurm cluster the
+// control plane submits to (sbatch + srun; slurm_executor.hpp).
+enum class Executor { kNative, kSlurm };
+std::string_view executor_name(Executor e);
+
 // Backends a job may ask for; "auto" lets the scheduler pick.
 inline constexpr std::string_view kBackendNames[] = {"auto", "cpu_ref", "fast", "blas", "opencl", "cuda"};
 
@@ -57,6 +62,7 @@ struct JobSpec {
   int priority = 0;
   std::string backend = "auto";
   int max_restarts = 3;
+  Executor executor = Executor::kNative;
   MatmulParams matmul;
   TrainParams train;
   ServeParams serve;

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/json.hpp"
+
 namespace platform {
 
 struct ChildExit {
@@ -43,5 +45,9 @@ class TaskProcess {
 
 // The last `max_bytes` of a file (logs sent to the control plane).
 std::string read_tail(const std::filesystem::path& file, std::size_t max_bytes);
+
+// The "done" line a task prints last (gpulab-task --json) in `log`, or null:
+// a task's result, whether its agent or Slurm ran it.
+gpulab::Json done_line(const std::string& log);
 
 }  // namespace platform
