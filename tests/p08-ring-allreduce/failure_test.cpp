@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -136,8 +137,11 @@ TEST(SharedMemory, NoSegmentOutlivesAJobWithADeadRank) {
   opts.transport.kind = ring::TransportKind::kShm;
   const auto ranks = ring::launch_local(opts, [&dir](ring::Transport& t) {
     {
+      const auto mine = mapped_segments(::getpid());
       std::ofstream out(dir / std::to_string(t.rank()));
-      for (const auto& inode : mapped_segments(::getpid())) out << inode << "\n";
+      for (const auto& inode : mine) out << inode << "\n";
+      // The scan below must see a live rank's segments, or its empty answer proves nothing.
+      std::ofstream(dir / ("seen-" + std::to_string(t.rank()))) << holders(mine).size() << "\n";
     }
     std::vector<double> v(100'000, 1.0);
     ring::ring_allreduce<double>(t, v, [&](int step) {
@@ -146,15 +150,20 @@ TEST(SharedMemory, NoSegmentOutlivesAJobWithADeadRank) {
     return gpulab::Json{{"done", true}};
   });
   std::set<std::string> inodes;
+  std::size_t seen_alive = 0;
   for (int r = 0; r < 4; ++r) {
     std::ifstream in(dir / std::to_string(r));
     std::string inode;
     while (in >> inode) inodes.insert(inode);
+    std::size_t seen = 0;
+    std::ifstream(dir / ("seen-" + std::to_string(r))) >> seen;
+    seen_alive = std::max(seen_alive, seen);
   }
   std::filesystem::remove_all(dir);
   ASSERT_EQ(ranks[2].status, RankOutcome::Status::kDied);
   // Each rank maps its own segment and its peers' (full mesh on one host): four segments.
   ASSERT_EQ(inodes.size(), 4u) << "the ranks did not map one segment each";
+  EXPECT_GE(seen_alive, 4u) << "the scan found no live rank's segments";
   EXPECT_EQ(holders(inodes), std::vector<std::string>{});
   std::set<std::string> new_entries;
   for (const auto& name : dev_shm_entries())
