@@ -36,6 +36,8 @@ std::string host_identity() {
   return fmt::format("boot={} host={} {} {}", boot, host.data(), net, pid);
 }
 
-bool same_host(const std::string& a, const std::string& b) { return a == b && a.rfind("unknown", 0) != 0; }
+bool same_host(const std::string& a, const std::string& b) {
+  return a == b && a.rfind("unknown", 0) != 0;
+}
 
 }  // namespace ring

@@ -23,12 +23,16 @@ namespace {
 // possible sender, page aligned. Rings from senders that never write stay
 // untouched, so their pages are never allocated.
 constexpr std::size_t kPage = 4096;
-constexpr std::size_t headers_offset() { return sizeof(Doorbell); }
+constexpr std::size_t headers_offset() {
+  return sizeof(Doorbell);
+}
 std::size_t rings_offset(int world) {
   const std::size_t end = headers_offset() + sizeof(RingHeader) * static_cast<std::size_t>(world);
   return (end + kPage - 1) / kPage * kPage;
 }
-constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+constexpr std::size_t align8(std::size_t n) {
+  return (n + 7) & ~std::size_t{7};
+}
 
 [[noreturn]] void fail(const std::string& what) {
   throw std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
@@ -100,7 +104,10 @@ ShmSegment ShmSegment::open_peer(int world, int owner_rank, int pid, int fd) {
 }
 
 ShmSegment::ShmSegment(ShmSegment&& o) noexcept
-    : world_(o.world_), base_(std::exchange(o.base_, nullptr)), size_(o.size_), fd_(std::exchange(o.fd_, -1)) {}
+    : world_(o.world_),
+      base_(std::exchange(o.base_, nullptr)),
+      size_(o.size_),
+      fd_(std::exchange(o.fd_, -1)) {}
 
 ShmSegment& ShmSegment::operator=(ShmSegment&& o) noexcept {
   ShmSegment tmp(std::move(o));
@@ -121,11 +128,13 @@ void ShmSegment::close_fd() {
   fd_ = -1;
 }
 
-Doorbell& ShmSegment::doorbell() const { return *std::launder(reinterpret_cast<Doorbell*>(base_)); }
+Doorbell& ShmSegment::doorbell() const {
+  return *std::launder(reinterpret_cast<Doorbell*>(base_));
+}
 
 RingHeader& ShmSegment::header(int from) const {
-  return *std::launder(
-      reinterpret_cast<RingHeader*>(base_ + headers_offset() + sizeof(RingHeader) * static_cast<std::size_t>(from)));
+  return *std::launder(reinterpret_cast<RingHeader*>(
+      base_ + headers_offset() + sizeof(RingHeader) * static_cast<std::size_t>(from)));
 }
 
 std::byte* ShmSegment::data(int from) const {
@@ -136,7 +145,8 @@ void ring_doorbell(Doorbell& bell) {
   // seq_cst on both sides of the eventcount: either the sleeper registered
   // before this load (and is woken), or its FUTEX_WAIT sees the new seq.
   bell.seq.fetch_add(1, std::memory_order_seq_cst);
-  if (bell.sleepers.load(std::memory_order_seq_cst) != 0) futex(&bell.seq, FUTEX_WAKE, INT_MAX, nullptr);
+  if (bell.sleepers.load(std::memory_order_seq_cst) != 0)
+    futex(&bell.seq, FUTEX_WAKE, INT_MAX, nullptr);
 }
 
 void wait_doorbell(Doorbell& bell, std::uint32_t seen, std::chrono::microseconds spin,
@@ -157,20 +167,25 @@ void wait_doorbell(Doorbell& bell, std::uint32_t seen, std::chrono::microseconds
     // Bounded even without a watchdog deadline, so a lost wake-up (there
     // should be none) costs a second, not forever.
     const long long capped = std::min<long long>(ns, 1'000'000'000LL);
-    const timespec ts{static_cast<time_t>(capped / 1'000'000'000LL), static_cast<long>(capped % 1'000'000'000LL)};
-    futex(&bell.seq, FUTEX_WAIT, seen, &ts);  // EAGAIN (seq moved), ETIMEDOUT, EINTR: the caller re-checks
+    const timespec ts{static_cast<time_t>(capped / 1'000'000'000LL),
+                      static_cast<long>(capped % 1'000'000'000LL)};
+    futex(&bell.seq, FUTEX_WAIT, seen,
+          &ts);  // EAGAIN (seq moved), ETIMEDOUT, EINTR: the caller re-checks
   }
   bell.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-std::size_t ring_write(RingHeader& h, std::byte* data, std::span<const std::byte> src, std::size_t sent) {
+std::size_t ring_write(RingHeader& h, std::byte* data, std::span<const std::byte> src,
+                       std::size_t sent) {
   const std::uint64_t head = h.head.load(std::memory_order_relaxed);  // only this process writes it
-  const std::uint64_t tail = h.tail.load(std::memory_order_acquire);  // the reader is done with what lies before
+  const std::uint64_t tail =
+      h.tail.load(std::memory_order_acquire);  // the reader is done with what lies before
   const std::size_t free = kShmRingBytes - static_cast<std::size_t>(head - tail);
   const std::size_t at = static_cast<std::size_t>(head % kShmRingBytes);
   const std::size_t left = src.size() - sent;
   std::size_t n = std::min({left, free, kShmRingBytes - at, kShmPieceBytes});
-  if (n < left) n &= ~std::size_t{7};  // only the message's last piece may end off an 8-byte boundary
+  if (n < left)
+    n &= ~std::size_t{7};  // only the message's last piece may end off an 8-byte boundary
   if (n == 0) return 0;
   std::memcpy(data + at, src.data() + sent, n);
   const std::uint64_t next = sent + n == src.size() ? head + align8(n) : head + n;
@@ -181,7 +196,8 @@ std::size_t ring_write(RingHeader& h, std::byte* data, std::span<const std::byte
 std::span<const std::byte> ring_peek(const RingHeader& h, const std::byte* data, std::size_t total,
                                      std::size_t received) {
   const std::uint64_t tail = h.tail.load(std::memory_order_relaxed);  // only this process writes it
-  const std::uint64_t head = h.head.load(std::memory_order_acquire);  // the bytes before it are written
+  const std::uint64_t head =
+      h.head.load(std::memory_order_acquire);  // the bytes before it are written
   const std::size_t avail = static_cast<std::size_t>(head - tail);
   const std::size_t at = static_cast<std::size_t>(tail % kShmRingBytes);
   const std::size_t left = total - received;

@@ -105,22 +105,47 @@ void Transport::setup_paths(const TransportOptions& opts, Clock::time_point dead
   shm->peer.resize(static_cast<std::size_t>(world_));
   const SegmentAddress addr{static_cast<std::int32_t>(::getpid()), shm->mine.fd()};
   for (int p : local) send_exact(peers_[p], std::as_bytes(std::span(&addr, 1)), deadline);
+  // Opening a peer's segment can fail where the identities match (a
+  // /proc mounted hidepid, a peer of another uid): auto then keeps that pair
+  // on TCP, shm says why it cannot run.
+  std::vector<std::string> why(static_cast<std::size_t>(world_));
   for (int p : local) {
     SegmentAddress theirs{};
     recv_exact(peers_[p], std::as_writable_bytes(std::span(&theirs, 1)), deadline);
-    shm->peer[static_cast<std::size_t>(p)] = ShmSegment::open_peer(world_, p, theirs.pid, theirs.fd);
+    try {
+      shm->peer[static_cast<std::size_t>(p)] = ShmSegment::open_peer(world_, p, theirs.pid, theirs.fd);
+    } catch (const std::exception& e) {
+      why[static_cast<std::size_t>(p)] = e.what();
+    }
   }
-  // Once every peer has mapped our segment, only mappings hold it: when the
-  // last rank exits, or is killed, the kernel frees it.
-  const std::byte mapped{1};
-  for (int p : local) send_exact(peers_[p], std::span(&mapped, 1), deadline);
+  // A pair shares memory only when each side mapped the other's segment
+  // (data goes into the receiver's, wake-ups into both). Once every peer has
+  // answered, it is done opening ours: only mappings hold it from here on,
+  // and when the last rank exits, or is killed, the kernel frees it.
   for (int p : local) {
-    std::byte ack{0};
-    recv_exact(peers_[p], std::span(&ack, 1), deadline);
+    const std::byte ok{static_cast<unsigned char>(shm->peer[static_cast<std::size_t>(p)].mapped() ? 1 : 0)};
+    send_exact(peers_[p], std::span(&ok, 1), deadline);
+  }
+  int shared = 0;
+  for (int p : local) {
+    std::byte ok{0};
+    recv_exact(peers_[p], std::span(&ok, 1), deadline);
+    auto& seg = shm->peer[static_cast<std::size_t>(p)];
+    if (ok != std::byte{1} && why[static_cast<std::size_t>(p)].empty())
+      why[static_cast<std::size_t>(p)] = fmt::format("rank {} could not map this rank's segment", p);
+    if (!why[static_cast<std::size_t>(p)].empty()) {
+      seg = ShmSegment();
+      if (opts.kind == TransportKind::kShm)
+        throw std::runtime_error(fmt::format("--transport shm: no shared memory with rank {}: {}", p,
+                                             why[static_cast<std::size_t>(p)]));
+    } else {
+      ++shared;
+    }
   }
   shm->mine.close_fd();
+  if (shared == 0) return;
 
-  const auto here = static_cast<unsigned>(local.size() + 1);
+  const auto here = static_cast<unsigned>(shared + 1);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   shm->spin = opts.spin.count() >= 0 ? opts.spin
                                      : (here <= cores ? std::chrono::microseconds(50) : std::chrono::microseconds(0));

@@ -11,10 +11,9 @@
 
 namespace ring {
 
-// "boot=<boot id> host=<hostname> net=<netns inode> pid=<pidns inode>";
-// any part that cannot be read is written as "?" and never matches another
-// rank's ("?" makes the identity unique to this process), so an unreadable
-// /proc means TCP, not a wrong guess.
+// "boot=<boot id> host=<hostname> net:[<inode>] pid:[<inode>]";
+// when any part cannot be read, "unknown host (pid N)", which same_host()
+// matches with nothing, so an unreadable /proc means TCP, not a wrong guess.
 std::string host_identity();
 
 // True when `a` and `b` name the same host, kernel and namespaces.

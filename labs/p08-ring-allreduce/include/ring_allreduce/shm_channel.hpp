@@ -53,7 +53,8 @@ class ShmSegment {
   ShmSegment() = default;
   // Creates and maps a zeroed segment for a world of `world` ranks; throws std::runtime_error.
   static ShmSegment create(int world, int owner_rank);
-  // Maps the segment rank `owner_rank` created, through /proc/`pid`/fd/`fd`; throws std::runtime_error.
+  // Maps the segment rank `owner_rank` created, through /proc/`pid`/fd/`fd`; throws
+  // std::runtime_error.
   static ShmSegment open_peer(int world, int owner_rank, int pid, int fd);
   ShmSegment(ShmSegment&& o) noexcept;
   ShmSegment& operator=(ShmSegment&& o) noexcept;
@@ -62,7 +63,8 @@ class ShmSegment {
   ~ShmSegment();
 
   [[nodiscard]] bool mapped() const { return base_ != nullptr; }
-  // The creator's descriptor, open until close_fd(): peers open it through /proc during the rendezvous.
+  // The creator's descriptor, open until close_fd(): peers open it through /proc during the
+  // rendezvous.
   [[nodiscard]] int fd() const { return fd_; }
   void close_fd();
 
@@ -74,7 +76,8 @@ class ShmSegment {
   [[nodiscard]] static std::size_t bytes_for(int world);
 
  private:
-  ShmSegment(int world, std::byte* base, std::size_t size, int fd) : world_(world), base_(base), size_(size), fd_(fd) {}
+  ShmSegment(int world, std::byte* base, std::size_t size, int fd)
+      : world_(world), base_(base), size_(size), fd_(fd) {}
   int world_ = 0;
   std::byte* base_ = nullptr;
   std::size_t size_ = 0;
@@ -95,7 +98,8 @@ void wait_doorbell(Doorbell& bell, std::uint32_t seen, std::chrono::microseconds
 // bytes written (0 when the ring is full). `sent` is how much of the message
 // went before; the message's last piece pads the stream to 8 bytes, so every
 // message starts aligned and no element straddles the wrap.
-std::size_t ring_write(RingHeader& h, std::byte* data, std::span<const std::byte> src, std::size_t sent);
+std::size_t ring_write(RingHeader& h, std::byte* data, std::span<const std::byte> src,
+                       std::size_t sent);
 // The next bytes of a `total`-byte message of which `received` were
 // consumed, where they lie in the ring: at most one piece, a multiple of 8
 // bytes except the message's last; empty when nothing has arrived.

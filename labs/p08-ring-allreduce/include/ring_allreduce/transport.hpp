@@ -65,7 +65,10 @@ std::string_view transport_kind_name(TransportKind k);
 TransportKind parse_transport_kind(std::string_view name);
 
 struct TransportOptions {
-  TransportKind kind = TransportKind::kAuto;
+  // TCP unless asked: labs built on this one (p08-topology's calibration,
+  // p12-platform's gangs) keep the path their READMEs describe until they opt
+  // in. ring-allreduce's --transport defaults to auto.
+  TransportKind kind = TransportKind::kTcp;
   // How long a rank with nothing to do spins on its doorbell before it sleeps
   // on the futex. Negative: spin 50 us when this host has a core for every
   // rank on it, otherwise not at all (a spinning rank would steal the core the
@@ -93,8 +96,9 @@ class Transport {
 
   // The rendezvous's second half: swaps host identities with every peer over
   // its connection and maps shared memory with those on this host (all of
-  // them for kShm, which throws when one is elsewhere). Collective: every
-  // rank calls it with the same kind, before the first exchange.
+  // them for kShm, which throws when one is elsewhere or cannot be mapped;
+  // kAuto keeps such a pair on TCP). Collective: every rank calls it with the
+  // same kind, before the first exchange.
   void setup_paths(const TransportOptions& opts, Clock::time_point deadline);
 
   // The path the data to and from `peer` takes now.
