@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "ring_allreduce/chunks.hpp"
 #include "ring_allreduce/experiments.hpp"
 #include "ring_allreduce/launcher.hpp"
@@ -130,6 +132,46 @@ TEST_P(Collectives, MessagesOfEveryLengthShareOneStream) {
   for (const auto& r : ranks) {
     ASSERT_EQ(r.status, RankOutcome::Status::kOk) << r.error;
     EXPECT_EQ(r.report["wrong"].get<std::uint64_t>(), 0u) << "rank " << r.rank;
+  }
+}
+
+// The shared rings between two threads of one process, so ThreadSanitizer
+// sees both ends of every ring (between forked ranks it sees only one): a
+// publish without release/acquire, or a reader running ahead of the writer,
+// is a reported race here, and a wrong byte a wrong sum.
+TEST(SharedRings, TwoThreadsSeeEveryByteTheOtherPublished) {
+  const auto deadline = ring::Clock::now() + std::chrono::seconds(30);
+  ring::Listener l = ring::listen_tcp("127.0.0.1", 1);
+  std::vector<ring::Fd> p0(2), p1(2);
+  p1[0] = ring::connect_tcp(l.address, l.port, deadline);
+  p0[1] = ring::accept_tcp(l.fd, deadline);
+  ring::Transport t0(0, 2, std::move(p0), std::chrono::milliseconds(30'000));
+  ring::Transport t1(1, 2, std::move(p1), std::chrono::milliseconds(30'000));
+  ring::TransportOptions opts;
+  opts.kind = ring::TransportKind::kShm;
+  std::thread setup([&] { t1.setup_paths(opts, deadline); });
+  t0.setup_paths(opts, deadline);
+  setup.join();
+  ASSERT_EQ(t0.paths_name(), "shm");
+  EXPECT_EQ(t0.ranks_on_shm(), 2);
+  // 300,001 doubles: each half crosses the 1 MiB ring's wrap point.
+  for (std::size_t n : {1u, 1001u, 300'001u}) {
+    std::vector<double> a(n), b(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = static_cast<double>(i % 1000);
+      b[i] = 1000.0 * static_cast<double>(i % 7);
+    }
+    t0.reset_counters();
+    std::thread peer([&] { ring::ring_allreduce<double>(t1, b); });
+    ring::ring_allreduce<double>(t0, a);
+    peer.join();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double expected = static_cast<double>(i % 1000) + 1000.0 * static_cast<double>(i % 7);
+      wrong += (a[i] != expected) + (b[i] != expected);
+    }
+    EXPECT_EQ(wrong, 0u) << n;
+    EXPECT_EQ(t0.bytes_sent(), ring::ring_bytes_sent(n, 2, 0, 8)) << n;
   }
 }
 
