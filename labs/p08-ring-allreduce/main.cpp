@@ -1,5 +1,5 @@
-// ring-allreduce: N real processes reduce a vector over TCP on 127.0.0.1 with
-// the ring algorithm NCCL uses, count every payload byte they write, and time
+// ring-allreduce: N real processes reduce a vector over shared memory (or TCP)
+// with the ring algorithm NCCL uses, count every payload byte they write, and time
 // it the way nccl-tests does. The tables come from src/*_report.cpp.
 #include <fmt/format.h>
 
@@ -51,8 +51,8 @@ int run_all(const ring::RunOptions& o) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Ring all-reduce over real TCP sockets between real processes on 127.0.0.1.\n"
-      "Proves the 2(N-1)/N*V bytes-per-rank bound by counting socket bytes, and times it like nccl-tests.",
+      "Ring all-reduce between real processes, over shared memory on one host or TCP sockets.\n"
+      "Proves the 2(N-1)/N*V bytes-per-rank bound by counting transport bytes, and times it like nccl-tests.",
       "ring-allreduce"};
   ring::RunOptions o;
   app.add_option("--world", o.world, "Number of worker processes (ranks)")->capture_default_str();
@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--iters", o.iters, "Timed all-reduces per size (0 = only count bytes)")->capture_default_str();
   app.add_option("--warmup", o.warmup, "Untimed all-reduces before timing")->capture_default_str();
+  app.add_option("--rounds", o.rounds,
+                 "Time every row this many times, the rows of a size interleaved, and report the median, 1..100")
+      ->check(gpulab::whole_in<int>(1, 100))
+      ->capture_default_str();
   app.add_flag("--sweep", o.sweep, "Time every size from --sweep-min to --sweep-max bytes, doubling");
   app.add_option("--sweep-min", o.sweep_min, "Smallest message of --sweep, bytes")->capture_default_str();
   app.add_option("--sweep-max", o.sweep_max, "Largest message of --sweep, bytes")->capture_default_str();
@@ -89,7 +93,18 @@ int main(int argc, char** argv) {
                                      "detector names ranks at 2x the median or more)")
                           ->check(gpulab::finite_in(2.0, 100.0))
                           ->capture_default_str();
-  app.add_flag("--compare-mpi", o.compare_mpi, "Under mpirun: also time MPI_Allreduce on the same buffers");
+  app.add_option("--transport", o.transport,
+                 "Data path between ranks: auto (shared memory between ranks on one host, TCP across hosts), "
+                 "shm or tcp")
+      ->check(CLI::IsMember({"auto", "shm", "tcp"}))
+      ->capture_default_str();
+  app.add_option("--shm-spin-us", o.spin_us,
+                 "Shared memory: microseconds a waiting rank spins before it sleeps on its futex, -1..100000 "
+                 "(-1 = 50 when every rank on the host has a core, else 0)")
+      ->check(gpulab::whole_in<int>(-1, 100'000))
+      ->capture_default_str();
+  app.add_flag("--compare-mpi", o.compare_mpi,
+               "Under mpirun: also time MPI_Allreduce on the same buffers, and our ring over shared memory and TCP");
   app.add_option("--listen-addr", o.listen_addr,
                  "Under mpirun: this rank's numeric IPv4 address for the ring's TCP connections")
       ->capture_default_str();

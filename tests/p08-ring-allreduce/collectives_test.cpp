@@ -1,8 +1,11 @@
-// Runs the collectives on real forked ranks over loopback and checks every
-// element of every rank against the exact sum.
+// Runs the collectives on real forked ranks, over shared memory and over
+// loopback TCP, and checks every element of every rank against the exact sum
+// and every rank's byte count against the exact formula on both transports.
 #include "ring_allreduce/collectives.hpp"
 
 #include <gtest/gtest.h>
+
+#include <thread>
 
 #include "ring_allreduce/chunks.hpp"
 #include "ring_allreduce/experiments.hpp"
@@ -28,32 +31,54 @@ ring::RankJob exact_sum_job(Algo algo, std::size_t n) {
       const double expected = 1000.0 * w * (w - 1) / 2 + w * (static_cast<double>(i % 997) + 1);
       if (static_cast<double>(v[i]) != expected) ++wrong;
     }
-    return gpulab::Json{{"wrong", wrong}, {"sent", t.bytes_sent()}, {"received", t.bytes_received()}};
+    return gpulab::Json{
+        {"wrong", wrong}, {"sent", t.bytes_sent()}, {"received", t.bytes_received()}, {"via", t.paths_name()}};
   };
 }
 
-std::vector<RankOutcome> run(int world, const ring::RankJob& job) {
-  ring::LaunchOptions opts;
-  opts.world = world;
-  opts.timeout = std::chrono::milliseconds(20'000);  // a bug must fail, not hang the suite
-  return ring::launch_local(opts, job);
-}
+// Every test runs on both data paths; "auto" on forked ranks (one host) must mean shared memory.
+class Collectives : public ::testing::TestWithParam<ring::TransportKind> {
+ protected:
+  std::vector<RankOutcome> run(int world, const ring::RankJob& job) const {
+    ring::LaunchOptions opts;
+    opts.world = world;
+    opts.timeout = std::chrono::milliseconds(20'000);  // a bug must fail, not hang the suite
+    opts.transport.kind = GetParam();
+    auto ranks = ring::launch_local(opts, job);
+    const std::string expected = GetParam() == ring::TransportKind::kTcp ? "tcp" : "shm";
+    for (const auto& r : ranks) {
+      if (r.status == RankOutcome::Status::kOk && r.report.contains("via")) {
+        EXPECT_EQ(r.report["via"], expected) << "rank " << r.rank;
+      }
+    }
+    return ranks;
+  }
+};
 
-TEST(RingAllreduce, ExactSumsAndExactByteCountsForManyWorldsAndLengths) {
+INSTANTIATE_TEST_SUITE_P(Transports, Collectives,
+                         ::testing::Values(ring::TransportKind::kShm, ring::TransportKind::kTcp,
+                                           ring::TransportKind::kAuto),
+                         [](const auto& param_info) { return std::string(ring::transport_kind_name(param_info.param)); });
+
+TEST_P(Collectives, RingExactSumsAndExactByteCountsForManyWorldsAndLengths) {
   for (int world : {2, 3, 4, 5, 8}) {
-    for (std::size_t n : {1u, 3u, 7u, 64u, 1001u, 40'003u}) {
+    for (std::size_t n : {1u, 3u, 7u, 64u, 1001u, 40'003u, 300'001u}) {
       const auto ranks = run(world, exact_sum_job<double>(Algo::kRing, n));
       for (const auto& r : ranks) {
         ASSERT_EQ(r.status, RankOutcome::Status::kOk) << r.error;
         EXPECT_EQ(r.report["wrong"].get<std::uint64_t>(), 0u) << "world " << world << " n " << n << " rank " << r.rank;
         EXPECT_EQ(r.report["sent"].get<std::uint64_t>(), ring::ring_bytes_sent(n, world, r.rank, 8))
             << "world " << world << " n " << n << " rank " << r.rank;
+        // What a rank writes, its right neighbour reads: the bound holds on the receiving side too.
+        EXPECT_EQ(r.report["received"].get<std::uint64_t>(),
+                  ring::ring_bytes_sent(n, world, ring::mod(r.rank - 1, world), 8))
+            << "world " << world << " n " << n << " rank " << r.rank;
       }
     }
   }
 }
 
-TEST(RingAllreduce, FloatsToo) {
+TEST_P(Collectives, RingFloatsToo) {
   const auto ranks = run(6, exact_sum_job<float>(Algo::kRing, 12'345));
   for (const auto& r : ranks) {
     ASSERT_EQ(r.status, RankOutcome::Status::kOk) << r.error;
@@ -62,7 +87,7 @@ TEST(RingAllreduce, FloatsToo) {
   }
 }
 
-TEST(NaiveAllreduce, ExactSumsAndNMinusOneVectorsPerRank) {
+TEST_P(Collectives, NaiveExactSumsAndNMinusOneVectorsPerRank) {
   for (int world : {2, 3, 5}) {
     const auto ranks = run(world, exact_sum_job<double>(Algo::kNaive, 999));
     for (const auto& r : ranks) {
@@ -73,7 +98,7 @@ TEST(NaiveAllreduce, ExactSumsAndNMinusOneVectorsPerRank) {
   }
 }
 
-TEST(TreeAllreduce, ExactSumsForTreesOfEveryShape) {
+TEST_P(Collectives, TreeExactSumsForTreesOfEveryShape) {
   for (int world : {2, 3, 4, 6, 7, 9}) {
     const auto ranks = run(world, exact_sum_job<double>(Algo::kTree, 1'001));
     std::uint64_t sent = 0;
@@ -87,11 +112,87 @@ TEST(TreeAllreduce, ExactSumsForTreesOfEveryShape) {
   }
 }
 
+// One connection carries messages of 1, 4·odd and 8 bytes in turn (barrier
+// tokens, float chunks of odd length, doubles): the shared rings pad each
+// message to 8 bytes, so no element ever straddles the wrap or a later message.
+TEST_P(Collectives, MessagesOfEveryLengthShareOneStream) {
+  const auto ranks = run(3, [](ring::Transport& t) {
+    std::uint64_t wrong = 0;
+    for (int rep = 0; rep < 40; ++rep) {
+      ring::barrier(t);
+      std::vector<float> f(1'001 + static_cast<std::size_t>(rep) * 7, static_cast<float>(t.rank() + 1));
+      ring::ring_allreduce<float>(t, f);
+      for (float x : f) wrong += x != 6.0f;
+      std::vector<double> d(70'001, static_cast<double>(t.rank()));
+      ring::allreduce<double>(rep % 2 ? Algo::kTree : Algo::kNaive, t, d);
+      for (double x : d) wrong += x != 3.0;
+    }
+    return gpulab::Json{{"wrong", wrong}, {"via", t.paths_name()}};
+  });
+  for (const auto& r : ranks) {
+    ASSERT_EQ(r.status, RankOutcome::Status::kOk) << r.error;
+    EXPECT_EQ(r.report["wrong"].get<std::uint64_t>(), 0u) << "rank " << r.rank;
+  }
+}
+
+// The shared rings between two threads of one process, so ThreadSanitizer
+// sees both ends of every ring (between forked ranks it sees only one): a
+// publish without release/acquire, or a reader running ahead of the writer,
+// is a reported race here, and a wrong byte a wrong sum.
+TEST(SharedRings, TwoThreadsSeeEveryByteTheOtherPublished) {
+  const auto deadline = ring::Clock::now() + std::chrono::seconds(30);
+  ring::Listener l = ring::listen_tcp("127.0.0.1", 1);
+  std::vector<ring::Fd> p0(2), p1(2);
+  p1[0] = ring::connect_tcp(l.address, l.port, deadline);
+  p0[1] = ring::accept_tcp(l.fd, deadline);
+  ring::Transport t0(0, 2, std::move(p0), std::chrono::milliseconds(30'000));
+  ring::Transport t1(1, 2, std::move(p1), std::chrono::milliseconds(30'000));
+  ring::TransportOptions opts;
+  opts.kind = ring::TransportKind::kShm;
+  std::thread setup([&] { t1.setup_paths(opts, deadline); });
+  t0.setup_paths(opts, deadline);
+  setup.join();
+  ASSERT_EQ(t0.paths_name(), "shm");
+  EXPECT_EQ(t0.ranks_on_shm(), 2);
+  // 300,001 doubles: each half crosses the 1 MiB ring's wrap point.
+  for (std::size_t n : {1u, 1001u, 300'001u}) {
+    std::vector<double> a(n), b(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = static_cast<double>(i % 1000);
+      b[i] = 1000.0 * static_cast<double>(i % 7);
+    }
+    t0.reset_counters();
+    std::thread peer([&] { ring::ring_allreduce<double>(t1, b); });
+    ring::ring_allreduce<double>(t0, a);
+    peer.join();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double expected = static_cast<double>(i % 1000) + 1000.0 * static_cast<double>(i % 7);
+      wrong += (a[i] != expected) + (b[i] != expected);
+    }
+    EXPECT_EQ(wrong, 0u) << n;
+    EXPECT_EQ(t0.bytes_sent(), ring::ring_bytes_sent(n, 2, 0, 8)) << n;
+  }
+}
+
+TEST(Transport, KindNames) {
+  EXPECT_EQ(ring::parse_transport_kind("shm"), ring::TransportKind::kShm);
+  EXPECT_EQ(ring::transport_kind_name(ring::parse_transport_kind("auto")), "auto");
+  EXPECT_THROW(ring::parse_transport_kind("rdma"), std::invalid_argument);
+}
+
 TEST(Crossover, FindsWhereTheRingStartsToWinForGood) {
   std::vector<ring::TimingRow> rows;
   const auto add = [&](std::size_t bytes, double ring_s, double tree_s) {
-    rows.push_back({Algo::kRing, bytes, bytes / 8, ring_s, 0, 0, 0});
-    rows.push_back({Algo::kTree, bytes, bytes / 8, tree_s, 0, 0, 0});
+    ring::TimingRow r;
+    r.bytes = bytes;
+    r.count = bytes / 8;
+    r.algo = Algo::kRing;
+    r.seconds = ring_s;
+    rows.push_back(r);
+    r.algo = Algo::kTree;
+    r.seconds = tree_s;
+    rows.push_back(r);
   };
   add(1'000, 3e-4, 1e-4);
   add(10'000, 4e-4, 2e-4);

@@ -56,14 +56,29 @@ TEST_F(UnderMpirun, CompareMpiTimesMpiAllreduceOnTheSameBuffers) {
   ASSERT_EQ(rc, 0) << out;
   const auto doc = gpulab::Json::parse(out);
   const auto& rows = doc["timing"]["rows"];
-  ASSERT_EQ(rows.size(), 2u);
+  // mpirun's ranks share this host: the ring is timed over shared memory and over TCP.
+  ASSERT_EQ(rows.size(), 3u) << rows.dump(1);
   EXPECT_EQ(rows[0]["algo"], "ring");
-  EXPECT_EQ(rows[1]["algo"], "mpi");
+  EXPECT_EQ(rows[0]["via"], "shm");
+  EXPECT_EQ(rows[1]["algo"], "ring");
+  EXPECT_EQ(rows[1]["via"], "tcp");
+  EXPECT_EQ(rows[2]["algo"], "mpi");
   for (const auto& row : rows) {
     EXPECT_EQ(row["wrong"].get<std::uint64_t>(), 0u);
     EXPECT_GT(row["busbw_GBps"].get<double>(), 0.0);
+    EXPECT_GT(row["memcpy_GBps"].get<double>(), 0.0);
   }
   EXPECT_EQ(doc["headline"]["ring_bytes_per_rank"].size(), 4u);
+}
+
+// Under mpirun the ranks find each other's host identity through the TCP
+// mesh, as forked ranks do; --transport shm then carries the byte-count run.
+TEST_F(UnderMpirun, ShmByteCountsMatchTheFormula) {
+  const auto [rc, out] = run(mpirun_command("--size 10003 --transport shm --json"));
+  ASSERT_EQ(rc, 0) << out;
+  const auto doc = gpulab::Json::parse(out)["headline"];
+  EXPECT_TRUE(doc["correct"].get<bool>());
+  EXPECT_TRUE(doc["byte_count_failures"].empty()) << doc.dump(1);
 }
 
 TEST_F(UnderMpirun, StragglerCheckGathersEveryRanksStepsAndNamesTheSlowOne) {

@@ -69,12 +69,36 @@ TEST(RingAllreduceProgram, TimingTableHasEveryAlgorithmAndNoWrongElements) {
 }
 
 TEST(RingAllreduceProgram, KilledRankIsNamedByEverySurvivorWithinTheTimeout) {
-  const auto r = run("--world 4 --kill-rank 2 --kill-step 3 --timeout-ms 400");
-  EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find("FAIL: rank 2 died mid-collective; 3 of 3 survivors detected it and named it, 0 finished first"),
-            std::string::npos)
-      << r.out;
-  EXPECT_LT(r.seconds, 0.4 + 5.0) << "the program must not hang";
+  for (const char* transport : {"auto", "shm", "tcp"}) {
+    const auto r = run(std::string("--world 4 --kill-rank 2 --kill-step 3 --timeout-ms 400 --transport ") + transport);
+    EXPECT_EQ(r.exit_code, 1) << transport << "\n" << r.out;
+    EXPECT_NE(
+        r.out.find("FAIL: rank 2 died mid-collective; 3 of 3 survivors detected it and named it, 0 finished first"),
+        std::string::npos)
+        << transport << "\n" << r.out;
+    EXPECT_LT(r.seconds, 0.4 + 5.0) << "the program must not hang";
+  }
+}
+
+// Both transports write exactly the formula's bytes; the timing table says which one carried them.
+TEST(RingAllreduceProgram, BothTransportsMoveTheSameBytesAndSayWhichCarriedThem) {
+  std::vector<gpulab::Json> counts;
+  for (const char* transport : {"shm", "tcp"}) {
+    const auto r = run(std::string("--world 5 --size 100003 --dtype f32 --iters 1 --warmup 0 --json --transport ") +
+                       transport);
+    ASSERT_EQ(r.exit_code, 0) << transport << "\n" << r.out;
+    const auto doc = gpulab::Json::parse(r.out);
+    EXPECT_TRUE(doc["headline"]["byte_count_failures"].empty()) << doc["headline"].dump(1);
+    counts.push_back(doc["headline"]["ring_bytes_per_rank"]);
+    EXPECT_EQ(doc["timing"]["rows"][0]["via"], transport);
+    EXPECT_EQ(doc["timing"]["rows"][0]["wrong"].get<std::uint64_t>(), 0u);
+    EXPECT_GT(doc["timing"]["rows"][0]["memcpy_GBps"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(counts[0], counts[1]);
+  // Forked ranks share one host, so auto picks shared memory.
+  const auto r = run("--world 3 --size 1000 --iters 1 --warmup 0");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("3 ranks over shared memory"), std::string::npos) << r.out;
 }
 
 TEST(RingAllreduceProgram, WorldSweepShowsRingFlatAndNaiveGrowing) {
@@ -154,7 +178,9 @@ TEST(RingAllreduceProgram, BadArgumentsExit2WithOneLine) {
                            "--world 4 --slow-rank 4", "--slow-rank -1", "--world 4 --slow-rank 1 --slow-factor 1",
                            "--world 4 --slow-rank 1 --slow-factor 1e9", "--world 4 --slow-rank 1 --slow-factor nan",
                            "--world 4 --slow-factor 5", "--world 2 --steps 5", "--steps -1", "--steps 1e3",
-                           "--world 4 --slow-rank 1 --kill-rank 2 --kill-step 0 --timeout-ms 100"}) {
+                           "--world 4 --slow-rank 1 --kill-rank 2 --kill-step 0 --timeout-ms 100",
+                           "--transport rdma", "--shm-spin-us -2", "--shm-spin-us 1e3", "--rounds 0",
+                           "--rounds 101"}) {
     const auto r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("ring-allreduce: error: ", 0), 0u) << args << "\n" << r.out;

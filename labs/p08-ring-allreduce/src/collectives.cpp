@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <memory>
+
 #include <stdexcept>
 #include <vector>
 
@@ -15,12 +17,14 @@ std::span<std::byte> writable_bytes(std::span<T> s) {
   return std::as_writable_bytes(s);
 }
 
-// Adds the elements of `wire` whose last byte arrived in [from, to) into `dst`.
+// Adds whole elements of wire bytes into `dst` (the transport hands them over
+// in whole elements, from the shared ring or the TCP inbox).
 template <WireFloat T>
-void add_arrived(std::span<T> dst, std::span<const std::byte> wire, std::size_t from, std::size_t to) {
-  const std::size_t start = from / sizeof(T);  // an element split across reads completes now
-  const std::size_t last = to / sizeof(T);
-  for (std::size_t i = start; i < last; ++i) dst[i] += load_le<T>(wire.data() + i * sizeof(T));
+void add_wire(std::span<T> dst, std::span<const std::byte> wire) {
+  const std::size_t n = wire.size() / sizeof(T);
+  T* __restrict out = dst.data();
+  const std::byte* __restrict in = wire.data();
+  for (std::size_t i = 0; i < n; ++i) out[i] += load_le<T>(in + i * sizeof(T));
 }
 
 template <WireFloat T>
@@ -68,7 +72,9 @@ void ring_allreduce(Transport& t, std::span<T> data, const StepHook& hook) {
   const int left = mod(r - 1, n_ranks);
   std::size_t max_chunk = 0;
   for (int i = 0; i < n_ranks; ++i) max_chunk = std::max(max_chunk, chunk_bounds(data.size(), n_ranks, i).size());
-  std::vector<std::byte> inbox(max_chunk * sizeof(T));
+  // TCP receives into this; over shared memory it is never touched (left
+  // uninitialised, so its pages are never even allocated).
+  const std::unique_ptr<std::byte[]> inbox(new std::byte[max_chunk * sizeof(T)]);
   std::vector<std::byte> staging;  // big-endian hosts only
 
   // Reduce-scatter: the received chunk is added element by element while the
@@ -77,10 +83,12 @@ void ring_allreduce(Transport& t, std::span<T> data, const StepHook& hook) {
     if (hook) hook(s);
     auto out = slice(data, chunk_bounds(data.size(), n_ranks, rs_send_chunk(r, s, n_ranks)));
     auto acc = slice(data, chunk_bounds(data.size(), n_ranks, rs_recv_chunk(r, s, n_ranks)));
-    const std::span<const std::byte> wire_in(inbox.data(), acc.size_bytes());
     const SendOp send{right, as_wire<T>(out, staging)};
-    RecvOp recv{left, std::span(inbox.data(), acc.size_bytes()),
-                [&](std::size_t from, std::size_t to) { add_arrived<T>(acc, wire_in, from, to); }};
+    RecvOp recv{left, std::span(inbox.get(), acc.size_bytes()),
+                [&](std::size_t offset, std::span<const std::byte> wire) {
+                  add_wire<T>(acc.subspan(offset / sizeof(T)), wire);
+                },
+                sizeof(T)};
     t.exchange(std::span(&send, 1), std::span(&recv, 1), fmt::format("reduce-scatter step {}", s));
   }
   // All-gather: completed chunks travel on around the ring, received straight into place.
@@ -89,7 +97,7 @@ void ring_allreduce(Transport& t, std::span<T> data, const StepHook& hook) {
     auto out = slice(data, chunk_bounds(data.size(), n_ranks, ag_send_chunk(r, s, n_ranks)));
     auto in = slice(data, chunk_bounds(data.size(), n_ranks, ag_recv_chunk(r, s, n_ranks)));
     const SendOp send{right, as_wire<T>(out, staging)};
-    RecvOp recv{left, writable_bytes(in), {}};
+    RecvOp recv{left, writable_bytes(in), {}, 1};
     t.exchange(std::span(&send, 1), std::span(&recv, 1), fmt::format("all-gather step {}", s));
     from_wire_inplace(in);
   }
@@ -111,7 +119,7 @@ void naive_allreduce(Transport& t, std::span<T> data, const StepHook& hook) {
     auto out = slot(mod(r - s, n_ranks));
     auto in = slot(mod(r - s - 1, n_ranks));
     const SendOp send{mod(r + 1, n_ranks), as_wire<T>(out, staging)};
-    RecvOp recv{mod(r - 1, n_ranks), writable_bytes(in), {}};
+    RecvOp recv{mod(r - 1, n_ranks), writable_bytes(in), {}, 1};
     t.exchange(std::span(&send, 1), std::span(&recv, 1), fmt::format("naive all-gather step {}", s));
     from_wire_inplace(in);
   }
@@ -139,7 +147,7 @@ void tree_allreduce(Transport& t, std::span<T> data, const StepHook& hook) {
   // child by child afterwards so the rounding order is fixed.
   std::vector<std::vector<std::byte>> inbox(children.size(), std::vector<std::byte>(data.size_bytes()));
   std::vector<RecvOp> recvs;
-  for (std::size_t i = 0; i < children.size(); ++i) recvs.push_back({children[i], inbox[i], {}});
+  for (std::size_t i = 0; i < children.size(); ++i) recvs.push_back({children[i], inbox[i], {}, 1});
   t.exchange({}, recvs, "tree reduce (children)");
   for (const auto& box : inbox)
     for (std::size_t i = 0; i < data.size(); ++i) data[i] += load_le<T>(box.data() + i * sizeof(T));
@@ -151,7 +159,7 @@ void tree_allreduce(Transport& t, std::span<T> data, const StepHook& hook) {
   if (hook) hook(1);
   // Broadcast down: the root's result replaces everyone's partial sums.
   if (r != 0) {
-    RecvOp down{(r - 1) / 2, writable_bytes(data), {}};
+    RecvOp down{(r - 1) / 2, writable_bytes(data), {}, 1};
     t.exchange({}, std::span(&down, 1), "tree broadcast (parent)");
     from_wire_inplace(data);
   }
@@ -166,7 +174,7 @@ void barrier(Transport& t) {
   std::byte got{0};
   for (int s = 0; s < n_ranks - 1; ++s) {
     const SendOp send{mod(t.rank() + 1, n_ranks), std::span(&token, 1)};
-    RecvOp recv{mod(t.rank() - 1, n_ranks), std::span(&got, 1), {}};
+    RecvOp recv{mod(t.rank() - 1, n_ranks), std::span(&got, 1), {}, 1};
     t.exchange(std::span(&send, 1), std::span(&recv, 1), "barrier");
   }
 }

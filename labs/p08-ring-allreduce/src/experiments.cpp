@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
+#include "gpulab/stats.hpp"
 #include "gpulab/timing.hpp"
 #include "ring_allreduce/chunks.hpp"
 
@@ -57,29 +59,67 @@ gpulab::Json timing_rank(Transport& t, const TimingSpec& spec) {
   // rank r holds (r+1)*(1 + i%8); the exact sum is N(N+1)/2 * (1 + i%8).
   const auto pattern = [](std::size_t i) { return static_cast<double>(1 + i % 8); };
   const double ranks_sum = n_ranks * (n_ranks + 1) / 2.0;
+  // What is timed for each size: every algorithm over the path the
+  // rendezvous chose, and the ring over TCP too when both are asked for.
+  struct Variant {
+    Algo algo;
+    bool tcp;
+  };
+  std::vector<Variant> variants;
+  for (const Algo a : spec.algos) {
+    variants.push_back({a, false});
+    if (a == Algo::kRing && spec.both_paths && t.has_shm()) variants.push_back({a, true});
+  }
+  const auto via = [&](const Variant& v) {
+    if (v.algo == Algo::kMpi) return std::string("mpi");
+    t.force_tcp(v.tcp);
+    std::string name = t.paths_name();
+    t.force_tcp(false);
+    return name;
+  };
   gpulab::Json rows = gpulab::Json::array();
+  gpulab::Json copies = gpulab::Json::array();
   for (const std::size_t bytes : spec.sizes_bytes) {
     const std::size_t count = bytes / sizeof(T);
     std::vector<T> input(count);
     for (std::size_t i = 0; i < count; ++i) input[i] = static_cast<T>((t.rank() + 1) * pattern(i));
     std::vector<T> output(count);
-    for (const Algo algo : spec.algos) {
-      // Out of place like nccl-tests: every iteration starts from the same input.
-      const auto once = [&] {
-        std::copy(input.begin(), input.end(), output.begin());
-        allreduce<T>(algo, t, output);
-      };
-      for (int i = 0; i < spec.warmup; ++i) once();
+    std::vector<std::vector<double>> seconds(variants.size());
+    std::vector<std::uint64_t> wrong(variants.size(), 0);
+    std::vector<double> memcpy_seconds;
+    for (int round = 0; round < spec.rounds; ++round) {
+      for (std::size_t k = 0; k < variants.size(); ++k) {
+        const Variant& v = variants[k];
+        t.force_tcp(v.tcp);
+        // Out of place like nccl-tests: every iteration starts from the same input.
+        const auto once = [&] {
+          std::copy(input.begin(), input.end(), output.begin());
+          allreduce<T>(v.algo, t, output);
+        };
+        for (int i = 0; i < spec.warmup; ++i) once();
+        barrier(t);
+        gpulab::Stopwatch sw;
+        for (int i = 0; i < spec.iters; ++i) once();
+        seconds[k].push_back(sw.seconds() / spec.iters);
+        wrong[k] += count_wrong<T>(output, [&](std::size_t i) { return ranks_sum * pattern(i); });
+        t.force_tcp(false);
+      }
+      // The ceiling: one core copying the same bytes, timed on rank 0 while
+      // the others sleep in the barrier (on shared memory, in FUTEX_WAIT).
+      if (t.rank() == 0 && count > 0) {
+        for (int i = 0; i < spec.warmup; ++i) std::memcpy(output.data(), input.data(), count * sizeof(T));
+        gpulab::Stopwatch sw;
+        for (int i = 0; i < spec.iters; ++i) std::memcpy(output.data(), input.data(), count * sizeof(T));
+        memcpy_seconds.push_back(sw.seconds() / spec.iters);
+      }
       barrier(t);
-      gpulab::Stopwatch sw;
-      for (int i = 0; i < spec.iters; ++i) once();
-      const double seconds = sw.seconds() / spec.iters;
-      const auto wrong = count_wrong<T>(output, [&](std::size_t i) { return ranks_sum * pattern(i); });
-      rows.push_back({{"algo", algo_name(algo)}, {"bytes", count * sizeof(T)}, {"count", count},
-                      {"seconds", seconds}, {"wrong", wrong}});
     }
+    for (std::size_t k = 0; k < variants.size(); ++k)
+      rows.push_back({{"algo", algo_name(variants[k].algo)}, {"via", via(variants[k])}, {"bytes", count * sizeof(T)},
+                      {"count", count}, {"seconds", seconds[k]}, {"wrong", wrong[k]}});
+    copies.push_back({{"bytes", count * sizeof(T)}, {"seconds", memcpy_seconds}});
   }
-  return {{"rows", rows}};
+  return {{"rows", rows}, {"memcpy", copies}};
 }
 
 const gpulab::Json& report_of(const RankOutcome& o) {
@@ -148,21 +188,37 @@ double busbw_factor(int world) { return 2.0 * (world - 1) / world; }
 
 std::vector<TimingRow> fold_timing(const std::vector<RankOutcome>& ranks, int world) {
   std::vector<TimingRow> rows;
+  std::vector<double> memcpy_GBps;  // per size, in the order the sizes were timed
+  std::vector<std::size_t> memcpy_bytes;
   for (const auto& o : ranks) {
     const auto& rep = report_of(o)["rows"];
     if (rows.empty()) rows.resize(rep.size());
     for (std::size_t i = 0; i < rep.size(); ++i) {
       TimingRow& row = rows[i];
       row.algo = parse_algo(rep[i]["algo"].get<std::string>());
+      row.via = rep[i]["via"].get<std::string>();
       row.bytes = rep[i]["bytes"].get<std::size_t>();
       row.count = rep[i]["count"].get<std::size_t>();
-      row.seconds = std::max(row.seconds, rep[i]["seconds"].get<double>());  // the collective ends with the slowest rank
+      const auto secs = rep[i]["seconds"].get<std::vector<double>>();
+      if (row.round_seconds.size() < secs.size()) row.round_seconds.resize(secs.size(), 0.0);
+      // Each round's all-reduces end with the slowest rank.
+      for (std::size_t k = 0; k < secs.size(); ++k) row.round_seconds[k] = std::max(row.round_seconds[k], secs[k]);
       row.wrong += rep[i]["wrong"].get<std::uint64_t>();
+    }
+    for (const auto& c : report_of(o)["memcpy"]) {
+      const auto secs = c["seconds"].get<std::vector<double>>();
+      if (secs.empty()) continue;  // only rank 0 copies
+      const double med = gpulab::median(secs);
+      memcpy_bytes.push_back(c["bytes"].get<std::size_t>());
+      memcpy_GBps.push_back(med > 0 ? static_cast<double>(memcpy_bytes.back()) / med / 1e9 : 0);
     }
   }
   for (auto& row : rows) {
+    row.seconds = row.round_seconds.empty() ? 0 : gpulab::median(row.round_seconds);
     row.algbw = row.seconds > 0 ? static_cast<double>(row.bytes) / row.seconds / 1e9 : 0;
     row.busbw = row.algbw * busbw_factor(world);
+    for (std::size_t k = 0; k < memcpy_bytes.size(); ++k)
+      if (memcpy_bytes[k] == row.bytes) row.memcpy_GBps = memcpy_GBps[k];
   }
   return rows;
 }

@@ -41,7 +41,8 @@ void write_all(int fd, const std::string& text) {
   listeners.clear();  // close the other ranks' listeners in this process
   gpulab::Json report;
   try {
-    Transport t = connect_mesh(rank, endpoints, std::move(mine), opts.timeout, Clock::now() + opts.setup_timeout);
+    Transport t = connect_mesh(rank, endpoints, std::move(mine), opts.timeout, Clock::now() + opts.setup_timeout,
+                               opts.transport);
     report = run_rank_job(t, job);
     write_all(report_fd, report.dump() + "\n");
     // Keep every connection open until the launcher has heard from all ranks:

@@ -52,7 +52,8 @@ std::string MpiSession::library() const {
 }
 
 std::vector<RankOutcome> launch_mpi(const MpiSession& mpi, const std::string& listen_addr,
-                                    std::chrono::milliseconds timeout, const RankJob& job) {
+                                    std::chrono::milliseconds timeout, const TransportOptions& transport,
+                                    const RankJob& job) {
   Listener listener = listen_tcp(listen_addr, mpi.world());
   WireEndpoint mine{};
   std::snprintf(mine.address, sizeof mine.address, "%s", listener.address.c_str());
@@ -66,7 +67,7 @@ std::vector<RankOutcome> launch_mpi(const MpiSession& mpi, const std::string& li
   gpulab::Json report;
   try {
     Transport t = connect_mesh(mpi.rank(), endpoints, std::move(listener.fd), timeout,
-                               Clock::now() + std::chrono::seconds(30));
+                               Clock::now() + std::chrono::seconds(30), transport);
     report = run_rank_job(t, job);
     // Keep the mesh open until every rank is done (see launch_local).
     check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
@@ -125,7 +126,8 @@ MpiSession::MpiSession(int&, char**&) {}
 MpiSession::~MpiSession() = default;
 std::string MpiSession::library() const { return "none"; }
 
-std::vector<RankOutcome> launch_mpi(const MpiSession&, const std::string&, std::chrono::milliseconds, const RankJob&) {
+std::vector<RankOutcome> launch_mpi(const MpiSession&, const std::string&, std::chrono::milliseconds,
+                                    const TransportOptions&, const RankJob&) {
   throw std::runtime_error("this ring-allreduce was built without MPI");
 }
 void mpi_allreduce_inplace(std::span<double>) { throw std::runtime_error("this ring-allreduce was built without MPI"); }

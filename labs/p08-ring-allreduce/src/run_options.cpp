@@ -13,6 +13,7 @@ void validate(const RunOptions& o) {
   if (o.size > (std::size_t{1} << 27))
     throw gpulab::UsageError(fmt::format("--size {} is too large for this demo (at most 134217728 elements)", o.size));
   if (o.iters < 0 || o.warmup < 0) throw gpulab::UsageError("--iters and --warmup must be >= 0");
+  if (o.rounds < 1 || o.rounds > 100) throw gpulab::UsageError(fmt::format("--rounds {}: use 1..100", o.rounds));
   if (o.timeout_ms < 0) throw gpulab::UsageError("--timeout-ms must be >= 0 (0 = wait forever)");
   if ((o.kill_rank >= 0) != (o.kill_step >= 0))
     throw gpulab::UsageError("--kill-rank and --kill-step go together");
@@ -54,15 +55,28 @@ std::vector<Algo> chosen_algos(const RunOptions& o) {
   return algos;
 }
 
+TransportOptions transport_options(const RunOptions& o) {
+  TransportOptions t;
+  try {
+    t.kind = parse_transport_kind(o.transport);
+  } catch (const std::invalid_argument& e) {
+    throw gpulab::UsageError(fmt::format("--transport: {}", e.what()));
+  }
+  t.spin = std::chrono::microseconds(o.spin_us);
+  return t;
+}
+
 LaunchOptions launch_options(const RunOptions& o, int world) {
   LaunchOptions l;
   l.world = world;
   l.timeout = std::chrono::milliseconds(o.timeout_ms);
+  l.transport = transport_options(o);
   return l;
 }
 
 std::vector<RankOutcome> launch(const RunOptions& o, int world, const RankJob& job) {
-  if (o.mpi != nullptr) return launch_mpi(*o.mpi, o.listen_addr, std::chrono::milliseconds(o.timeout_ms), job);
+  if (o.mpi != nullptr)
+    return launch_mpi(*o.mpi, o.listen_addr, std::chrono::milliseconds(o.timeout_ms), transport_options(o), job);
   return launch_local(launch_options(o, world), job);
 }
 

@@ -14,7 +14,9 @@ using gpulab::Json;
 
 std::vector<TimingRow> run_timing(const RunOptions& o, DType dtype, const std::vector<std::size_t>& sizes,
                                   const std::vector<Algo>& algos, int iters, Json& doc) {
-  const TimingSpec spec{sizes, algos, dtype, iters, o.warmup};
+  TimingSpec spec{sizes, algos, dtype, iters, o.warmup};
+  spec.both_paths = o.compare_mpi;
+  spec.rounds = o.rounds;
   const auto ranks = launch(o, o.world, timing_job(spec));
   if (ranks.empty()) return {};
   const auto rows = fold_timing(ranks, o.world);
@@ -22,31 +24,57 @@ std::vector<TimingRow> run_timing(const RunOptions& o, DType dtype, const std::v
   double busbw_sum = 0;
   std::uint64_t wrong = 0;
   for (const auto& r : rows) {
-    jr.push_back({{"algo", algo_name(r.algo)}, {"size_bytes", r.bytes}, {"count", r.count},
-                  {"time_us", r.seconds * 1e6}, {"algbw_GBps", r.algbw}, {"busbw_GBps", r.busbw}, {"wrong", r.wrong}});
+    jr.push_back({{"algo", algo_name(r.algo)}, {"via", r.via}, {"size_bytes", r.bytes}, {"count", r.count},
+                  {"time_us", r.seconds * 1e6}, {"algbw_GBps", r.algbw}, {"busbw_GBps", r.busbw},
+                  {"memcpy_GBps", r.memcpy_GBps}, {"busbw_of_memcpy", r.busbw_of_memcpy()}, {"wrong", r.wrong},
+                  {"round_time_us", [&] {
+                     Json a = Json::array();
+                     for (double x : r.round_seconds) a.push_back(x * 1e6);
+                     return a;
+                   }()}});
     busbw_sum += r.busbw;
     wrong += r.wrong;
   }
   doc["timing"] = {{"world", o.world}, {"dtype", dtype_name(dtype)}, {"iters", iters}, {"warmup", o.warmup},
-                   {"rows", jr}};
+                   {"rounds", o.rounds}, {"transport", o.transport}, {"rows", jr}};
   if (!o.print()) return rows;
-  fmt::print("# nccl-tests style: world {}, {} ranks on 127.0.0.1 TCP, out-of-place, {} iters after {} warm-up\n",
-             o.world, o.world, iters, o.warmup);
-  fmt::print("# time = mean per all-reduce on the slowest rank; busbw = algbw * 2(N-1)/N\n");
-  fmt::print("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}  {:>6}\n", "size", "count", "type", "redop",
-             "algo", "time", "algbw", "busbw", "#wrong");
-  fmt::print("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10}  {:>8}  {:>8}\n", "(B)", "(elements)", "", "", "", "(us)",
-             "(GB/s)", "(GB/s)");
+  // What carried the ring's bytes, as the ranks reported it.
+  std::string paths = "tcp";
   for (const auto& r : rows)
-    fmt::print(" {:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>10.1f}  {:>8.3f}  {:>8.3f}  {:>6}\n", r.bytes, r.count,
-               dtype_name(dtype), "sum", algo_name(r.algo), r.seconds * 1e6, r.algbw, r.busbw, r.wrong);
+    if (r.algo != Algo::kMpi) {
+      paths = r.via;
+      break;
+    }
+  const std::string where = paths == "shm"   ? "over shared memory"
+                            : paths == "tcp" ? (o.mpi == nullptr ? "on 127.0.0.1 TCP" : "over TCP")
+                                             : "over shared memory and TCP";
+  fmt::print("# nccl-tests style: world {}, {} ranks {}, out-of-place, {} iters after {} warm-up{}\n", o.world, o.world,
+             where, iters, o.warmup,
+             o.rounds > 1 ? fmt::format(", median of {} interleaved rounds", o.rounds) : std::string());
+  fmt::print("# time = mean per all-reduce on the slowest rank; busbw = algbw * 2(N-1)/N; "
+             "%memcpy = busbw / one core's memcpy\n");
+  fmt::print("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>10}  {:>8}  {:>8}  {:>7}  {:>6}\n", "size", "count", "type",
+             "redop", "algo", "via", "time", "algbw", "busbw", "%memcpy", "#wrong");
+  fmt::print("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>10}  {:>8}  {:>8}\n", "(B)", "(elements)", "", "", "", "",
+             "(us)", "(GB/s)", "(GB/s)");
+  for (const auto& r : rows)
+    fmt::print(" {:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>10.1f}  {:>8.3f}  {:>8.3f}  {:>7.1f}  {:>6}\n", r.bytes,
+               r.count, dtype_name(dtype), "sum", algo_name(r.algo), r.via, r.seconds * 1e6, r.algbw, r.busbw,
+               100.0 * r.busbw_of_memcpy(), r.wrong);
   fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAIL");
   fmt::print("# Avg bus bandwidth    : {:.3f} GB/s\n", rows.empty() ? 0.0 : busbw_sum / static_cast<double>(rows.size()));
+  std::vector<std::size_t> copied;
+  for (const auto& r : rows)
+    if (r.memcpy_GBps > 0 && std::find(copied.begin(), copied.end(), r.bytes) == copied.end()) {
+      copied.push_back(r.bytes);
+      fmt::print("# memcpy, one core   : {:>11} B at {:.3f} GB/s (rank 0, same run)\n", r.bytes, r.memcpy_GBps);
+    }
   for (const auto& r : rows) {
     if (r.algo != Algo::kRing) continue;
     for (const auto& m : rows)
       if (m.algo == Algo::kMpi && m.bytes == r.bytes)
-        fmt::print("# {:>11} B: our ring busbw / MPI_Allreduce busbw = {:.2f}x\n", r.bytes, r.busbw / m.busbw);
+        fmt::print("# {:>11} B: our ring ({}) busbw / MPI_Allreduce busbw = {:.2f}x\n", r.bytes, r.via,
+                   r.busbw / m.busbw);
   }
   return rows;
 }

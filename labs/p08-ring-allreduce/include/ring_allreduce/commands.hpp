@@ -45,7 +45,10 @@ struct RunOptions {
   double slow_factor = 5.0;
   bool slow_factor_set = false;
   bool compare_mpi = false;
+  int rounds = 1;  // timing: rounds of interleaved rows, median reported
   std::string listen_addr = "127.0.0.1";
+  std::string transport = "auto";
+  int spin_us = -1;  // shared-memory wait: spin before sleeping (-1: auto)
   std::string metrics_out;
   const MpiSession* mpi = nullptr;  // set when mpirun started us
   // Under MPI only rank 0 reports.
@@ -66,6 +69,8 @@ std::vector<Algo> chosen_algos(const RunOptions& o);
 // rank. Under MPI only rank 0 gets the outcomes; the others get none.
 std::vector<RankOutcome> launch(const RunOptions& o, int world, const RankJob& job);
 LaunchOptions launch_options(const RunOptions& o, int world);
+// --transport and --shm-spin-us; a UsageError for an unknown transport.
+TransportOptions transport_options(const RunOptions& o);
 
 int run_headline(const RunOptions& o, DType dtype, gpulab::Json& doc, gpulab::prom::Exposition& metrics);
 std::vector<TimingRow> run_timing(const RunOptions& o, DType dtype, const std::vector<std::size_t>& sizes,

@@ -47,17 +47,27 @@ struct TimingSpec {
   DType dtype = DType::kF64;
   int iters = 20;
   int warmup = 5;
+  // Time the ring over both paths, shared memory and TCP, when the ranks
+  // share memory (--compare-mpi: each against the MPI row of the same run).
+  bool both_paths = false;
+  // Every row is timed this many times, the rows of one size interleaved
+  // (shm, tcp, mpi, shm, tcp, mpi, ...); the median counts.
+  int rounds = 1;
 };
 RankJob timing_job(const TimingSpec& spec);
 
 struct TimingRow {
   Algo algo = Algo::kRing;
+  std::string via;         // the data path: "shm", "tcp", "shm+tcp"; "mpi" for MPI_Allreduce
   std::size_t bytes = 0;
   std::size_t count = 0;
-  double seconds = 0;      // per all-reduce, slowest rank
+  double seconds = 0;      // per all-reduce, slowest rank; the median over rounds
   double algbw = 0;        // GB/s (1e9 B/s): bytes / seconds
   double busbw = 0;        // GB/s: algbw * 2(N-1)/N, nccl-tests' AllReduce factor
   std::uint64_t wrong = 0; // elements that differ from the exact sum, all ranks
+  std::vector<double> round_seconds;  // slowest rank, per round
+  double memcpy_GBps = 0;  // single-core memcpy of `bytes` on rank 0, same run (median over rounds)
+  [[nodiscard]] double busbw_of_memcpy() const { return memcpy_GBps > 0 ? busbw / memcpy_GBps : 0; }
 };
 std::vector<TimingRow> fold_timing(const std::vector<RankOutcome>& ranks, int world);
 

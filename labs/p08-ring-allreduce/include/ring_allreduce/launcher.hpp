@@ -1,5 +1,6 @@
 // Starts N real worker processes on this machine and connects them into a
-// full TCP mesh on 127.0.0.1. The parent creates every rank's listening
+// full TCP mesh on 127.0.0.1; being on one host, they then share memory for
+// the data unless told --transport tcp (transport.hpp). The parent creates every rank's listening
 // socket on an ephemeral port before it forks, so each child already knows
 // every peer's port: nothing is fixed that parallel runs could collide on.
 // Each rank runs a job and sends its JSON report back through a pipe.
@@ -25,6 +26,7 @@ struct LaunchOptions {
   int world = 2;
   std::chrono::milliseconds timeout{0};  // collective watchdog; 0 = wait forever
   std::chrono::milliseconds setup_timeout{30'000};
+  TransportOptions transport;
 };
 
 // What one rank does once connected (it runs in the child process), and the

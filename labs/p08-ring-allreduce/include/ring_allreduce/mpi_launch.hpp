@@ -37,10 +37,12 @@ class MpiSession {
 };
 
 // Runs `job` on every MPI rank: listen on `listen_addr`:0, exchange endpoints
-// through MPI, connect the mesh, run, gather the reports to rank 0. Rank 0
+// through MPI, connect the mesh (shared memory with the ranks on this host,
+// per `transport`), run, gather the reports to rank 0. Rank 0
 // gets every rank's outcome; the other ranks get an empty vector.
 std::vector<RankOutcome> launch_mpi(const MpiSession& mpi, const std::string& listen_addr,
-                                    std::chrono::milliseconds timeout, const RankJob& job);
+                                    std::chrono::milliseconds timeout, const TransportOptions& transport,
+                                    const RankJob& job);
 
 // MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM, MPI_COMM_WORLD); throws without MPI.
 void mpi_allreduce_inplace(std::span<double> data);
