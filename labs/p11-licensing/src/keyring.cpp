@@ -59,17 +59,10 @@ KeyRotation parse_key_rotation(std::string_view text) {
   r.new_key = raw_key_field(nk, nk.value);
   r.valid_from = date_field(cur.take("valid_from"));
   if (const Field* f = cur.take_optional("retire_signer")) r.retire_signer = date_field(*f);
-  const Field& id = cur.take("key_id");
-  if (!is_lower_hex(id.value, 16)) throw FormatError("line " + std::to_string(id.line) + ": key_id must be 16 lowercase hex digits");
-  r.key_id = id.value;
-  const Field& sig = cur.take("signature");
-  cur.expect_end();
-  auto raw_sig = from_base64(sig.value);
-  if (!raw_sig || raw_sig->size() != 64) {
-    throw FormatError("line " + std::to_string(sig.line) + ": signature must be 64 bytes in canonical base64");
-  }
-  r.signature = std::move(*raw_sig);
-  r.payload = std::string(text.substr(0, sig.offset));
+  SignedTail tail = take_signed_tail(cur, text);
+  r.key_id = std::move(tail.key_id);
+  r.payload = std::move(tail.payload);
+  r.signature = std::move(tail.signature);
   if (rotation_payload(r.new_key, r.valid_from, r.retire_signer, r.key_id) != r.payload) {
     throw FormatError("key rotation statement is not in canonical form (re-encoded?)");
   }

@@ -106,4 +106,20 @@ Date date_field(const Field& f) {
   return *d;
 }
 
+SignedTail take_signed_tail(FieldCursor& cur, std::string_view text) {
+  SignedTail t;
+  const Field& id = cur.take("key_id");
+  if (!is_lower_hex(id.value, 16)) throw FormatError("line " + std::to_string(id.line) + ": key_id must be 16 lowercase hex digits");
+  t.key_id = id.value;
+  const Field& sig = cur.take("signature");
+  cur.expect_end();
+  auto raw = from_base64(sig.value);
+  if (!raw || raw->size() != 64) {
+    throw FormatError("line " + std::to_string(sig.line) + ": signature must be 64 bytes in canonical base64");
+  }
+  t.signature = std::move(*raw);
+  t.payload = std::string(text.substr(0, sig.offset));
+  return t;
+}
+
 }  // namespace licensing

@@ -60,17 +60,10 @@ Revocations parse_revocations(std::string_view text) {
   if (!sorted_unique_hex(r.licences) || !sorted_unique_hex(r.keys)) {
     throw FormatError("revoked licence and key ids must be 16 lowercase hex digits, sorted and unique");
   }
-  const Field& id = cur.take("key_id");
-  if (!is_lower_hex(id.value, 16)) throw FormatError("line " + std::to_string(id.line) + ": key_id must be 16 lowercase hex digits");
-  r.key_id = id.value;
-  const Field& sig = cur.take("signature");
-  cur.expect_end();
-  auto raw_sig = from_base64(sig.value);
-  if (!raw_sig || raw_sig->size() != 64) {
-    throw FormatError("line " + std::to_string(sig.line) + ": signature must be 64 bytes in canonical base64");
-  }
-  r.signature = std::move(*raw_sig);
-  r.payload = std::string(text.substr(0, sig.offset));
+  SignedTail tail = take_signed_tail(cur, text);
+  r.key_id = std::move(tail.key_id);
+  r.payload = std::move(tail.payload);
+  r.signature = std::move(tail.signature);
   if (payload_of(r) != r.payload) throw FormatError("revocation list is not in canonical form (re-encoded?)");
   return r;
 }

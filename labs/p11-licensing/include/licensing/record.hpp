@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,5 +63,15 @@ class FieldCursor {
   std::string what_;
   std::size_t next_ = 0;
 };
+
+// The last two fields of a signed record (rotation statements, revocation
+// lists): key_id (16 lowercase hex) and signature (64 bytes, canonical
+// base64), then the end; payload is every byte before the signature line.
+struct SignedTail {
+  std::string key_id;
+  std::string payload;
+  std::vector<std::uint8_t> signature;
+};
+SignedTail take_signed_tail(FieldCursor& cur, std::string_view text);
 
 }  // namespace licensing
