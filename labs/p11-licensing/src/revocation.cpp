@@ -41,6 +41,7 @@ std::string sign_revocations(Revocations r, const PrivateKey& key) {
   if (!sorted_unique_hex(r.licences) || !sorted_unique_hex(r.keys)) {
     throw gpulab::UsageError("licence and key ids are 16 lowercase hex digits");
   }
+  if (r.serial > kMaxRevocationSerial) throw gpulab::UsageError("serial must be at most 2^53");
   r.key_id = key.public_key().key_id();
   const std::string payload = payload_of(r);
   return payload + format_field("signature", to_base64(key.sign(payload)));
@@ -53,7 +54,7 @@ Revocations parse_revocations(std::string_view text) {
   const Field& magic = cur.take("gpulab-revocations");
   if (magic.value != "1") throw FormatError("line 1: unsupported revocation list format '" + magic.value + "'");
   Revocations r;
-  r.serial = uint_field(cur.take("serial"), std::uint64_t{1} << 53);
+  r.serial = uint_field(cur.take("serial"), kMaxRevocationSerial);
   r.issued = date_field(cur.take("issued"));
   for (const Field* f : cur.take_repeated("licence")) r.licences.push_back(f->value);
   for (const Field* f : cur.take_repeated("key")) r.keys.push_back(f->value);

@@ -30,7 +30,9 @@ TrustCommands::TrustCommands(CLI::App& app) {
 
   revoke_ = app.add_subcommand("revoke", "Vendor: sign a revocation list of licences and keys");
   revoke_->add_option("--key", key_file_, "Vendor private key")->required();
-  revoke_->add_option("--serial", serial_, "List number; a newer list carries a larger one")->required();
+  revoke_->add_option("--serial", serial_, "List number; a newer list carries a larger one")
+      ->required()
+      ->check(CLI::Range(std::uint64_t{1}, kMaxRevocationSerial));
   revoke_->add_option("--licence", licences_, "Licence id to revoke (repeatable)");
   revoke_->add_option("--key-id", key_ids_, "Vendor key id to revoke (repeatable)");
   revoke_->add_option("--issued", valid_from_, "Issue date of the list, YYYY-MM-DD (default: today)");
@@ -66,8 +68,8 @@ std::optional<int> TrustCommands::run(Date today) const {
     r.licences = licences_;
     r.keys = key_ids_;
     const std::string text = sign_revocations(r, key);
+    const Revocations written = parse_revocations(text);  // what a site will read, before it is written
     write_file_atomic(out_, text, kPublicMode);
-    const Revocations written = parse_revocations(text);
     fmt::print("revocation list {}: serial {}, {} licence(s) and {} key(s) revoked, signed by key {}\n", out_,
                written.serial, written.licences.size(), written.keys.size(), written.key_id);
     return gpulab::kExitOk;

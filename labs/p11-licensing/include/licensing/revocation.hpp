@@ -17,6 +17,7 @@
 namespace licensing {
 
 inline constexpr std::size_t kMaxRevocationBytes = 256 * 1024;
+inline constexpr std::uint64_t kMaxRevocationSerial = std::uint64_t{1} << 53;  // exact in any JSON reader
 
 struct Revocations {
   std::uint64_t serial = 0;
