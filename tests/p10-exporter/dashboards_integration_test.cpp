@@ -117,7 +117,7 @@ TEST(Dashboards, EveryPanelQueryReturnsDataFromTheLabsThroughARealPrometheus) {
                                            "    static_configs:\n"
                                            "      - targets: ['127.0.0.1:"
                                         << exp.port() << "']\n";
-  const int port = p10test::free_port();
+  const int port = gpulab_test::free_loopback_port();
   ASSERT_NE(port, 0);
   p10test::Process prom(
       prometheus, {"--config.file=" + (dir / "prometheus.yml").string(),

@@ -45,23 +45,6 @@ inline std::string find_program(const std::string& name) {
   return "";
 }
 
-// A free loopback TCP port (bound and released: another process could take it
-// first, which the callers accept for a test).
-inline int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    ::close(fd);
-    return 0;
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // Runs a program in the background with stdout+stderr to a log file.
 class Process {
  public:

@@ -71,7 +71,7 @@ TEST(Prometheus, ScrapesTheExporterStoresTheXidSeriesAndFiresTheAlert) {
          "        labels: {severity: critical}\n"
          "        annotations:\n"
          "          summary: 'GPU {{ $labels.gpu }} reported Xid {{ $labels.xid }}'\n";
-  const int port = p10test::free_port();
+  const int port = gpulab_test::free_loopback_port();
   ASSERT_NE(port, 0);
   p10test::Process prom(
       prometheus, {"--config.file=" + (dir / "prometheus.yml").string(),

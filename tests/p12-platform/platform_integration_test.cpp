@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "gpulab_test/program_run.hpp"
+#include "gpulab_test/raw_tcp.hpp"
 #include "platform/api_client.hpp"
 #include "platform/local_cluster.hpp"
 #include "serving/completion_client.hpp"
@@ -558,22 +559,6 @@ TEST_F(ServePlatformTest, AServerThatDiesIsAFailedTaskAndIsStartedAgain) {
   EXPECT_EQ(answer.text, "I(<<<<,=");
 }
 
-// A free TCP port on loopback (bind to 0, read it, close).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 TEST_F(ServePlatformTest, PrometheusFindsTheServerThroughTheControlPlaneAndScrapesIt) {
   if (std::system("command -v prometheus >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "prometheus not installed (Debian package prometheus)";
@@ -589,7 +574,7 @@ TEST_F(ServePlatformTest, PrometheusFindsTheServerThroughTheControlPlaneAndScrap
                                             "  - job_name: gpulab\n"
                                             "    http_sd_configs: [{url: '"
                                          << cluster_->control_url() << "/v1/targets', refresh_interval: 1s}]\n";
-  const int port = free_port();
+  const int port = gpulab_test::free_loopback_port();
   ASSERT_GT(port, 0);
   const pid_t prom = ::fork();
   if (prom == 0) {

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "gpulab_test/raw_tcp.hpp"
 #include "platform/command.hpp"
 #include "platform/local_cluster.hpp"
 #include "platform/slurm_script.hpp"
@@ -24,21 +25,6 @@ namespace gpulab_test {
 namespace {
 
 using namespace std::chrono_literals;
-
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error("no free loopback port");
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 std::string tail_of(const std::filesystem::path& p, std::size_t lines) {
   std::ifstream in(p);

@@ -9,9 +9,27 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 namespace gpulab_test {
+
+// A free loopback TCP port: bound to 0, read, released. Another process could
+// take it before the caller binds it, which a test's caller retries or accepts.
+inline int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("no free loopback port");
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
 
 // A connected socket to 127.0.0.1:port, or -1.
 inline int connect_to(int port) {
