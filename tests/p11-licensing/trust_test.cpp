@@ -29,13 +29,20 @@ SignedLicense licence_of(const PrivateKey& k, const char* issued, const char* id
   return parse_license(sign_license(l, k));
 }
 
+// Key "old" trusted from 2026-01-01, then rotated to key "new" from 2026-03-01;
+// "old" retires after `retire_old` when given.
+Keyring rotated(std::optional<Date> retire_old) {
+  Keyring ring = Keyring::of(key("old").public_key(), day("2026-01-01"));
+  ring.apply(parse_key_rotation(sign_key_rotation(key("old"), key("new").public_key(), day("2026-03-01"), retire_old)));
+  return ring;
+}
+
 Evaluation at(const SignedLicense& lic, const Keyring& ring, const Revocations* r = nullptr) {
   return evaluate(lic, ring, r, Fingerprint{"gpulab-serve", {}}, start_of(day("2026-06-01")) + 43200, std::nullopt);
 }
 
 TEST(Keyring, FormatRoundTripsAndRejectsAMismatchedId) {
-  Keyring ring = Keyring::of(key("old").public_key(), day("2026-01-01"));
-  ring.apply(parse_key_rotation(sign_key_rotation(key("old"), key("new").public_key(), day("2026-03-01"), day("2026-03-31"))));
+  Keyring ring = rotated(day("2026-03-31"));
   const std::string text = ring.format();
   EXPECT_EQ(Keyring::parse(text).format(), text);
   ASSERT_EQ(ring.keys().size(), 2U);
@@ -48,8 +55,7 @@ TEST(Keyring, FormatRoundTripsAndRejectsAMismatchedId) {
 }
 
 TEST(Keyring, TheWindowIsInclusiveOnBothEnds) {
-  Keyring ring = Keyring::of(key("old").public_key(), day("2026-01-01"));
-  ring.apply(parse_key_rotation(sign_key_rotation(key("old"), key("new").public_key(), day("2026-03-01"), day("2026-03-31"))));
+  Keyring ring = rotated(day("2026-03-31"));
   EXPECT_EQ(at(licence_of(key("old"), "2026-01-01"), ring).state, LicenseState::kValid);
   EXPECT_EQ(at(licence_of(key("old"), "2026-03-31"), ring).state, LicenseState::kValid);
   const Evaluation late = at(licence_of(key("old"), "2026-04-01"), ring);
@@ -79,8 +85,7 @@ TEST(Keyring, ARotationThatDoesNotVerifyLeavesTheRingAsItWas) {
 }
 
 TEST(Revocations, ARevokedLicenceOrKeyIsRevokedAndTheRestIsNot) {
-  Keyring ring = Keyring::of(key("old").public_key(), day("2026-01-01"));
-  ring.apply(parse_key_rotation(sign_key_rotation(key("old"), key("new").public_key(), day("2026-03-01"), std::nullopt)));
+  Keyring ring = rotated(std::nullopt);
   Revocations r;
   r.serial = 4;
   r.issued = day("2026-05-01");
@@ -97,8 +102,7 @@ TEST(Revocations, ARevokedLicenceOrKeyIsRevokedAndTheRestIsNot) {
 }
 
 TEST(Revocations, AnOldKeyCannotRevokeItsReplacementAndATamperedListFails) {
-  Keyring ring = Keyring::of(key("old").public_key(), day("2026-01-01"));
-  ring.apply(parse_key_rotation(sign_key_rotation(key("old"), key("new").public_key(), day("2026-03-01"), std::nullopt)));
+  Keyring ring = rotated(std::nullopt);
   Revocations r;
   r.serial = 1;
   r.issued = day("2026-05-01");

@@ -142,17 +142,11 @@ SignedLicense parse_license(std::string_view text) {
     throw FormatError("line " + std::to_string(binding.line) + ": binding must be 'hardware' or 'floating'");
   }
   if (const Field* n = cur.take_optional("activation_nonce")) l.activation_nonce = n->value;
-  l.key_id = cur.take("key_id").value;
-  const Field& sig = cur.take("signature");
-  cur.expect_end();
-
+  SignedTail tail = take_signed_tail(cur, text);
+  l.key_id = std::move(tail.key_id);
   validate(l);
-  auto raw_sig = from_base64(sig.value);
-  if (!raw_sig || raw_sig->size() != 64) {
-    throw FormatError("line " + std::to_string(sig.line) + ": signature must be 64 bytes in canonical base64");
-  }
-  s.signature = std::move(*raw_sig);
-  s.payload = std::string(text.substr(0, sig.offset));
+  s.signature = std::move(tail.signature);
+  s.payload = std::move(tail.payload);
   // Every field parsed; now the bytes must be the one canonical spelling of them.
   if (canonical_payload(l) != s.payload) throw FormatError("licence is not in canonical form (re-encoded?)");
   return s;
