@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gpulab/text.hpp"
 #include "licensing/encoding.hpp"
 #include "licensing/record.hpp"
 #include "licensing/secure_file.hpp"
@@ -102,13 +103,8 @@ Keyring Keyring::parse(std::string_view text) {
     const auto bad = [&](std::string_view why) {
       return FormatError("line " + std::to_string(f->line) + ": key " + std::string(why));
     };
-    std::vector<std::string> parts;
-    for (std::size_t start = 0;;) {
-      const auto sp = f->value.find(' ', start);
-      parts.push_back(f->value.substr(start, sp - start));
-      if (sp == std::string::npos) break;
-      start = sp + 1;
-    }
+    const auto words = gpulab::split_fields(f->value, ' ');
+    const std::vector<std::string> parts(words.begin(), words.end());
     if (parts.size() != 4) throw bad("must be '<key id> <base64 key> <valid from> <valid until or ->'");
     PublicKey key = PublicKey::from_raw(raw_key_field(*f, parts[1]));
     if (key.key_id() != parts[0]) throw bad("id " + parts[0] + " is not the id of its key (" + key.key_id() + ")");
