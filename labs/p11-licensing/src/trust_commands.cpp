@@ -5,17 +5,16 @@
 #include "gpulab/errors.hpp"
 #include "licensing/keyring.hpp"
 #include "licensing/record.hpp"
+#include "licensing/reports.hpp"
 #include "licensing/revocation.hpp"
 #include "licensing/secure_file.hpp"
 
 namespace licensing {
 namespace {
 
+// An optional date flag: `fallback` when not given, else date_arg's check.
 Date date_option(const std::string& text, std::string_view flag, Date fallback) {
-  if (text.empty()) return fallback;
-  const auto d = parse_date(text);
-  if (!d) throw gpulab::UsageError(fmt::format("{}: '{}' is not a YYYY-MM-DD date", flag, text));
-  return *d;
+  return text.empty() ? fallback : date_arg(text, flag);
 }
 
 }  // namespace
