@@ -10,6 +10,7 @@
 #include <gpulab/table.hpp>
 
 #include "ptx_dissect/annotate.hpp"
+#include "ptx_dissect/cross_compiler.hpp"
 #include "ptx_dissect/fatbin.hpp"
 #include "ptx_dissect/findings.hpp"
 #include "ptx_dissect/load_decision.hpp"
@@ -147,6 +148,33 @@ int cmd_pipeline(const std::string& path, const gpulab::CommonOptions& common) {
   return gpulab::kExitOk;
 }
 
+// nvcc's and clang's PTX of kernels/kernels.cu, each with its ptxas -v report when present.
+int cmd_clang_diff(const std::string& artifacts, const gpulab::CommonOptions& common) {
+  const std::filesystem::path dir(artifacts);
+  if (!std::filesystem::exists(dir / "kernels-clang.ptx"))
+    throw gpulab::Unsupported(fmt::format(
+        "no {} (the build found no nvcc, or no clang with the NVPTX target)",
+        (dir / "kernels-clang.ptx").string()));
+  const auto load = [&](const char* ptx, const char* ptxas) {
+    ptx_dissect::CompilerPtx side{read_file((dir / ptx).string(), 16u << 20), std::nullopt};
+    if (std::filesystem::exists(dir / ptxas))
+      side.ptxas = ptx_dissect::parse_ptxas_report(read_file((dir / ptxas).string(), 1u << 20));
+    return side;
+  };
+  ptx_dissect::CrossCompilerReport report;
+  try {
+    report = ptx_dissect::compare_compilers(load("kernels.ptx", "ptxas-v.txt"),
+                                            load("kernels-clang.ptx", "ptxas-clang-v.txt"));
+  } catch (const std::runtime_error& e) {  // a PTX or ptxas file that is not what the build wrote
+    throw gpulab::UsageError(fmt::format("--artifacts {}: {}", artifacts, e.what()));
+  }
+  if (common.json)
+    gpulab::print_json(ptx_dissect::to_json(report));
+  else
+    fmt::print("{}", ptx_dissect::render(report));
+  return gpulab::kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -186,12 +214,17 @@ int main(int argc, char** argv) {
       "Read this saved nvcc -dryrun output (default: the build's, in --artifacts)");
   gpulab::add_json_flag(*pipeline, common);
 
+  auto* clang_diff = app.add_subcommand(
+      "clang-diff", "nvcc's PTX of the four kernels against clang's (LLVM NVPTX), kernel by kernel");
+  gpulab::add_json_flag(*clang_diff, common);
+
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
     // Missing artifacts are a skip only where the build made none (no nvcc); a directory the
     // user named that is not there is their mistake, not a missing toolkit.
     if (artifacts_opt->count() > 0 && !std::filesystem::is_directory(artifacts))
       throw gpulab::UsageError(fmt::format("--artifacts {}: no such directory", artifacts));
     if (*load) return cmd_load_table(fatbin, common);
+    if (*clang_diff) return cmd_clang_diff(artifacts, common);
     if (*pipeline) {
       if (dryrun.empty()) {
         dryrun = (std::filesystem::path(artifacts) / "nvcc-dryrun.txt").string();

@@ -126,3 +126,29 @@ TEST(PtxDissectCli, PipelineRefusesWhatIsNotADryRun) {
       << unbuilt.out;
   std::filesystem::remove_all(empty);
 }
+
+TEST(PtxDissectCli, ClangDiffSkipsWithoutClangsPtxAndRefusesUnrelatedFiles) {
+  const std::string dir = ::testing::TempDir() + "ptx-dissect-clang-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const auto unbuilt = run("--artifacts '" + dir + "' clang-diff");
+  EXPECT_EQ(unbuilt.exit_code, 77) << unbuilt.out;
+  EXPECT_NE(unbuilt.out.find("ptx-dissect: SKIPPED: no " + dir + "/kernels-clang.ptx"),
+            std::string::npos)
+      << unbuilt.out;
+  std::ofstream(dir + "/kernels.ptx") << ".version 9.0\n.visible .entry a()\n{\n ret;\n}\n";
+  std::ofstream(dir + "/kernels-clang.ptx") << ".version 7.0\n.visible .entry b()\n{\n ret;\n}\n";
+  const auto unrelated = run("--artifacts '" + dir + "' clang-diff");
+  EXPECT_EQ(unrelated.exit_code, 2) << unrelated.out;
+  EXPECT_EQ(unrelated.out, "ptx-dissect: error: --artifacts " + dir +
+                               ": the two PTX files share no .entry (not the same source?)\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PtxDissectCli, ClangDiffOnTheBuildsPtxKeepsTheAbi) {
+  if (!std::filesystem::exists(std::filesystem::path(PTX_DISSECT_ARTIFACTS) / "kernels-clang.ptx"))
+    GTEST_SKIP() << "no clang PTX (the build found no clang with the NVPTX target, or no nvcc)";
+  const auto r = run("clang-diff");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(count_lines_with(r.out, " identical "), 5U) << r.out;
+  EXPECT_EQ(r.out.find("DIFFERENT"), std::string::npos) << r.out;
+}

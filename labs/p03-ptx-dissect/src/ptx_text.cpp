@@ -70,6 +70,41 @@ std::optional<std::vector<PtxLine>> entry_body(std::string_view ptx, std::string
   return in_body ? std::optional<std::vector<PtxLine>>(body) : std::nullopt;
 }
 
+std::optional<std::vector<std::string>> entry_params(std::string_view ptx,
+                                                     std::string_view name) {
+  std::vector<std::string> params;
+  bool in_entry = false;
+  for (const auto raw : lines_of(ptx)) {
+    std::string_view s = trim(raw);
+    if (!in_entry) {
+      const auto pos = s.find(".entry ");
+      if (pos == std::string_view::npos || s.rfind("//", 0) == 0) continue;
+      std::string_view rest = trim(s.substr(pos + 7));
+      if (trim(rest.substr(0, rest.find('('))) != name) continue;
+      in_entry = true;
+      const auto open = rest.find('(');
+      if (open == std::string_view::npos) continue;
+      s = trim(rest.substr(open + 1));  // a declaration on the .entry line itself
+    }
+    const bool closes = s.find(')') != std::string_view::npos;
+    s = trim(s.substr(0, s.find(')')));
+    if (!s.empty() && s.back() == ',') s = trim(s.substr(0, s.size() - 1));
+    if (!s.empty()) params.emplace_back(s);
+    if (closes) return params;
+  }
+  return std::nullopt;
+}
+
+std::string header_directive(std::string_view ptx, std::string_view directive) {
+  for (const auto raw : lines_of(ptx)) {
+    const std::string_view s = trim(raw);
+    if (s.rfind(directive, 0) != 0 || s.size() == directive.size()) continue;
+    if (s[directive.size()] != ' ' && s[directive.size()] != '\t') continue;
+    return std::string(trim(s.substr(directive.size())));
+  }
+  return {};
+}
+
 std::vector<std::string> entry_names(std::string_view ptx) {
   std::vector<std::string> names;
   for (const auto raw : lines_of(ptx)) {

@@ -20,6 +20,13 @@ struct PtxLine {
 // The body of `.entry name(...)`, or nullopt if there is no such entry.
 std::optional<std::vector<PtxLine>> entry_body(std::string_view ptx, std::string_view name);
 
+// The parameter declarations of `.entry name(...)` (".param .f32 saxpy_param_0"),
+// or nullopt if there is no such entry. They are the kernel's ABI.
+std::optional<std::vector<std::string>> entry_params(std::string_view ptx, std::string_view name);
+
+// The value of a header directive (".version" -> "9.0"), or "" if absent.
+std::string header_directive(std::string_view ptx, std::string_view directive);
+
 // The names of every .entry in the file, in order.
 std::vector<std::string> entry_names(std::string_view ptx);
 
