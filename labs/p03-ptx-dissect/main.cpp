@@ -10,11 +10,13 @@
 #include <gpulab/table.hpp>
 
 #include "ptx_dissect/annotate.hpp"
+#include "ptx_dissect/cold_start.hpp"
 #include "ptx_dissect/cross_compiler.hpp"
 #include "ptx_dissect/fatbin.hpp"
 #include "ptx_dissect/findings.hpp"
 #include "ptx_dissect/load_decision.hpp"
 #include "ptx_dissect/nvcc_plan.hpp"
+#include "ptx_dissect/ptx_text.hpp"
 
 namespace {
 
@@ -24,6 +26,23 @@ std::string read_file(const std::string& path, std::size_t limit) {
   auto text = gpulab::read_text_file(path, limit);
   if (!text) throw gpulab::UsageError(text.error().message);
   return std::move(text).value();
+}
+
+ptx_dissect::FatbinManifest read_manifest(const std::string& path, std::uint64_t& bytes_out) {
+  const std::string bytes = read_file(path, 256u << 20);
+  std::vector<ptx_dissect::FatbinEntry> entries;
+  try {
+    entries = ptx_dissect::parse_fatbin(
+        std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  } catch (const std::runtime_error& e) {
+    throw gpulab::UsageError(fmt::format("{}: {}", path, e.what()));
+  }
+  ptx_dissect::FatbinManifest manifest;
+  for (const auto& e : entries)
+    (e.kind == ptx_dissect::FatbinEntry::Kind::kElf ? manifest.sass : manifest.ptx)
+        .push_back(e.arch);
+  bytes_out = bytes.size();
+  return manifest;
 }
 
 int cmd_check(const std::string& artifacts, const std::string& cuobjdump,
@@ -61,18 +80,8 @@ int cmd_load_table(const std::string& fatbin_path, const gpulab::CommonOptions& 
   ptx_dissect::FatbinManifest manifest = ptx_dissect::curriculum_matrix();
   std::string source = "the curriculum's -gencode matrix";
   if (!fatbin_path.empty()) {
-    const std::string bytes = read_file(fatbin_path, 256u << 20);
-    std::vector<ptx_dissect::FatbinEntry> entries;
-    try {
-      entries = ptx_dissect::parse_fatbin(
-          std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-    } catch (const std::runtime_error& e) {
-      throw gpulab::UsageError(fmt::format("{}: {}", fatbin_path, e.what()));
-    }
-    manifest = {};
-    for (const auto& e : entries)
-      (e.kind == ptx_dissect::FatbinEntry::Kind::kElf ? manifest.sass : manifest.ptx)
-          .push_back(e.arch);
+    std::uint64_t bytes = 0;
+    manifest = read_manifest(fatbin_path, bytes);
     source = fatbin_path;
   }
   std::string contents;
@@ -148,6 +157,33 @@ int cmd_pipeline(const std::string& path, const gpulab::CommonOptions& common) {
   return gpulab::kExitOk;
 }
 
+// The cold-start incident's three fixes, on the build's real fatbins (today's and fix 1's).
+int cmd_cold_start(const std::string& artifacts, const gpulab::CommonOptions& common) {
+  const std::filesystem::path dir(artifacts);
+  for (const char* f : {"fat.fatbin", "fat-new-arches.fatbin", "kernels.ptx"})
+    if (!std::filesystem::exists(dir / f))
+      throw gpulab::Unsupported(fmt::format(
+          "no {} (nvcc was not found when the lab was built; install the CUDA Toolkit)",
+          (dir / f).string()));
+  ptx_dissect::ColdStartInputs in;
+  in.shipped = read_manifest((dir / "fat.fatbin").string(), in.shipped_bytes);
+  in.with_new_arches =
+      read_manifest((dir / "fat-new-arches.fatbin").string(), in.with_new_arches_bytes);
+  in.kernels = static_cast<int>(
+      ptx_dissect::entry_names(read_file((dir / "kernels.ptx").string(), 16u << 20)).size());
+  ptx_dissect::ColdStartTable table;
+  try {
+    table = ptx_dissect::cold_start_table(in);
+  } catch (const std::invalid_argument& e) {
+    throw gpulab::UsageError(fmt::format("--artifacts {}: {}", artifacts, e.what()));
+  }
+  if (common.json)
+    gpulab::print_json(ptx_dissect::to_json(table));
+  else
+    fmt::print("{}", ptx_dissect::render(table, in));
+  return gpulab::kExitOk;
+}
+
 // nvcc's and clang's PTX of kernels/kernels.cu, each with its ptxas -v report when present.
 int cmd_clang_diff(const std::string& artifacts, const gpulab::CommonOptions& common) {
   const std::filesystem::path dir(artifacts);
@@ -218,6 +254,10 @@ int main(int argc, char** argv) {
       "clang-diff", "nvcc's PTX of the four kernels against clang's (LLVM NVPTX), kernel by kernel");
   gpulab::add_json_flag(*clang_diff, common);
 
+  auto* cold_start = app.add_subcommand(
+      "cold-start", "The new-GPU cold-start incident: what each of its three fixes changes at load");
+  gpulab::add_json_flag(*cold_start, common);
+
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
     // Missing artifacts are a skip only where the build made none (no nvcc); a directory the
     // user named that is not there is their mistake, not a missing toolkit.
@@ -225,6 +265,7 @@ int main(int argc, char** argv) {
       throw gpulab::UsageError(fmt::format("--artifacts {}: no such directory", artifacts));
     if (*load) return cmd_load_table(fatbin, common);
     if (*clang_diff) return cmd_clang_diff(artifacts, common);
+    if (*cold_start) return cmd_cold_start(artifacts, common);
     if (*pipeline) {
       if (dryrun.empty()) {
         dryrun = (std::filesystem::path(artifacts) / "nvcc-dryrun.txt").string();

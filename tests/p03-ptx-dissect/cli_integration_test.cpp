@@ -152,3 +152,13 @@ TEST(PtxDissectCli, ClangDiffOnTheBuildsPtxKeepsTheAbi) {
   EXPECT_EQ(count_lines_with(r.out, " identical "), 5U) << r.out;
   EXPECT_EQ(r.out.find("DIFFERENT"), std::string::npos) << r.out;
 }
+
+TEST(PtxDissectCli, ColdStartSkipsWithoutTheBuildsFatbins) {
+  const std::string dir = ::testing::TempDir() + "ptx-dissect-cold-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const auto unbuilt = run("--artifacts '" + dir + "' cold-start");
+  EXPECT_EQ(unbuilt.exit_code, 77) << unbuilt.out;
+  EXPECT_NE(unbuilt.out.find("ptx-dissect: SKIPPED: no " + dir + "/fat.fatbin"), std::string::npos)
+      << unbuilt.out;
+  std::filesystem::remove_all(dir);
+}
