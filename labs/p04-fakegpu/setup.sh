@@ -1,6 +1,8 @@
 #!/bin/sh
 # p04-fakegpu: unpack Debian's kernel image (the one matching linux-headers-amd64)
-# under $GPULAB_BUILD_ROOT/p04-fakegpu-vm/<version>/, for the qemu `vm` test.
+# under $GPULAB_BUILD_ROOT/p04-fakegpu-vm/<version>/, for the qemu `vm` test, and the
+# newest Debian kernel after it under p04-fakegpu-vm/upgrade/<version>/, for the
+# kernel-upgrade drill (a module built for the old kernel, booted on the new one).
 # Never installs it (apt-get download + dpkg -x). Idempotent. If the download is
 # impossible, says why and succeeds: the vm test then skips with that reason.
 set -u
@@ -13,32 +15,51 @@ if [ -z "$kver" ]; then
   note "no /usr/src/linux-headers-*-amd64 (install linux-headers-amd64); the vm test will skip"
   exit 0
 fi
-if [ -f "$dest/$kver/boot/vmlinuz-$kver" ]; then
-  exit 0
-fi
-mkdir -p "$dest/download" || exit 0
-cd "$dest/download" || exit 0
-rm -f ./*.deb
-pkg=""
-for candidate in "linux-image-$kver" "linux-image-$kver-unsigned"; do
-  if apt-get download "$candidate" >/dev/null 2>&1; then
-    pkg=$candidate
-    break
+# unpack VERSION DIR: linux-image-VERSION's boot/ under DIR/VERSION (idempotent).
+unpack() {
+  ver=$1 into=$2
+  [ -f "$into/$ver/boot/vmlinuz-$ver" ] && return 0
+  mkdir -p "$dest/download" || return 1
+  cd "$dest/download" || return 1
+  rm -f ./*.deb
+  pkg=""
+  for candidate in "linux-image-$ver" "linux-image-$ver-unsigned"; do
+    if apt-get download "$candidate" >/dev/null 2>&1; then
+      pkg=$candidate
+      break
+    fi
+  done
+  if [ -z "$pkg" ]; then
+    note "cannot download linux-image-$ver (no network or no apt source?); its vm test will skip"
+    return 1
   fi
+  rm -rf "$into/$ver.tmp"
+  if ! dpkg -x ./*.deb "$into/$ver.tmp"; then
+    note "dpkg -x of $pkg failed; its vm test will skip"
+    rm -rf "$into/$ver.tmp"
+    return 1
+  fi
+  # Only boot/ is needed: the VM loads no Debian module, only fakegpu.ko (saves ~390 MB).
+  rm -rf "$into/$ver.tmp/lib/modules" "$into/$ver.tmp/usr"
+  rm -rf "${into:?}/$ver"
+  mv "$into/$ver.tmp" "$into/$ver"
+  rm -f ./*.deb
+  note "unpacked $pkg into $into/$ver (kernel $into/$ver/boot/vmlinuz-$ver)"
+}
+
+unpack "$kver" "$dest"
+
+# The upgrade: the newest standard amd64 kernel Debian offers that sorts after the headers'.
+newest=$(apt-cache search --names-only '^linux-image-[0-9].*-amd64$' 2>/dev/null | awk '{print $1}' |
+  grep -v -e '-cloud-' -e '-rt-' -e '-dbg' -e '-unsigned' | sed 's/^linux-image-//; s/-amd64$//' |
+  sort -V | tail -n 1)
+if [ -z "$newest" ] || [ "$(printf '%s\n%s-amd64\n' "$kver" "$newest-amd64" | sort -V | tail -n 1)" = "$kver" ]; then
+  note "no Debian kernel newer than $kver in the apt lists; the kernel-upgrade drill will skip"
+  exit 0
+fi
+# Keep one upgrade kernel: the drill's CMake picks the only one there.
+for old in "$dest"/upgrade/*; do
+  [ -d "$old" ] && [ "$old" != "$dest/upgrade/$newest-amd64" ] && rm -rf "$old"
 done
-if [ -z "$pkg" ]; then
-  note "cannot download linux-image-$kver (no network or no apt source?); the vm test will skip"
-  exit 0
-fi
-rm -rf "$dest/$kver.tmp"
-if ! dpkg -x ./*.deb "$dest/$kver.tmp"; then
-  note "dpkg -x of $pkg failed; the vm test will skip"
-  rm -rf "$dest/$kver.tmp"
-  exit 0
-fi
-# Only boot/ is needed: the VM loads no Debian module, only fakegpu.ko (saves ~390 MB).
-rm -rf "$dest/$kver.tmp/lib/modules" "$dest/$kver.tmp/usr"
-rm -rf "${dest:?}/$kver"
-mv "$dest/$kver.tmp" "$dest/$kver"
-rm -f ./*.deb
-note "unpacked $pkg into $dest/$kver (kernel $dest/$kver/boot/vmlinuz-$kver)"
+mkdir -p "$dest/upgrade" && unpack "$newest-amd64" "$dest/upgrade"
+exit 0

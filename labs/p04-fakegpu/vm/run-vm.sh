@@ -5,8 +5,13 @@
 # serial console. Exit 0 all checks passed, 1 a check failed, 77 cannot run here.
 #
 #   run-vm.sh --kernel VMLINUZ --module fakegpu.ko --bin BINDIR [--log FILE] [--bench ARGS]
+#             [--expect-refused]
+# --expect-refused is the kernel-upgrade drill: VMLINUZ is a newer kernel than the headers
+# fakegpu.ko was built against, and the checks are that the kernel refuses the module
+# ("invalid module format", with its reason in dmesg) and stays up, as a host does after a
+# kernel upgrade whose module was never rebuilt.
 set -u
-kernel="" module="" bin="" log="" bench_args=""
+kernel="" module="" bin="" log="" bench_args="" expect_refused=0
 while [ $# -gt 0 ]; do
   case $1 in
     --kernel) kernel=$2; shift 2 ;;
@@ -14,6 +19,7 @@ while [ $# -gt 0 ]; do
     --bin) bin=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
     --bench) bench_args=$2; shift 2 ;;
+    --expect-refused) expect_refused=1; shift ;;
     *) echo "run-vm.sh: error: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -74,6 +80,28 @@ reject() {  # reject NAME REGEX: the console must not match
   if grep -Eq -- "$2" "$console.txt"; then echo "VM-CHECK FAIL $1 (found: $(grep -E -- "$2" "$console.txt" | head -1))"; fails=$((fails + 1)); else echo "VM-CHECK PASS $1"; fi
 }
 [ $qrc -eq 124 ] && { echo "VM-CHECK FAIL the VM did not power off within 600 s"; fails=$((fails + 1)); }
+if [ $expect_refused -eq 1 ]; then
+  built_for=$(strings -a "$module" | sed -n 's/^vermagic=//p' | head -n 1)
+  booted=$(sed -n 's/^VM: kernel \([^,]*\),.*/\1/p' "$console.txt")
+  echo "VM: module built for: ${built_for:-unknown}"
+  echo "VM: kernel booted:    ${booted:-none}"
+  case "$built_for" in
+    "$booted "*) echo "VM-CHECK FAIL the booted kernel is the one the module was built for"; fails=$((fails + 1)) ;;
+    *) echo "VM-CHECK PASS the booted kernel is not the one the module was built for" ;;
+  esac
+  expect "insmod is refused: invalid module format" "can't insert '/fakegpu.ko': invalid module format"
+  expect "insmod fails with ENOEXEC (8)" '^VM: insmod rc=8$'
+  expect "the kernel logs why" 'VM: dmesg .*fakegpu.*(disagrees about version of symbol|version magic|struct module size)'
+  grep -E 'VM: dmesg .*fakegpu' "$console.txt" | head -n 1
+  expect "the kernel stays up (init reaches the end)" '^VM: done$'
+  reject "no oops, no BUG" '(Oops|BUG:|general protection|Call Trace)'
+  if [ $fails -ne 0 ]; then
+    echo "fakegpu vm drill: $fails check(s) failed; console: ${log:-$console.txt}"
+    exit 1
+  fi
+  echo "fakegpu vm drill: ALL CHECKS PASSED (the upgraded kernel refuses the old module)"
+  exit 0
+fi
 expect "module loads" '^VM: insmod rc=0$'
 expect "load message" 'fakegpu: loaded, /dev/fakegpu ready'
 expect "misc node 0666" '^VM: node crw-rw-rw- 10,'
