@@ -15,6 +15,7 @@
 #include "gpulab/prom_text.hpp"
 #include "hal/hal.hpp"
 #include "hal/walkthrough.hpp"
+#include "hal/walkthrough_report.hpp"
 
 namespace hal = gpulab::hal;
 namespace fs = std::filesystem;
@@ -86,27 +87,6 @@ void load_backends(hal::Registry& reg, const Options& o) {
   }
 }
 
-std::string rejection_text(const hal::Rejection& r) {
-  std::string s = r.message;
-  if (r.reason == hal::RejectReason::kAbiMajorMismatch) return "(" + s + ") \u2014 ABI version guard works";
-  return "(" + s + ")";
-}
-
-std::string verdict(const hal::CheckResult& c) {
-  if (!c.declared) return "n/a";
-  return c.pass ? "PASS" : "FAIL";
-}
-
-gpulab::Json check_json(const hal::CheckResult& c) {
-  gpulab::Json j;
-  j["result"] = verdict(c);
-  if (c.declared) {
-    j["worst_error_over_tolerance"] = std::isfinite(c.worst_ratio) ? gpulab::Json(c.worst_ratio) : gpulab::Json("inf");
-    j["status"] = hal::describe(c.status);
-  }
-  return j;
-}
-
 void write_metrics(const std::string& path, const hal::Registry& reg) {
   gpulab::prom::Exposition e;
   e.gauge("hal_backends", "HAL backends found by discovery, by outcome.")
@@ -123,129 +103,13 @@ int run(const Options& o) {
   load_backends(reg, o);
   if (!o.metrics_out.empty()) write_metrics(o.metrics_out, reg);
   const hal::Walkthrough w = hal::run_walkthrough(reg, wo);
-
   if (o.common.json) {
-    gpulab::Json doc;
-    doc["abi"] = fmt::format("{}.{}", GPULAB_HAL_ABI_MAJOR, GPULAB_HAL_ABI_MINOR);
-    doc["loaded"] = gpulab::Json::array();
-    for (const auto& b : reg.backends()) {
-      gpulab::Json j;
-      j["name"] = b->name();
-      j["abi"] = fmt::format("{}.{}", b->abi_major(), b->abi_minor());
-      j["dtypes"] = hal::dtype_mask_string(b->dtypes());
-      j["ops"] = hal::op_mask_string(b->ops());
-      j["perf_hint"] = b->perf_hint();
-      j["max_dim"] = b->max_dim();
-      j["device"] = b->device();
-      j["source"] = hal::source_name(b->source());
-      j["path"] = b->path().string();
-      doc["loaded"].push_back(j);
-    }
-    doc["rejected"] = gpulab::Json::array();
-    for (const auto& r : reg.rejected())
-      doc["rejected"].push_back({{"name", r.name},
-                                 {"reason", hal::reject_reason_name(r.reason)},
-                                 {"message", r.message},
-                                 {"path", r.path.string()}});
-    doc["shape"] = {wo.m, wo.n, wo.k};
-    doc["conformance"] = gpulab::Json::array();
-    for (const auto& b : w.backends) {
-      gpulab::Json j;
-      j["backend"] = b.name;
-      j["FP32 matmul"] = check_json(b.fp32_matmul);
-      for (const auto& c : b.other_dtypes) {
-        j[fmt::format("{} matmul", hal::request_name(c.dtype))] = check_json(c.matmul);
-        if (c.softmax.declared) j[fmt::format("{} softmax", hal::request_name(c.dtype))] = check_json(c.softmax);
-      }
-      for (const auto& c : b.layer_ops) j[fmt::format("FP32 {}", hal::op_name(c.op))] = check_json(c.result);
-      j["quarantined"] = b.quarantined;
-      if (b.quarantined) j["quarantine_reason"] = b.quarantine_reason;
-      doc["conformance"].push_back(j);
-    }
-    doc["routing"] = gpulab::Json::array();
-    for (const auto& r : w.routes)
-      doc["routing"].push_back({{"request", hal::describe(r.request)},
-                                {"backend", r.refused ? gpulab::Json(nullptr) : gpulab::Json(r.target)},
-                                {"reason", r.reason}});
-    const bool pass = w.fp32_all_pass() && w.layer_ops_all_pass();
-    doc["pass"] = pass;
+    const gpulab::Json doc = hal::walkthrough_json(reg, w, wo);
     gpulab::print_json(doc);
-    return pass ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+    return doc["pass"].get<bool>() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
   }
-
-  for (const auto& b : reg.backends()) {
-    fmt::print("loaded backend: {:<10}(abi v{}.{}, dtypes={}, perf={})\n", b->name(), b->abi_major(), b->abi_minor(),
-               hal::dtype_mask_string(b->dtypes()), b->perf_hint());
-    if (o.devices) fmt::print("    device: {}\n", b->device());
-  }
-  for (const auto& r : reg.rejected()) fmt::print("rejected backend: {:<8}{}\n", r.name, rejection_text(r));
-  if (reg.backends().empty()) {
-    fmt::print("\nno backend loaded: nothing to check or route\n");
-    return gpulab::kExitCheckFailed;
-  }
-
-  fmt::print("\n== conformance: matmul FP32 vs reference, all backends ==\n");
-  for (const auto& b : w.backends) {
-    fmt::print("  {:<8}: {}", b.name, verdict(b.fp32_matmul));
-    if (b.fp32_matmul.declared && !b.fp32_matmul.pass) fmt::print("  ({})", hal::describe(b.fp32_matmul.status));
-    fmt::print("\n");
-  }
-
-  fmt::print("\n== declared dtypes beyond FP32: tested, not trusted ==\n");
-  for (const auto& b : w.backends) {
-    if (b.other_dtypes.empty()) continue;
-    std::string cells;
-    for (const auto& c : b.other_dtypes) {
-      cells += fmt::format("{}{} matmul {}", cells.empty() ? "" : ", ", hal::request_name(c.dtype), verdict(c.matmul));
-      if (c.softmax.declared) cells += fmt::format(", {} softmax {}", hal::request_name(c.dtype), verdict(c.softmax));
-    }
-    fmt::print("  {:<8}: {}\n", b.name, cells);
-    if (b.quarantined) fmt::print("            -> quarantined, out of routing: {}\n", b.quarantine_reason);
-  }
-
-  fmt::print("\n== decoder-layer ops (ABI 2.2), FP32 vs reference ==\n");
-  std::size_t with_ops = 0, ops_pass = 0;
-  for (const auto& b : w.backends) {
-    const hal::Backend& be = *reg.find(b.name);
-    std::string cells;
-    bool any = false, all = true;
-    for (const auto& c : b.layer_ops) {
-      if (!c.result.declared) continue;
-      any = true;
-      all = all && c.result.pass;
-      cells += fmt::format("{}{} {}", cells.empty() ? "" : ", ", hal::op_name(c.op), verdict(c.result));
-    }
-    if (any) {
-      ++with_ops;
-      if (all) ++ops_pass;
-    }
-    fmt::print("  {:<8}: {}\n", b.name,
-               any                     ? cells
-               : be.abi_minor() >= 2u ? std::string("n/a (none declared)")
-                                       : fmt::format("n/a (abi v{}.{} predates these ops)", be.abi_major(), be.abi_minor()));
-  }
-
-  fmt::print("\n== capability routing ({}x{}x{}) ==\n", wo.m, wo.n, wo.k);
-  for (const auto& r : w.routes) {
-    const std::string req = fmt::format("{:<4} {}", hal::request_name(r.request.dtype), hal::op_name(r.request.op));
-    if (r.refused)
-      fmt::print("  {} -> {:<10}cleanly refused: {}\n", req, "(none)", r.reason);
-    else
-      fmt::print("  {} -> {:<10}({})\n", req, r.target, r.reason);
-  }
-
-  std::size_t fp32_pass = 0;
-  std::vector<std::string> quarantined;
-  for (const auto& b : w.backends) {
-    if (b.fp32_matmul.pass) ++fp32_pass;
-    if (b.quarantined) quarantined.push_back(b.name);
-  }
-  const bool ok = w.fp32_all_pass() && w.layer_ops_all_pass();
-  fmt::print("\n{}: {} of {} loaded backends pass FP32 matmul; {} of {} with ABI 2.2 ops pass them; {} rejected at "
-             "load; quarantined: {}\n",
-             ok ? "PASS" : "FAIL", fp32_pass, w.backends.size(), ops_pass, with_ops, reg.rejected().size(),
-             quarantined.empty() ? std::string("none") : fmt::format("{}", fmt::join(quarantined, ", ")));
-  return ok ? gpulab::kExitOk : gpulab::kExitCheckFailed;
+  fmt::print("{}", hal::render_walkthrough(reg, w, wo, o.devices));
+  return hal::walkthrough_passed(reg, w) ? gpulab::kExitOk : gpulab::kExitCheckFailed;
 }
 
 }  // namespace
