@@ -1,14 +1,12 @@
 // A 4-rank run under Open MPI's mpirun (oversubscribed: CI has 2 cores).
 // Skipped when this build has no MPI.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "gpulab/json.hpp"
+#include "gpulab_test/program_run.hpp"
 #include "ring_allreduce/mpi_launch.hpp"
 
 namespace {
@@ -23,14 +21,10 @@ std::string mpirun_command(const std::string& args) {
          " --oversubscribe -np 4 " + GPULAB_BIN_DIR + "/ring-allreduce " + args + " 2>&1";
 }
 
+// mpirun's output with the ranks' stderr folded in (the command line merges it already).
 std::pair<int, std::string> run(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return {-1, out};
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
-  const int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  const auto r = gpulab_test::run_command(cmd, gpulab_test::Stderr::kMerged);
+  return {r.exit_code, r.out};
 }
 
 class UnderMpirun : public ::testing::Test {

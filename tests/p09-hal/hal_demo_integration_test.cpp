@@ -37,17 +37,6 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-// stdout of a shell command, or nullopt when it could not run.
-std::optional<std::string> shell(const std::string& cmd, int* status_out = nullptr) {
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
-  if (status_out) *status_out = status;
-  return out;
-}
 }  // namespace
 
 TEST(HalDemo, PrintsTheWalkthroughWithThisBuildsBackends) {
@@ -138,10 +127,8 @@ TEST(ExternalBackend, CompiledOutsideTheBuildLoadsInTheBuiltDemo) {
   const std::string cc = std::string("'") + GPULAB_HAL_C_COMPILER + "' -std=c11 -O2 -shared -fPIC -fvisibility=hidden -I'" +
                          GPULAB_HAL_INCLUDE_DIR + "' '" + GPULAB_LAB_DIR + "/examples/external-backend/external.c' -o '" +
                          lib.string() + "' 2>&1";
-  int status = -1;
-  const auto compiled = shell(cc, &status);
-  ASSERT_TRUE(compiled.has_value());
-  ASSERT_EQ(status, 0) << cc << "\n" << *compiled;
+  const auto compiled = gpulab_test::run_command(cc, gpulab_test::Stderr::kMerged);
+  ASSERT_EQ(compiled.exit_code, 0) << cc << "\n" << compiled.out;
 
   const auto r = run_program("hal-demo", "", gpulab_test::Stderr::kSeparate,
                              "env GPULAB_HAL_BACKENDS='" + lib.string() + "'");
@@ -153,27 +140,28 @@ TEST(ExternalBackend, CompiledOutsideTheBuildLoadsInTheBuiltDemo) {
 }
 
 TEST(ElfFacts, EachBackendExportsOnlyTheRegistrationSymbol) {
-  if (!shell("command -v nm >/dev/null && echo yes").value_or("").starts_with("yes"))
+  if (!gpulab_test::run_command("command -v nm >/dev/null && echo yes").out.starts_with("yes"))
     GTEST_SKIP() << "nm (binutils) not installed";
   std::size_t checked = 0;
   for (const auto& e : fs::directory_iterator(gpulab::hal::build_backend_dir())) {
     if (e.path().extension() != ".so") continue;
-    const auto out = shell("nm -D --defined-only '" + e.path().string() + "' | awk '{print $3}'");
-    ASSERT_TRUE(out.has_value());
-    EXPECT_EQ(*out, "gpulab_hal_backend_register\n") << e.path();
+    const auto nm = gpulab_test::run_command("nm -D --defined-only '" + e.path().string() + "' | awk '{print $3}'");
+    ASSERT_EQ(nm.exit_code, 0) << nm.err;
+    EXPECT_EQ(nm.out, "gpulab_hal_backend_register\n") << e.path();
     ++checked;
   }
   EXPECT_GE(checked, 5u);
 }
 
 TEST(ElfFacts, TheDemoLinksNoBackend) {
-  if (!shell("command -v readelf >/dev/null && echo yes").value_or("").starts_with("yes"))
+  if (!gpulab_test::run_command("command -v readelf >/dev/null && echo yes").out.starts_with("yes"))
     GTEST_SKIP() << "readelf (binutils) not installed";
-  const auto out = shell(std::string("readelf -d '") + GPULAB_BIN_DIR + "/hal-demo'");
-  ASSERT_TRUE(out.has_value());
-  EXPECT_TRUE(contains(*out, "(NEEDED)"));
-  EXPECT_FALSE(contains(*out, "gpulab-hal-"));
-  EXPECT_FALSE(contains(*out, "libOpenCL"));
-  EXPECT_FALSE(contains(*out, "libopenblas"));
-  EXPECT_FALSE(contains(*out, "libcublas"));
+  const auto readelf = gpulab_test::run_command(std::string("readelf -d '") + GPULAB_BIN_DIR + "/hal-demo'");
+  ASSERT_EQ(readelf.exit_code, 0) << readelf.err;
+  const std::string& out = readelf.out;
+  EXPECT_TRUE(contains(out, "(NEEDED)"));
+  EXPECT_FALSE(contains(out, "gpulab-hal-"));
+  EXPECT_FALSE(contains(out, "libOpenCL"));
+  EXPECT_FALSE(contains(out, "libopenblas"));
+  EXPECT_FALSE(contains(out, "libcublas"));
 }

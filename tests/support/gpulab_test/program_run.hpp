@@ -21,17 +21,16 @@ struct ProgramRun {
 
 enum class Stderr { kSeparate, kMerged };
 
-// Runs GPULAB_BIN_DIR/<program> <args> through the shell (args may quote);
-// `env` is a prefix such as "env PATH=/nonexistent".
-inline ProgramRun run_program(const std::string& program, const std::string& args,
-                              Stderr mode = Stderr::kSeparate, const std::string& env = "") {
+// Runs a shell command line (a pipeline, a tool such as nm or mpirun) and keeps its output
+// and exit status the same way run_program does for a lab program.
+inline ProgramRun run_command(const std::string& command_line, Stderr mode = Stderr::kSeparate) {
   ProgramRun r;
   char err_path[] = "/tmp/gpulab-test-stderr-XXXXXX";  // unique: ctest runs tests in parallel
   const int fd = mkstemp(err_path);
   if (fd < 0) return r;
   close(fd);
   const std::string redirect = mode == Stderr::kMerged ? " 2>&1" : std::string(" 2>'") + err_path + "'";
-  const std::string cmd = env + " " + std::string(GPULAB_BIN_DIR) + "/" + program + " " + args + redirect;
+  const std::string cmd = "{ " + command_line + "\n}" + redirect;
   if (FILE* p = popen(cmd.c_str(), "r")) {
     char buf[4096];
     for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
@@ -42,6 +41,13 @@ inline ProgramRun run_program(const std::string& program, const std::string& arg
   r.err.assign(std::istreambuf_iterator<char>(in), {});
   std::remove(err_path);
   return r;
+}
+
+// Runs GPULAB_BIN_DIR/<program> <args> through the shell (args may quote);
+// `env` is a prefix such as "env PATH=/nonexistent".
+inline ProgramRun run_program(const std::string& program, const std::string& args,
+                              Stderr mode = Stderr::kSeparate, const std::string& env = "") {
+  return run_command(env + " " + std::string(GPULAB_BIN_DIR) + "/" + program + " " + args, mode);
 }
 
 }  // namespace gpulab_test
