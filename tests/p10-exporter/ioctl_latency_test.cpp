@@ -66,12 +66,13 @@ TEST(IoctlQuantile, IsTheUpperBoundOfTheBucketHoldingThatRank) {
 }
 
 TEST(IoctlTable, ShowsEachDeviceAndRequestWithBoundsSaidToBeBounds) {
-  const auto r = report_of({series(1, 0xc0104601, {{12, 3}}), series(0, 0x5401, {{10, 1}})});
+  // ALLOC: 100 calls in [4, 8) us and one stall in [1, 2) ms, which only the max shows.
+  const auto r = report_of({series(1, 0xc0104601, {{12, 100}, {20, 1}}), series(0, 0x5401, {{10, 1}})});
   EXPECT_EQ(exporter::ioctl_latency_table(r),
-            "device            request     ioc                calls  errors  mean_us  p50_le_us  p99_le_us\n"
-            "/dev/nvidia0      0x00005401  _IO('T', 1)            1       0      1.5        2.0        2.0\n"
-            "/tmp/mnt/fakegpu  0xc0104601  _IOWR('F', 1, 16)      3       0      6.1        8.2        8.2\n"
-            "p50/p99: upper bounds of log2 buckets (the true value is below, and at least half)\n");
+            "device            request     ioc                calls  errors  mean_us  p50_le_us  p99_le_us  max_le_us\n"
+            "/dev/nvidia0      0x00005401  _IO('T', 1)            1       0      1.5        2.0        2.0        2.0\n"
+            "/tmp/mnt/fakegpu  0xc0104601  _IOWR('F', 1, 16)    101       0     21.7        8.2        8.2     2097.2\n"
+            "p50/p99/max: upper bounds of log2 buckets (the true value is below, and at least half)\n");
   IoctlReport none = report_of({});
   none.targets.resize(1);
   EXPECT_EQ(exporter::ioctl_latency_table(none), "no ioctl on /dev/nvidia0 in 2.0 s\n");

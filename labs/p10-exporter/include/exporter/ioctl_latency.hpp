@@ -49,7 +49,8 @@ struct IoctlReport {
 // By target, then request code: the order of the table, the JSON and the metrics.
 void sort_series(IoctlReport& report);
 
-// The human table (one row per device and request) and the line that says p50/p99 are bounds.
+// The human table (one row per device and request) and the line that says p50/p99/max are
+// bucket bounds.
 [[nodiscard]] std::string ioctl_latency_table(const IoctlReport& report);
 [[nodiscard]] gpulab::Json ioctl_latency_json(const IoctlReport& report);
 
