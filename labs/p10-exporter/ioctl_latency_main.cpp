@@ -50,8 +50,9 @@ int main(int argc, char** argv) {
                  "a device file to watch: a character device (/dev/nvidia0, /dev/nvidiactl) or a "
                  "file a FUSE driver serves (fakegpud MOUNTDIR/fakegpu); repeat for more, up to 64")
       ->required();
-  app.add_option("--duration", duration,
-                 "seconds to measure, 0.01 to 2592000 (30 days); without it, until SIGINT or SIGTERM")
+  app.add_option(
+         "--duration", duration,
+         "seconds to measure, 0.01 to 2592000 (30 days); without it, until SIGINT or SIGTERM")
       ->check(gpulab::finite_in(0.01, kMaxSeconds));
   app.add_option("--interval", interval,
                  "with --metrics-out, rewrite FILE every this many seconds while measuring "

@@ -32,16 +32,19 @@ TEST_F(IoctlLatencyCli, AMissingDeviceIsOneErrorLine) {
 TEST_F(IoctlLatencyCli, APlainFileIsRefusedBecauseNoDriverAnswersIt) {
   const auto r = run_program("gpulab-ioctl-latency", "--device " GPULAB_LAB_DIR "/README.md");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("error: --device: '" GPULAB_LAB_DIR "/README.md' is a plain file, not a device"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("error: --device: '" GPULAB_LAB_DIR "/README.md' is a plain file, not a device"),
+      std::string::npos)
       << r.err;
 }
 
 TEST_F(IoctlLatencyCli, AbsurdDurationsAreRefusedOnTheirText) {
   for (const char* d : {"nan", "inf", "-1", "0", "1e999", "2592001", "12x"}) {
-    const auto r = run_program("gpulab-ioctl-latency", std::string("--device /dev/null --duration ") + d);
+    const auto r =
+        run_program("gpulab-ioctl-latency", std::string("--device /dev/null --duration ") + d);
     EXPECT_EQ(r.exit_code, 2) << d;
-    EXPECT_NE(r.err.find("gpulab-ioctl-latency: error: --duration: "), std::string::npos) << d << r.err;
+    EXPECT_NE(r.err.find("gpulab-ioctl-latency: error: --duration: "), std::string::npos)
+        << d << r.err;
     EXPECT_NE(r.err.find(std::string("got '") + d + "'"), std::string::npos) << d << r.err;
   }
 }
@@ -55,7 +58,8 @@ TEST_F(IoctlLatencyCli, TheDeviceFlagIsRequired) {
 TEST_F(IoctlLatencyCli, HelpSaysWhatItShowsAndThatItNeedsRoot) {
   const auto r = run_program("gpulab-ioctl-latency", "--help");
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out.rfind("gpulab-ioctl-latency: ioctl latency per device file and request code", 0), 0u)
+  EXPECT_EQ(r.out.rfind("gpulab-ioctl-latency: ioctl latency per device file and request code", 0),
+            0u)
       << r.out;
   EXPECT_NE(r.out.find("Needs root"), std::string::npos);
 }

@@ -1,6 +1,8 @@
 // gpulab-ioctl-latency's report side, without root or BPF: request codes as the _IOC macros
 // spell them, quantiles as bucket bounds, the Prometheus histogram the exporter re-exposes, and
 // --device paths resolved (or refused) as the BPF program will compare them.
+#include "exporter/ioctl_latency.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -11,7 +13,6 @@
 #include <fstream>
 #include <limits>
 
-#include "exporter/ioctl_latency.hpp"
 #include "exporter/ioctl_target.hpp"
 #include "exporter/textfile_source.hpp"
 #include "gpulab/errors.hpp"
@@ -56,23 +57,28 @@ TEST(IoctlQuantile, IsTheUpperBoundOfTheBucketHoldingThatRank) {
   // 90 calls in [4, 8) us (slot 12), 9 in [1, 2) ms (slot 20), 1 in [0.5, 1) s (slot 29).
   const auto s = series(0, 1, {{12, 90}, {20, 9}, {29, 1}});
   EXPECT_EQ(exporter::ioctl_quantile_upper_ns(s, 0.50), 8192u);
-  EXPECT_EQ(exporter::ioctl_quantile_upper_ns(s, 0.90), 8192u);      // rank 90: the last fast one
-  EXPECT_EQ(exporter::ioctl_quantile_upper_ns(s, 0.91), 2097152u);   // rank 91: the first slow one
+  EXPECT_EQ(exporter::ioctl_quantile_upper_ns(s, 0.90), 8192u);     // rank 90: the last fast one
+  EXPECT_EQ(exporter::ioctl_quantile_upper_ns(s, 0.91), 2097152u);  // rank 91: the first slow one
   EXPECT_EQ(exporter::ioctl_quantile_upper_ns(s, 0.99), 2097152u);
   EXPECT_EQ(exporter::ioctl_quantile_upper_ns(s, 1.00), 1073741824u);
   EXPECT_EQ(exporter::ioctl_quantile_upper_ns(IoctlSeries{}, 0.5), 0u);
   const auto open = series(0, 1, {{exporter::kIoctlSlots - 1, 1}});
-  EXPECT_EQ(exporter::ioctl_quantile_upper_ns(open, 0.5), std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(exporter::ioctl_quantile_upper_ns(open, 0.5),
+            std::numeric_limits<std::uint64_t>::max());
 }
 
 TEST(IoctlTable, ShowsEachDeviceAndRequestWithBoundsSaidToBeBounds) {
   // ALLOC: 100 calls in [4, 8) us and one stall in [1, 2) ms, which only the max shows.
-  const auto r = report_of({series(1, 0xc0104601, {{12, 100}, {20, 1}}), series(0, 0x5401, {{10, 1}})});
+  const auto r =
+      report_of({series(1, 0xc0104601, {{12, 100}, {20, 1}}), series(0, 0x5401, {{10, 1}})});
+  // The table as it prints.
+  // clang-format off
   EXPECT_EQ(exporter::ioctl_latency_table(r),
             "device            request     ioc                calls  errors  mean_us  p50_le_us  p99_le_us  max_le_us\n"
             "/dev/nvidia0      0x00005401  _IO('T', 1)            1       0      1.5        2.0        2.0        2.0\n"
             "/tmp/mnt/fakegpu  0xc0104601  _IOWR('F', 1, 16)    101       0     21.7        8.2        8.2     2097.2\n"
             "p50/p99/max: upper bounds of log2 buckets (the true value is below, and at least half)\n");
+  // clang-format on
   IoctlReport none = report_of({});
   none.targets.resize(1);
   EXPECT_EQ(exporter::ioctl_latency_table(none), "no ioctl on /dev/nvidia0 in 2.0 s\n");
@@ -98,9 +104,12 @@ TEST(IoctlMetrics, AreAValidHistogramWhoseBucketsHoldTheSlotsBelowThem) {
   EXPECT_EQ(s->cumulative[11], 8);  // le 2.097 ms: slot 20
   EXPECT_EQ(s->cumulative[24], 8);  // le 17.2 s: the 9-minute call is only in +Inf
   EXPECT_EQ(s->cumulative[25], 9);
-  EXPECT_NE(text.find("device_ioctl_dropped_total{reason=\"inflight_full\"} 0\n"), std::string::npos);
-  EXPECT_NE(text.find("device_ioctl_errors_total{device=\"/tmp/mnt/fakegpu\",request=\"0xc0104601\"} 0\n"),
+  EXPECT_NE(text.find("device_ioctl_dropped_total{reason=\"inflight_full\"} 0\n"),
             std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "device_ioctl_errors_total{device=\"/tmp/mnt/fakegpu\",request=\"0xc0104601\"} 0\n"),
+      std::string::npos);
 }
 
 TEST(IoctlMetrics, AreReadByTheExportersTextfileSource) {
@@ -140,14 +149,15 @@ std::string refusal(const std::vector<std::string>& paths) {
 }
 
 TEST(IoctlTarget, RefusesWhatNoDriverAnswersNamingTheFlagAndPath) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("ioctl-latency-target-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ioctl-latency-target-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string file = (dir / "plain").string();
   std::ofstream(file) << "x";
   EXPECT_EQ(refusal({(dir / "absent").string()}),
             "--device: '" + (dir / "absent").string() + "': No such file or directory");
-  EXPECT_EQ(refusal({dir.string()}), "--device: '" + dir.string() + "' is a directory, not a device file");
+  EXPECT_EQ(refusal({dir.string()}),
+            "--device: '" + dir.string() + "' is a directory, not a device file");
   EXPECT_EQ(refusal({file}), "--device: '" + file +
                                  "' is a plain file, not a device: give a character device "
                                  "(/dev/nvidia0) or a file a FUSE driver serves (fakegpud's "

@@ -70,13 +70,15 @@ void check_ioctl_probe_prerequisites() {
         "tracefs is not mounted and mounting it on {} failed ({}): mount -t tracefs nodev {}",
         kTracefs, std::strerror(errno), kTracefs));
   }
-  if (!exists(tracefs + "/" + kEnterEvent) && !exists(std::string("/sys/kernel/debug/tracing/") + kEnterEvent)) {
+  if (!exists(tracefs + "/" + kEnterEvent) &&
+      !exists(std::string("/sys/kernel/debug/tracing/") + kEnterEvent)) {
     throw gpulab::Unsupported(
         "the kernel has no syscalls:sys_enter_ioctl tracepoint (CONFIG_FTRACE_SYSCALLS)");
   }
 }
 
-IoctlLatencyProbe::IoctlLatencyProbe(std::vector<IoctlTarget> targets) : targets_(std::move(targets)) {
+IoctlLatencyProbe::IoctlLatencyProbe(std::vector<IoctlTarget> targets)
+    : targets_(std::move(targets)) {
   libbpf_set_print(keep_warnings);
   last_libbpf_warning().clear();
   skel_ = ioctl_latency_bpf__open();
@@ -128,8 +130,8 @@ IoctlReport IoctlLatencyProbe::read(double seconds) const {
     ioctl_hist h{};
     if (bpf_map_lookup_elem(hists, &key, &h) != 0) continue;  // deleted meanwhile: never here
     if (key.target >= targets_.size()) {
-      throw gpulab::RunError(fmt::format("the BPF map names target {} of {}", key.target,
-                                         targets_.size()));
+      throw gpulab::RunError(
+          fmt::format("the BPF map names target {} of {}", key.target, targets_.size()));
     }
     IoctlSeries s;
     s.target = key.target;

@@ -28,7 +28,9 @@ std::string bound_us(std::uint64_t ns) {
   return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3);
 }
 
-std::string request_hex(std::uint32_t request) { return fmt::format("{:#010x}", request); }
+std::string request_hex(std::uint32_t request) {
+  return fmt::format("{:#010x}", request);
+}
 
 }  // namespace
 
@@ -81,26 +83,30 @@ std::string ioctl_latency_table(const IoctlReport& report) {
       .column("p99_le_us")
       .column("max_le_us");
   for (const auto& s : report.series) {
-    t.row({report.targets[s.target].path, request_hex(s.request), describe_ioctl_request(s.request),
-           fmt::format("{}", s.count), fmt::format("{}", s.errors),
-           fmt::format("{:.1f}", static_cast<double>(s.sum_ns) / 1e3 / static_cast<double>(s.count)),
-           bound_us(ioctl_quantile_upper_ns(s, 0.50)), bound_us(ioctl_quantile_upper_ns(s, 0.99)),
-           bound_us(ioctl_quantile_upper_ns(s, 1.0))});
+    t.row(
+        {report.targets[s.target].path, request_hex(s.request), describe_ioctl_request(s.request),
+         fmt::format("{}", s.count), fmt::format("{}", s.errors),
+         fmt::format("{:.1f}", static_cast<double>(s.sum_ns) / 1e3 / static_cast<double>(s.count)),
+         bound_us(ioctl_quantile_upper_ns(s, 0.50)), bound_us(ioctl_quantile_upper_ns(s, 0.99)),
+         bound_us(ioctl_quantile_upper_ns(s, 1.0))});
   }
   std::string out;
   if (report.series.empty()) {
     out = fmt::format("no ioctl on {} in {:.1f} s\n",
-                      report.targets.size() == 1 ? report.targets[0].path
-                                                 : fmt::format("{} device files", report.targets.size()),
+                      report.targets.size() == 1
+                          ? report.targets[0].path
+                          : fmt::format("{} device files", report.targets.size()),
                       report.seconds);
   } else {
     out = t.render();
-    out += "p50/p99/max: upper bounds of log2 buckets (the true value is below, and at least half)\n";
+    out +=
+        "p50/p99/max: upper bounds of log2 buckets (the true value is below, and at least half)\n";
   }
   if (report.dropped_inflight + report.dropped_keys > 0) {
-    out += fmt::format("dropped: {} calls not timed (in-flight map full), {} not kept (histogram "
-                       "map full)\n",
-                       report.dropped_inflight, report.dropped_keys);
+    out += fmt::format(
+        "dropped: {} calls not timed (in-flight map full), {} not kept (histogram "
+        "map full)\n",
+        report.dropped_inflight, report.dropped_keys);
   }
   return out;
 }
@@ -136,8 +142,7 @@ gpulab::Json ioctl_latency_json(const IoctlReport& report) {
                       {"max_lt_ns", q(1.0)},
                       {"buckets", std::move(buckets)}});
   }
-  doc["dropped"] = {{"inflight_full", report.dropped_inflight},
-                    {"keys_full", report.dropped_keys}};
+  doc["dropped"] = {{"inflight_full", report.dropped_inflight}, {"keys_full", report.dropped_keys}};
   return doc;
 }
 

@@ -30,7 +30,8 @@ std::uint64_t kernel_dev(std::uint64_t user_dev) {
 IoctlTarget resolve_ioctl_target(const std::string& path) {
   if (path.empty()) refuse(path, "is empty: give a device file");
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw gpulab::UsageError(fmt::format("--device: '{}': {}", path, std::strerror(errno)));
+  if (::stat(path.c_str(), &st) != 0)
+    throw gpulab::UsageError(fmt::format("--device: '{}': {}", path, std::strerror(errno)));
   IoctlTarget t;
   t.path = path;
   if (S_ISCHR(st.st_mode)) {
@@ -42,7 +43,8 @@ IoctlTarget resolve_ioctl_target(const std::string& path) {
   if (S_ISDIR(st.st_mode)) refuse(path, "is a directory, not a device file");
   if (!S_ISREG(st.st_mode)) refuse(path, "is not a character device");
   struct statfs fs {};
-  if (::statfs(path.c_str(), &fs) != 0) throw gpulab::UsageError(fmt::format("--device: '{}': {}", path, std::strerror(errno)));
+  if (::statfs(path.c_str(), &fs) != 0)
+    throw gpulab::UsageError(fmt::format("--device: '{}': {}", path, std::strerror(errno)));
   if (fs.f_type != kFuseSuperMagic) {
     refuse(path,
            "is a plain file, not a device: give a character device (/dev/nvidia0) or a file a "

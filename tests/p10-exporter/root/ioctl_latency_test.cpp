@@ -31,7 +31,9 @@ using gpulab_test::read_whole_file;
 const std::string kBin = GPULAB_BIN_DIR;
 constexpr unsigned kUnknownRequest = _IO(FAKEGPU_IOC_MAGIC, 99);  // ENOTTY from the device
 
-bool executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+bool executable(const std::string& path) {
+  return access(path.c_str(), X_OK) == 0;
+}
 
 // The probe as a child process: stdout (the JSON report) and stderr to files.
 class ProbeProcess {
@@ -41,8 +43,8 @@ class ProbeProcess {
   void start(const std::string& args, const std::string& out, const std::string& err) {
     pid_ = fork();
     if (pid_ == 0) {
-      const std::string cmd = "exec " + kBin + "/gpulab-ioctl-latency " + args + " >'" + out +
-                              "' 2>'" + err + "'";
+      const std::string cmd =
+          "exec " + kBin + "/gpulab-ioctl-latency " + args + " >'" + out + "' 2>'" + err + "'";
       execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -130,12 +132,13 @@ int send(int fd, unsigned long request, void* arg, int n) {
 TEST_F(IoctlLatencyProbe, CountsEveryRequestSentToTheWatchedDeviceAndNothingElse) {
   const std::string ready = scratch_ + "/ready";
   const std::string prom = scratch_ + "/textfiles/ioctl.prom";
-  probe_.start("--device " + device_ + " --json --metrics-out " + prom + " --ready-file " + ready,
+  probe_.start("--device " + device_ + " --json --metrics-out " + prom + " --interval 0.1" +
+                   " --ready-file " + ready,
                scratch_ + "/out.json", scratch_ + "/err.txt");
   const int early = probe_.wait_ready(ready);
   if (early == 77) GTEST_SKIP() << read_whole_file(scratch_ + "/err.txt");
-  ASSERT_EQ(early, -1) << "the probe exited " << early << " before attaching: "
-                       << read_whole_file(scratch_ + "/err.txt");
+  ASSERT_EQ(early, -1) << "the probe exited " << early
+                       << " before attaching: " << read_whole_file(scratch_ + "/err.txt");
 
   const int fd = ::open(device_.c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
@@ -179,6 +182,18 @@ TEST_F(IoctlLatencyProbe, CountsEveryRequestSentToTheWatchedDeviceAndNothingElse
   ::close(other);
   ::close(fd);
 
+  // While it runs, --interval rewrites the file: it reaches the 5 ALLOCs without a restart.
+  const std::string want_alloc =
+      "device_ioctl_latency_seconds_count{device=\"" + device_ + "\",request=\"0xc0104601\"} 5\n";
+  std::string live;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    live = read_whole_file(prom);
+    if (live.find(want_alloc) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_NE(live.find(want_alloc), std::string::npos) << live;
+
   ASSERT_EQ(probe_.stop(), 0) << read_whole_file(scratch_ + "/err.txt");
   const std::string out = read_whole_file(scratch_ + "/out.json");
   const auto doc = gpulab::Json::parse(out, nullptr, false);
@@ -188,9 +203,9 @@ TEST_F(IoctlLatencyProbe, CountsEveryRequestSentToTheWatchedDeviceAndNothingElse
     std::uint64_t calls, errors;
   };
   const std::map<std::string, Want> want = {
-      {"0x80604600", {kInfo, 0}},   {"0xc0104601", {kAlloc, 0}},
-      {"0x40084602", {kFree, 0}},   {"0xc0104603", {kSubmit, 0}},
-      {"0x40104604", {kWait, 0}},   {"0x00004663", {kUnknown, kUnknown}},
+      {"0x80604600", {kInfo, 0}}, {"0xc0104601", {kAlloc, 0}},
+      {"0x40084602", {kFree, 0}}, {"0xc0104603", {kSubmit, 0}},
+      {"0x40104604", {kWait, 0}}, {"0x00004663", {kUnknown, kUnknown}},
   };
   std::map<std::string, Want> got;
   for (const auto& s : doc.at("series")) {
@@ -239,8 +254,8 @@ TEST_F(IoctlLatencyProbe, CountsEveryRequestSentToTheWatchedDeviceAndNothingElse
 }
 
 TEST_F(IoctlLatencyProbe, ARunWithNoTrafficSaysSoAndExitsZero) {
-  const auto r = gpulab_test::run_program("gpulab-ioctl-latency",
-                                          "--device " + device_ + " --duration 0.2");
+  const auto r =
+      gpulab_test::run_program("gpulab-ioctl-latency", "--device " + device_ + " --duration 0.2");
   if (r.exit_code == 77) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("no ioctl on " + device_ + " in ", 0), 0u) << r.out;

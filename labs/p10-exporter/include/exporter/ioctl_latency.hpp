@@ -29,7 +29,7 @@ struct IoctlSeries {
 
 struct IoctlReport {
   std::vector<IoctlTarget> targets;
-  std::vector<IoctlSeries> series;  // sorted by target, then request
+  std::vector<IoctlSeries> series;     // sorted by target, then request
   std::uint64_t dropped_inflight = 0;  // calls not timed: the in-flight map was full
   std::uint64_t dropped_keys = 0;      // calls not kept: the histogram map was full
   double seconds = 0;                  // how long the probe was attached

@@ -11,7 +11,7 @@
 namespace exporter {
 
 struct IoctlTarget {
-  std::string path;     // as the user gave it: the `device` label and the table's column
+  std::string path;       // as the user gave it: the `device` label and the table's column
   std::uint64_t dev = 0;  // kernel encoding (major << 20 | minor): rdev, or the filesystem's dev
   std::uint64_t ino = 0;  // the inode, or kChrdevIno for a character device
   bool chrdev = false;
