@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "gpulab_test/program_run.hpp"
@@ -53,6 +54,27 @@ TEST_F(IoctlLatencyCli, TheDeviceFlagIsRequired) {
   const auto r = run_program("gpulab-ioctl-latency", "--duration 1");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--device is required"), std::string::npos) << r.err;
+}
+
+// Not root: one SKIPPED line and 77, after the flags were checked. As root, run it as nobody.
+TEST_F(IoctlLatencyCli, WithoutRootItSaysSoAndExits77) {
+  std::string prefix;
+  if (geteuid() == 0) {
+    if (access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "root, and no setpriv to drop it";
+    prefix = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups";
+    const std::string probe = prefix + " test -x " GPULAB_BIN_DIR "/gpulab-ioctl-latency";
+    if (std::system(probe.c_str()) != 0)
+      GTEST_SKIP() << "nobody cannot run " GPULAB_BIN_DIR
+                      "/gpulab-ioctl-latency (a private "
+                      "checkout): the non-root path needs a user who can";
+  }
+  const auto r = run_program("gpulab-ioctl-latency", "--device /dev/null --duration 1",
+                             gpulab_test::Stderr::kSeparate, prefix);
+  EXPECT_EQ(r.exit_code, 77) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "gpulab-ioctl-latency: SKIPPED: needs root to load a BPF program (CAP_BPF and "
+            "CAP_PERFMON)\n");
 }
 
 TEST_F(IoctlLatencyCli, HelpSaysWhatItShowsAndThatItNeedsRoot) {
