@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -260,6 +262,60 @@ TEST_F(IoctlLatencyProbe, ARunWithNoTrafficSaysSoAndExitsZero) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("no ioctl on " + device_ + " in ", 0), 0u) << r.out;
   EXPECT_EQ(r.err, "");
+}
+
+// A character device is matched by its device number (BPF reads the inode's i_rdev): a
+// pseudo-terminal that only this test holds (so the counts are exact) is watched as /dev/pts/N;
+// its master (/dev/ptmx, another device) does not count. (A second node for the same number would
+// show "any node counts", but a Unix98 pty opens only through devpts: the kernel refuses a slave
+// node made with mknod elsewhere.)
+TEST(IoctlLatencyCharDevice, CountsAPseudoTerminalByItsDeviceNumber) {
+  if (!executable(kBin + "/gpulab-ioctl-latency"))
+    GTEST_SKIP() << kBin << "/gpulab-ioctl-latency is not built (the configure summary says why)";
+  char tmpl[] = "/tmp/ioctl-latency-pty-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string scratch = tmpl;
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() { std::filesystem::remove_all(dir); }
+  } cleanup{scratch};
+
+  const int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  const std::string slave_path = ptsname(master);
+  const int slave = ::open(slave_path.c_str(), O_RDWR | O_NOCTTY);
+  ASSERT_GE(slave, 0);
+
+  ProbeProcess probe;
+  const std::string ready = scratch + "/ready";
+  probe.start("--device " + slave_path + " --json --ready-file " + ready, scratch + "/out.json",
+              scratch + "/err.txt");
+  const int early = probe.wait_ready(ready);
+  if (early == 77) GTEST_SKIP() << read_whole_file(scratch + "/err.txt");
+  ASSERT_EQ(early, -1) << "the probe exited " << early
+                       << " before attaching: " << read_whole_file(scratch + "/err.txt");
+
+  termios t{};
+  winsize w{};
+  EXPECT_EQ(send(slave, TCGETS, &t, 6), 0);
+  EXPECT_EQ(send(slave, TIOCGWINSZ, &w, 4), 0);
+  EXPECT_EQ(send(master, TCGETS, &t, 3), 0);
+  ::close(slave);
+  ::close(master);
+  ASSERT_EQ(probe.stop(), 0) << read_whole_file(scratch + "/err.txt");
+
+  const std::string out = read_whole_file(scratch + "/out.json");
+  const auto doc = gpulab::Json::parse(out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << out;
+  std::map<std::string, std::uint64_t> got;
+  for (const auto& s : doc.at("series")) {
+    EXPECT_EQ(s.at("device").get<std::string>(), slave_path);
+    got[s.at("request").get<std::string>()] = s.at("calls").get<std::uint64_t>();
+  }
+  const std::map<std::string, std::uint64_t> want = {{"0x00005401", 6}, {"0x00005413", 4}};
+  EXPECT_EQ(got, want) << out;
 }
 
 }  // namespace
