@@ -77,6 +77,21 @@ TEST_F(IoctlLatencyCli, WithoutRootItSaysSoAndExits77) {
             "CAP_PERFMON)\n");
 }
 
+// Root without the capabilities (a container's root): the kernel's EPERM is a skip with the
+// reason, not a failed run.
+TEST_F(IoctlLatencyCli, RootWithoutCapBpfIsASkipNotAFailure) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to drop its capabilities";
+  if (access("/usr/sbin/capsh", X_OK) != 0 && access("/sbin/capsh", X_OK) != 0)
+    GTEST_SKIP() << "capsh is not installed (libcap2-bin)";
+  const auto r = run_program(
+      "gpulab-ioctl-latency", "--device /dev/null --duration 1\"", gpulab_test::Stderr::kSeparate,
+      "PATH=/usr/sbin:/sbin:$PATH capsh --drop=cap_bpf,cap_perfmon,cap_sys_admin -- -c \"");
+  EXPECT_EQ(r.exit_code, 77) << r.err;
+  EXPECT_EQ(r.err,
+            "gpulab-ioctl-latency: SKIPPED: the kernel refused to load the BPF program (Operation "
+            "not permitted: no CAP_BPF and CAP_PERFMON here, or kernel lockdown)\n");
+}
+
 TEST_F(IoctlLatencyCli, HelpSaysWhatItShowsAndThatItNeedsRoot) {
   const auto r = run_program("gpulab-ioctl-latency", "--help");
   EXPECT_EQ(r.exit_code, 0);

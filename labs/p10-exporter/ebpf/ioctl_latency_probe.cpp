@@ -86,6 +86,13 @@ IoctlLatencyProbe::IoctlLatencyProbe(std::vector<IoctlTarget> targets)
   if (const int err = ioctl_latency_bpf__load(skel_); err != 0) {
     ioctl_latency_bpf__destroy(skel_);
     skel_ = nullptr;
+    // EPERM is the machine, not the program: root without CAP_BPF (a container), or kernel
+    // lockdown (secure boot) refusing bpf_probe_read_kernel.
+    if (err == -EPERM) {
+      throw gpulab::Unsupported(
+          "the kernel refused to load the BPF program (Operation not permitted: no CAP_BPF "
+          "and CAP_PERFMON here, or kernel lockdown)");
+    }
     fail("cannot load the BPF program", err);
   }
   const int map = bpf_map__fd(skel_->maps.targets);
