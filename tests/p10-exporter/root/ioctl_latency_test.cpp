@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "../exporter_process.hpp"
 #include "fakegpu_ioctl.h"
 #include "gpulab/json.hpp"
 #include "gpulab/prom_text.hpp"
@@ -241,6 +242,12 @@ TEST_F(IoctlLatencyProbe, CountsEveryRequestSentToTheWatchedDeviceAndNothingElse
     const auto* series = hist->find({{"device", device_}, {"request", request}});
     ASSERT_NE(series, nullptr) << request;
     EXPECT_EQ(series->cumulative.back(), static_cast<double>(w.calls)) << request;
+  }
+  // Prometheus' own linter (names, units, histogram shape), where it is installed.
+  if (const std::string pt = p10test::find_program("promtool"); !pt.empty()) {
+    const auto lint = p10test::promtool_check_metrics(pt, read_whole_file(prom));
+    EXPECT_EQ(lint.rc, 0) << lint.out;
+    EXPECT_EQ(lint.out, "");
   }
   const auto exported = gpulab_test::run_program(
       "gpu-exporter", "--once --simulate 1 --textfile-dir " + scratch_ + "/textfiles");
