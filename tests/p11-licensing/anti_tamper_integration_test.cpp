@@ -69,12 +69,12 @@ TEST_F(AntiTamper, OnePatchedByteOfTheLicenceCheckIsDetected) {
 
 TEST_F(AntiTamper, APreloadedLibraryIsDetected) {
   // Any library will do: the gate refuses to decide under LD_PRELOAD at all.
-  const Outcome r = shell(dir_, "LD_PRELOAD=libm.so.6 " + std::string(GPULAB_BIN_DIR) +
+  const Outcome r = shell(dir_, "ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=libm.so.6 " + std::string(GPULAB_BIN_DIR) +
                                     "/licensectl status a.lic --public-key vendor.pub --now 2026-06-01 --anti-tamper");
   EXPECT_EQ(r.code, 17) << r.out << r.err;
   EXPECT_NE(r.out.find("TAMPERED: hooks: LD_PRELOAD is set"), std::string::npos) << r.out;
   // Without --anti-tamper nothing changes.
-  EXPECT_EQ(shell(dir_, "LD_PRELOAD=libm.so.6 " + std::string(GPULAB_BIN_DIR) +
+  EXPECT_EQ(shell(dir_, "ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=libm.so.6 " + std::string(GPULAB_BIN_DIR) +
                             "/licensectl status a.lic --public-key vendor.pub --now 2026-06-01")
                 .code,
             0);

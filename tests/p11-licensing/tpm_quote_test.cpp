@@ -108,7 +108,7 @@ TEST(TpmQuote, ARequestCarriesItsQuoteThroughItsTextForm) {
   r.customer = "ACME";
   r.nonce = to_hex(kNonce);
   r.requested = *parse_date("2026-03-01");
-  r.hw = {{"machine_id", "0123456789abcdef"}};
+  r.hw = {{"machine_id", std::string(64, 'a')}};
   r.quote = recorded();
   const std::string text = format_request(r);
   const ActivationRequest back = parse_request(text);

@@ -153,7 +153,7 @@ QuoteInfo parse_quote_info(const Bytes& attest) {
   const Bytes bitmap = r.bytes(static_cast<std::size_t>(r.uint(1)));  // sizeofSelect, pcrSelect
   for (std::size_t byte = 0; byte < bitmap.size(); ++byte) {
     for (unsigned bit = 0; bit < 8; ++bit) {
-      if ((bitmap[byte] >> bit & 1) == 0) continue;
+      if (((bitmap[byte] >> bit) & 1) == 0) continue;
       const auto pcr = static_cast<unsigned>(byte * 8 + bit);
       if (pcr >= kPcrCount) throw FormatError("quote: selects a PCR above 23");
       q.selection.pcrs.push_back(pcr);

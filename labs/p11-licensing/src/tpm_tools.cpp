@@ -75,13 +75,14 @@ void run_tool(const ScratchDir& dir, std::vector<std::string> args) {
   throw gpulab::RunError(fmt::format(
       "{} failed ({}): {}", args[0],
       WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status)) : "killed by a signal",
-      text ? last_line(*text) : "no message"));
+      text ? last_line(text.value()) : "no message"));
 }
 
 Bytes read_bytes(const std::string& path, std::size_t limit) {
-  const auto text = gpulab::read_text_file(path, limit);
+  auto text = gpulab::read_text_file(path, limit);
   if (!text) throw gpulab::RunError(text.error().message);
-  return Bytes(text->begin(), text->end());
+  const std::string& bytes = text.value();
+  return Bytes(bytes.begin(), bytes.end());
 }
 
 // Creates the attestation key (see the header) as a transient object in ak.ctx.
