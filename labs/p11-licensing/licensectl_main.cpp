@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
                    "hooked libraries (state TAMPERED, exit 17)");
   std::string metrics_out;
   gpulab::add_metrics_out_flag(*status, metrics_out,
-                               "the licence state, its expiry and the days left (also when unreadable)");
+                               "the licence state, its expiry and the time left (also when unreadable)");
 
   // activate-request
   auto* act_req = app.add_subcommand("activate-request",

@@ -40,8 +40,9 @@ TEST_F(LicenceMetrics, ValidWritesStateExpiryAndDaysLeft) {
   EXPECT_EQ(metric("gpulab_license_state{license_file=\"a.lic\",state=\"VALID\"}"), "1");
   EXPECT_EQ(metric("gpulab_license_state{license_file=\"a.lic\",state=\"GRACE\"}"), "0");
   EXPECT_EQ(metric("gpulab_license_state{license_file=\"a.lic\",state=\"UNREADABLE\"}"), "0");
-  EXPECT_EQ(metric("gpulab_license_days_left{license_file=\"a.lic\"}"), "12");
-  EXPECT_EQ(metric("gpulab_license_grace_days_left{license_file=\"a.lic\"}"), "14");
+  // From noon on 2026-12-20: 11.5 days to the end of 2026-12-31; all 14 grace days ahead.
+  EXPECT_EQ(metric("gpulab_license_validity_remaining_seconds{license_file=\"a.lic\"}"), "993600");
+  EXPECT_EQ(metric("gpulab_license_grace_remaining_seconds{license_file=\"a.lic\"}"), "1209600");
   // 2027-01-01T00:00:00Z, the end of the last valid day; grace ends 14 days later.
   EXPECT_EQ(metric("gpulab_license_expiry_timestamp_seconds{license_file=\"a.lic\"}"), "1798761600");
   EXPECT_EQ(metric("gpulab_license_grace_end_timestamp_seconds{license_file=\"a.lic\"}"), "1799971200");
@@ -52,12 +53,13 @@ TEST_F(LicenceMetrics, GraceAndExpiredMoveTheOneAndTheCountdowns) {
   ASSERT_EQ(status("2027-01-10").code, 10);
   EXPECT_EQ(metric("gpulab_license_state{license_file=\"a.lic\",state=\"VALID\"}"), "0");
   EXPECT_EQ(metric("gpulab_license_state{license_file=\"a.lic\",state=\"GRACE\"}"), "1");
-  EXPECT_EQ(metric("gpulab_license_days_left{license_file=\"a.lic\"}"), "0");
-  EXPECT_EQ(metric("gpulab_license_grace_days_left{license_file=\"a.lic\"}"), "5");
+  EXPECT_EQ(metric("gpulab_license_validity_remaining_seconds{license_file=\"a.lic\"}"), "0");
+  // Noon on 2027-01-10 to the end of 2027-01-14: 4.5 days.
+  EXPECT_EQ(metric("gpulab_license_grace_remaining_seconds{license_file=\"a.lic\"}"), "388800");
   ASSERT_EQ(status("2027-02-01").code, 11);
   EXPECT_EQ(metric("gpulab_license_state{license_file=\"a.lic\",state=\"GRACE\"}"), "0");
   EXPECT_EQ(metric("gpulab_license_state{license_file=\"a.lic\",state=\"EXPIRED\"}"), "1");
-  EXPECT_EQ(metric("gpulab_license_grace_days_left{license_file=\"a.lic\"}"), "0");
+  EXPECT_EQ(metric("gpulab_license_grace_remaining_seconds{license_file=\"a.lic\"}"), "0");
   EXPECT_EQ(metric("gpulab_license_max_gpus{license_file=\"a.lic\"}"), "0");
 }
 
@@ -75,7 +77,8 @@ TEST_F(LicenceMetrics, AnUnreadableLicenceIsAStateNotAStaleFile) {
 TEST_F(LicenceMetrics, PromtoolAcceptsTheFile) {
   if (!testing_support::on_path("promtool")) GTEST_SKIP() << "promtool not installed (apt-get install prometheus)";
   ASSERT_EQ(status("2026-12-20").code, 0);
-  const Outcome r = shell(dir_, "promtool check metrics < a.prom");
+  // Through a pipe: shell() redirects stdin from /dev/null after the command.
+  const Outcome r = shell(dir_, "cat a.prom | promtool check metrics");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(r.out + r.err, "");
 }

@@ -7,6 +7,7 @@
 #include "licensing/attestation.hpp"
 #include "licensing/record.hpp"
 #include "licensing/tpm_quote.hpp"
+#include "test_support.hpp"
 
 using namespace licensing;
 
@@ -133,6 +134,18 @@ TEST(TpmQuote, PolicyAndChallengeRoundTrip) {
   EXPECT_NE(make_challenge(p, c.issued).nonce, c.nonce);
   std::string short_policy = text.substr(0, text.rfind("pcr_value"));
   EXPECT_THROW(parse_policy(short_policy), FormatError);
+}
+
+// testdata/attest/ (the hostile-input samples) came from one swtpm run: the
+// request answers the challenge with a quote the policy accepts.
+TEST(TpmQuote, TheCheckedInSamplesVerify) {
+  const auto load = [](const char* path) { return testing_support::read(path); };
+  const AttestPolicy policy = parse_policy(load("testdata/attest/policy.txt"));
+  const AttestChallenge challenge = parse_challenge(load("testdata/attest/challenge.txt"));
+  ActivationRequest request = parse_request(load("testdata/attest/request.txt"));
+  EXPECT_NO_THROW(verify_attested_request(request, policy, "policy.txt", challenge));
+  request.quote->pcr_values[2][0] ^= 1;
+  EXPECT_THROW(verify_attested_request(request, policy, "policy.txt", challenge), gpulab::UsageError);
 }
 
 }  // namespace

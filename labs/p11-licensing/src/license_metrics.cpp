@@ -37,14 +37,18 @@ gpulab::prom::Exposition license_metrics(const std::string& license_file, const 
   out.gauge("gpulab_license_grace_end_timestamp_seconds",
             "End of the licence's grace period (Unix seconds); from here on it is EXPIRED.")
       .set(labels, static_cast<double>(expiry + static_cast<std::int64_t>(l.grace_days) * kSecondsPerDay));
-  // Days as `status` prints them (today counts), at the time of the check.
+  // In seconds, the base unit promtool's lint asks for, measured from the check.
+  const std::int64_t grace_end = expiry + static_cast<std::int64_t>(l.grace_days) * kSecondsPerDay;
   const bool valid = e.state == LicenseState::kValid;
   const bool grace = e.state == LicenseState::kGrace;
-  out.gauge("gpulab_license_days_left", "Valid days left at the check, today included; 0 unless VALID.")
-      .set(labels, valid ? static_cast<double>(e.days_left) : 0);
-  out.gauge("gpulab_license_grace_days_left",
-            "Grace days left at the check: all of them while VALID, the rest while GRACE, else 0.")
-      .set(labels, valid ? l.grace_days : grace ? static_cast<double>(e.days_left) : 0);
+  out.gauge("gpulab_license_validity_remaining_seconds",
+            "Time from the check to the end of the last valid day; 0 unless VALID.")
+      .set(labels, valid ? static_cast<double>(expiry - check.now) : 0);
+  out.gauge("gpulab_license_grace_remaining_seconds",
+            "Grace time left at the check: all of it while VALID, the rest while GRACE, else 0.")
+      .set(labels, valid   ? static_cast<double>(grace_end - expiry)
+                   : grace ? static_cast<double>(grace_end - check.now)
+                           : 0);
   out.gauge("gpulab_license_max_gpus", "GPUs the licence allows (0 unless it permits use).")
       .set(labels, state_permits_use(e.state) ? l.max_gpus : 0);
   return out;

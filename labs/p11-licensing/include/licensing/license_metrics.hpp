@@ -3,8 +3,9 @@
 // collector), so the SLO pack can alert before a licence runs out
 // (labs/p10-exporter/slo/rules/licence.rules.yml).
 //
-// The file is written by a timer, not at scrape time, so the countdowns go
-// stale between runs; the alerts therefore compare the *timestamps* of expiry
+// Durations are in seconds, the base unit promtool's lint asks for. The file
+// is written by a timer, not at scrape time, so the countdowns go stale
+// between runs; the alerts therefore compare the *timestamps* of expiry
 // and of the end of grace with Prometheus' time(), which stay true however
 // old the file is, and gpulab_license_check_timestamp_seconds says how old it is.
 #pragma once
