@@ -17,7 +17,8 @@ using namespace testing_support::licensectl_run;
 
 namespace {
 
-// File offset of the first symbol whose name contains `part` (a function in tamper_text), 0 when absent.
+// File offset of the first symbol whose name contains `part` (a function in tamper_text), 0 when
+// absent.
 std::size_t file_offset_of(const std::string& img, const char* part) {
   const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(img.data());
   const auto* sh = reinterpret_cast<const Elf64_Shdr*>(img.data() + eh->e_shoff);
@@ -39,8 +40,9 @@ class AntiTamper : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(run(dir_, "licensectl keygen --out vendor").code, 0);
-    ASSERT_EQ(run(dir_, "licensectl issue --key vendor.key --customer ACME --features serve --floating "
-                        "--issued 2026-01-01 --expires 2026-12-31 --out a.lic")
+    ASSERT_EQ(run(dir_,
+                  "licensectl issue --key vendor.key --customer ACME --features serve --floating "
+                  "--issued 2026-01-01 --expires 2026-12-31 --out a.lic")
                   .code,
               0);
   }
@@ -48,7 +50,8 @@ class AntiTamper : public ::testing::Test {
 };
 
 TEST_F(AntiTamper, TheSealedProgramPasses) {
-  const Outcome r = run(dir_, "licensectl status a.lic --public-key vendor.pub --now 2026-06-01 --anti-tamper");
+  const Outcome r =
+      run(dir_, "licensectl status a.lic --public-key vendor.pub --now 2026-06-01 --anti-tamper");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("VALID: valid through 2026-12-31"), std::string::npos) << r.out;
 }
@@ -61,20 +64,29 @@ TEST_F(AntiTamper, OnePatchedByteOfTheLicenceCheckIsDetected) {
   img[at + 1] = static_cast<char>(img[at + 1] ^ 0x01);
   write(dir_ / "licensectl-patched", img);
   std::filesystem::permissions(dir_ / "licensectl-patched", std::filesystem::perms::owner_all);
-  const Outcome r = shell(dir_, "./licensectl-patched status a.lic --public-key vendor.pub --now 2026-06-01 --anti-tamper");
+  const Outcome r = shell(
+      dir_,
+      "./licensectl-patched status a.lic --public-key vendor.pub --now 2026-06-01 --anti-tamper");
   EXPECT_EQ(r.code, 17) << r.out << r.err;
-  EXPECT_NE(r.out.find("TAMPERED: code integrity: SHA-256 of the licence check's code ("), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("differs from the build-time seal (patched or breakpointed)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TAMPERED: code integrity: SHA-256 of the licence check's code ("),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("differs from the build-time seal (patched or breakpointed)"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(AntiTamper, APreloadedLibraryIsDetected) {
   // Any library will do: the gate refuses to decide under LD_PRELOAD at all.
-  const Outcome r = shell(dir_, "ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=libm.so.6 " + std::string(GPULAB_BIN_DIR) +
-                                    "/licensectl status a.lic --public-key vendor.pub --now 2026-06-01 --anti-tamper");
+  const Outcome r = shell(
+      dir_, "ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=libm.so.6 " +
+                std::string(GPULAB_BIN_DIR) +
+                "/licensectl status a.lic --public-key vendor.pub --now 2026-06-01 --anti-tamper");
   EXPECT_EQ(r.code, 17) << r.out << r.err;
   EXPECT_NE(r.out.find("TAMPERED: hooks: LD_PRELOAD is set"), std::string::npos) << r.out;
   // Without --anti-tamper nothing changes.
-  EXPECT_EQ(shell(dir_, "ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=libm.so.6 " + std::string(GPULAB_BIN_DIR) +
+  EXPECT_EQ(shell(dir_, "ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=libm.so.6 " +
+                            std::string(GPULAB_BIN_DIR) +
                             "/licensectl status a.lic --public-key vendor.pub --now 2026-06-01")
                 .code,
             0);
@@ -92,7 +104,8 @@ TEST_F(AntiTamper, AnUnsealedProgramCannotVouchForItself) {
   EXPECT_FALSE(gate.allows_use());
   EXPECT_EQ(gate.check().evaluation.state, licensing::LicenseState::kTampered);
   EXPECT_EQ(gate.check().evaluation.message,
-            "code integrity: this program was never sealed (tamperseal), so its licence check cannot be verified");
+            "code integrity: this program was never sealed (tamperseal), so its licence check "
+            "cannot be verified");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "a.lic.state")) << "a TAMPERED check records nothing";
   o.anti_tamper = false;
   EXPECT_TRUE(licensing::LicenseGate(o).allows_use());

@@ -25,7 +25,8 @@ namespace {
 
 // The error block of a refused command: exactly one line, from licensectl.
 ::testing::AssertionResult one_error_line(const Outcome& r, const std::string& needle) {
-  if (r.code != 2) return ::testing::AssertionFailure() << "exit " << r.code << ", stderr: " << r.err;
+  if (r.code != 2)
+    return ::testing::AssertionFailure() << "exit " << r.code << ", stderr: " << r.err;
   if (r.err.rfind("licensectl: error: ", 0) != 0 || r.err.find('\n') != r.err.size() - 1)
     return ::testing::AssertionFailure() << "not one error line: " << r.err;
   if (r.err.find(needle) == std::string::npos)
@@ -40,29 +41,37 @@ class Attestation : public ::testing::Test {
     ASSERT_EQ(tpm_.start(dir_ / "tpm-a"), "");
     fake_host(dir_ / "host", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
     ASSERT_EQ(run(dir_, "licensectl keygen --out vendor").code, 0);
-    const Outcome ent = run(dir_, "licensectl issue --key vendor.key --customer ACME --features serve --floating "
-                                  "--issued 2026-01-01 --expires 2099-12-31 --id 00112233aabbccdd --out ent.lic");
+    const Outcome ent =
+        run(dir_,
+            "licensectl issue --key vendor.key --customer ACME --features serve --floating "
+            "--issued 2026-01-01 --expires 2099-12-31 --id 00112233aabbccdd --out ent.lic");
     ASSERT_EQ(ent.code, 0) << ent.err;
     // A PCR the test can move, next to two that firmware would have measured.
     extend(tpm_, "16", "01");
-    const Outcome enrol = run(dir_, "licensectl attest-enroll --license ent.lic --pcrs sha256:0,7,16 --tcti " +
-                                        tpm_.tcti() + " --out policy.txt");
+    const Outcome enrol =
+        run(dir_, "licensectl attest-enroll --license ent.lic --pcrs sha256:0,7,16 --tcti " +
+                      tpm_.tcti() + " --out policy.txt");
     ASSERT_EQ(enrol.code, 0) << enrol.err;
   }
 
   void extend(const SwTpm& tpm, const std::string& pcr, const std::string& last_byte) {
-    const Outcome r = shell(dir_, "tpm2_pcrextend -T " + tpm.tcti() + " " + pcr + ":sha256=" +
-                                      std::string(62, '0') + last_byte);
+    const Outcome r = shell(dir_, "tpm2_pcrextend -T " + tpm.tcti() + " " + pcr +
+                                      ":sha256=" + std::string(62, '0') + last_byte);
     ASSERT_EQ(r.code, 0) << r.err;
   }
-  Outcome challenge() { return run(dir_, "licensectl attest-challenge --policy policy.txt --out challenge.txt"); }
+  Outcome challenge() {
+    return run(dir_, "licensectl attest-challenge --policy policy.txt --out challenge.txt");
+  }
   Outcome request(const SwTpm& tpm, const std::string& out = "request.txt") {
-    return run(dir_, "licensectl activate-request --license ent.lic --root host --challenge challenge.txt --tcti " +
-                         tpm.tcti() + " --out " + out);
+    return run(dir_,
+               "licensectl activate-request --license ent.lic --root host --challenge "
+               "challenge.txt --tcti " +
+                   tpm.tcti() + " --out " + out);
   }
   Outcome sign(const std::string& request_file = "request.txt") {
     return run(dir_, "licensectl sign-activation " + request_file +
-                         " --key vendor.key --license ent.lic --attest-policy policy.txt --challenge challenge.txt "
+                         " --key vendor.key --license ent.lic --attest-policy policy.txt "
+                         "--challenge challenge.txt "
                          "--out activation.lic");
   }
 
@@ -77,12 +86,18 @@ TEST_F(Attestation, AGoodQuoteActivates) {
   EXPECT_NE(req.out.find("TPM quote over sha256:0,7,16"), std::string::npos) << req.out;
   const Outcome signed_ = sign();
   ASSERT_EQ(signed_.code, 0) << signed_.err;
-  EXPECT_NE(signed_.out.find("TPM quote over sha256:0,7,16 verified"), std::string::npos) << signed_.out;
+  EXPECT_NE(signed_.out.find("TPM quote over sha256:0,7,16 verified"), std::string::npos)
+      << signed_.out;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "challenge.txt")) << "the challenge is used up";
-  const Outcome act = run(dir_, "licensectl activate activation.lic --request request.txt --public-key vendor.pub "
-                                "--root host --out server.lic");
+  const Outcome act =
+      run(dir_,
+          "licensectl activate activation.lic --request request.txt --public-key vendor.pub "
+          "--root host --out server.lic");
   ASSERT_EQ(act.code, 0) << act.err;
-  EXPECT_EQ(run(dir_, "licensectl status server.lic --public-key vendor.pub --root host --now " + today_utc()).code, 0);
+  EXPECT_EQ(run(dir_, "licensectl status server.lic --public-key vendor.pub --root host --now " +
+                          today_utc())
+                .code,
+            0);
 }
 
 TEST_F(Attestation, AChangedPcrIsRefusedNamingIt) {
@@ -93,7 +108,8 @@ TEST_F(Attestation, AChangedPcrIsRefusedNamingIt) {
   EXPECT_TRUE(one_error_line(r, "PCR 16 (sha256) is ")) << r.err;
   EXPECT_NE(r.err.find("the golden value in policy.txt is"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "activation.lic"));
-  EXPECT_TRUE(std::filesystem::exists(dir_ / "challenge.txt")) << "a refusal does not use up the challenge";
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "challenge.txt"))
+      << "a refusal does not use up the challenge";
 }
 
 TEST_F(Attestation, AReplayedQuoteIsRefused) {
@@ -127,8 +143,11 @@ TEST_F(Attestation, AQuoteByAnotherTpmsKeyIsRefused) {
 
 TEST_F(Attestation, ARequestWithoutAQuoteIsRefusedWhenThePolicyNeedsOne) {
   ASSERT_EQ(challenge().code, 0);
-  ASSERT_EQ(run(dir_, "licensectl activate-request --license ent.lic --root host --out plain.txt").code, 0);
-  EXPECT_TRUE(one_error_line(sign("plain.txt"), "carries no TPM quote and policy.txt requires one"));
+  ASSERT_EQ(
+      run(dir_, "licensectl activate-request --license ent.lic --root host --out plain.txt").code,
+      0);
+  EXPECT_TRUE(
+      one_error_line(sign("plain.txt"), "carries no TPM quote and policy.txt requires one"));
 }
 
 TEST_F(Attestation, AnUnreachableTpmIsOneErrorLine) {
@@ -137,8 +156,11 @@ TEST_F(Attestation, AnUnreachableTpmIsOneErrorLine) {
   ASSERT_EQ(gone.start(dir_ / "tpm-gone"), "");
   const std::string tcti = gone.tcti();
   gone.stop();
-  const Outcome r = run(dir_, "licensectl activate-request --license ent.lic --root host --challenge challenge.txt "
-                              "--tcti " + tcti + " --out r.txt");
+  const Outcome r =
+      run(dir_,
+          "licensectl activate-request --license ent.lic --root host --challenge challenge.txt "
+          "--tcti " +
+              tcti + " --out r.txt");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_EQ(r.err.rfind("licensectl: error: tpm2_createprimary failed (exit ", 0), 0u) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;

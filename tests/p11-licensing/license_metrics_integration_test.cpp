@@ -17,13 +17,16 @@ class LicenceMetrics : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(run(dir_, "licensectl keygen --out vendor").code, 0);
-    ASSERT_EQ(run(dir_, "licensectl issue --key vendor.key --customer ACME --features serve --floating --max-gpus 8 "
-                        "--issued 2026-01-01 --expires 2026-12-31 --grace-days 14 --out a.lic")
+    ASSERT_EQ(run(dir_,
+                  "licensectl issue --key vendor.key --customer ACME --features serve --floating "
+                  "--max-gpus 8 "
+                  "--issued 2026-01-01 --expires 2026-12-31 --grace-days 14 --out a.lic")
                   .code,
               0);
   }
   Outcome status(const std::string& now, const std::string& lic = "a.lic") {
-    return run(dir_, "licensectl status " + lic + " --public-key vendor.pub --now " + now + " --metrics-out a.prom");
+    return run(dir_, "licensectl status " + lic + " --public-key vendor.pub --now " + now +
+                         " --metrics-out a.prom");
   }
   std::string metric(const std::string& series) {
     const std::string text = read(dir_ / "a.prom");
@@ -44,8 +47,10 @@ TEST_F(LicenceMetrics, ValidWritesStateExpiryAndDaysLeft) {
   EXPECT_EQ(metric("gpulab_license_validity_remaining_seconds{license_file=\"a.lic\"}"), "993600");
   EXPECT_EQ(metric("gpulab_license_grace_remaining_seconds{license_file=\"a.lic\"}"), "1209600");
   // 2027-01-01T00:00:00Z, the end of the last valid day; grace ends 14 days later.
-  EXPECT_EQ(metric("gpulab_license_expiry_timestamp_seconds{license_file=\"a.lic\"}"), "1798761600");
-  EXPECT_EQ(metric("gpulab_license_grace_end_timestamp_seconds{license_file=\"a.lic\"}"), "1799971200");
+  EXPECT_EQ(metric("gpulab_license_expiry_timestamp_seconds{license_file=\"a.lic\"}"),
+            "1798761600");
+  EXPECT_EQ(metric("gpulab_license_grace_end_timestamp_seconds{license_file=\"a.lic\"}"),
+            "1799971200");
   EXPECT_EQ(metric("gpulab_license_max_gpus{license_file=\"a.lic\"}"), "8");
 }
 
@@ -71,11 +76,13 @@ TEST_F(LicenceMetrics, AnUnreadableLicenceIsAStateNotAStaleFile) {
   EXPECT_EQ(r.err.rfind("licensectl: error: ", 0), 0u) << r.err;
   EXPECT_EQ(metric("gpulab_license_state{license_file=\"broken.lic\",state=\"UNREADABLE\"}"), "1");
   EXPECT_EQ(metric("gpulab_license_state{license_file=\"broken.lic\",state=\"VALID\"}"), "0");
-  EXPECT_EQ(metric("gpulab_license_expiry_timestamp_seconds{license_file=\"broken.lic\"}"), "absent");
+  EXPECT_EQ(metric("gpulab_license_expiry_timestamp_seconds{license_file=\"broken.lic\"}"),
+            "absent");
 }
 
 TEST_F(LicenceMetrics, PromtoolAcceptsTheFile) {
-  if (!testing_support::on_path("promtool")) GTEST_SKIP() << "promtool not installed (apt-get install prometheus)";
+  if (!testing_support::on_path("promtool"))
+    GTEST_SKIP() << "promtool not installed (apt-get install prometheus)";
   ASSERT_EQ(status("2026-12-20").code, 0);
   // Through a pipe: shell() redirects stdin from /dev/null after the command.
   const Outcome r = shell(dir_, "cat a.prom | promtool check metrics");
@@ -84,7 +91,8 @@ TEST_F(LicenceMetrics, PromtoolAcceptsTheFile) {
 }
 
 TEST_F(LicenceMetrics, AnUnwritableFileIsOneErrorLine) {
-  const Outcome r = run(dir_, "licensectl status a.lic --public-key vendor.pub --now 2026-12-20 --metrics-out .");
+  const Outcome r =
+      run(dir_, "licensectl status a.lic --public-key vendor.pub --now 2026-12-20 --metrics-out .");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err.rfind("licensectl: error: --metrics-out: ", 0), 0u) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;

@@ -30,7 +30,8 @@ inline std::string today_utc() {
 
 // Runs a shell command in `dir`, capturing both streams.
 inline Outcome shell(const testing_support::TempDir& dir, const std::string& command) {
-  const std::string cmd = "cd '" + dir.path().string() + "' && " + command + " >out.txt 2>err.txt </dev/null";
+  const std::string cmd =
+      "cd '" + dir.path().string() + "' && " + command + " >out.txt 2>err.txt </dev/null";
   const int status = std::system(cmd.c_str());
   Outcome r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -40,12 +41,15 @@ inline Outcome shell(const testing_support::TempDir& dir, const std::string& com
 }
 
 // Runs one of the lab's programs: "licensectl status ...".
-inline Outcome run(const testing_support::TempDir& dir, const std::string& args) { return shell(dir, std::string(GPULAB_BIN_DIR) + "/" + args); }
+inline Outcome run(const testing_support::TempDir& dir, const std::string& args) {
+  return shell(dir, std::string(GPULAB_BIN_DIR) + "/" + args);
+}
 
 inline void fake_host(const std::filesystem::path& root, const std::string& id) {
   testing_support::write(root / "etc/machine-id", id + "\n");
   testing_support::write(root / "proc/cpuinfo", "model name\t: Test CPU\nflags\t\t: sse2 avx2\n");
-  testing_support::write(root / "sys/class/dmi/id/product_uuid", "6c1f0e2a-9b8d-4c3e-a1f2-" + id.substr(0, 12) + "\n");
+  testing_support::write(root / "sys/class/dmi/id/product_uuid",
+                         "6c1f0e2a-9b8d-4c3e-a1f2-" + id.substr(0, 12) + "\n");
 }
 
 }  // namespace testing_support::licensectl_run

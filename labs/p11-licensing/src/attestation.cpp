@@ -10,7 +10,8 @@ namespace licensing {
 namespace {
 
 void check_license_id(const std::string& id, std::string_view what) {
-  if (!is_lower_hex(id, 16)) throw FormatError(std::string(what) + ": license_id must be 16 lowercase hex digits");
+  if (!is_lower_hex(id, 16))
+    throw FormatError(std::string(what) + ": license_id must be 16 lowercase hex digits");
 }
 
 }  // namespace
@@ -27,7 +28,8 @@ std::string format_policy(const AttestPolicy& p) {
 AttestPolicy parse_policy(std::string_view text) {
   const auto fields = parse_record(text);
   FieldCursor cur(fields, "attestation policy");
-  if (cur.take("gpulab-attest-policy").value != "1") throw FormatError("unsupported attestation policy version");
+  if (cur.take("gpulab-attest-policy").value != "1")
+    throw FormatError("unsupported attestation policy version");
   AttestPolicy p;
   p.license_id = cur.take("license_id").value;
   p.ak_sha256 = cur.take("ak_sha256").value;
@@ -36,15 +38,17 @@ AttestPolicy parse_policy(std::string_view text) {
   for (const Field* f : cur.take_repeated("pcr_value")) {
     auto v = from_hex(f->value);
     if (!v || v->size() != kPcrDigestBytes)
-      throw FormatError("line " + std::to_string(f->line) + ": pcr_value must be 64 lowercase hex digits");
+      throw FormatError("line " + std::to_string(f->line) +
+                        ": pcr_value must be 64 lowercase hex digits");
     p.golden.push_back(std::move(*v));
   }
   cur.expect_end();
   check_license_id(p.license_id, "attestation policy");
-  if (!is_lower_hex(p.ak_sha256, 64)) throw FormatError("ak_sha256 must be 64 lowercase hex digits");
+  if (!is_lower_hex(p.ak_sha256, 64))
+    throw FormatError("ak_sha256 must be 64 lowercase hex digits");
   if (p.golden.size() != p.selection.pcrs.size()) {
-    throw FormatError(fmt::format("the policy lists {} PCRs and {} pcr_value lines", p.selection.pcrs.size(),
-                                  p.golden.size()));
+    throw FormatError(fmt::format("the policy lists {} PCRs and {} pcr_value lines",
+                                  p.selection.pcrs.size(), p.golden.size()));
   }
   return p;
 }
@@ -61,7 +65,8 @@ std::string format_challenge(const AttestChallenge& c) {
 AttestChallenge parse_challenge(std::string_view text) {
   const auto fields = parse_record(text);
   FieldCursor cur(fields, "attestation challenge");
-  if (cur.take("gpulab-attest-challenge").value != "1") throw FormatError("unsupported challenge version");
+  if (cur.take("gpulab-attest-challenge").value != "1")
+    throw FormatError("unsupported challenge version");
   AttestChallenge c;
   c.license_id = cur.take("license_id").value;
   c.nonce = cur.take("nonce").value;
@@ -81,28 +86,31 @@ AttestChallenge make_challenge(const AttestPolicy& policy, Date today) {
 void verify_attested_request(const ActivationRequest& request, const AttestPolicy& policy,
                              std::string_view policy_name, const AttestChallenge& challenge) {
   if (challenge.license_id != policy.license_id || challenge.selection != policy.selection) {
-    throw gpulab::UsageError(fmt::format("the challenge is not one made from {} (licence or PCRs differ)", policy_name));
+    throw gpulab::UsageError(
+        fmt::format("the challenge is not one made from {} (licence or PCRs differ)", policy_name));
   }
   if (request.license_id != policy.license_id) {
-    throw gpulab::UsageError(fmt::format("the request is for licence {}, {} for licence {}", request.license_id,
-                                         policy_name, policy.license_id));
+    throw gpulab::UsageError(fmt::format("the request is for licence {}, {} for licence {}",
+                                         request.license_id, policy_name, policy.license_id));
   }
   if (!request.quote) {
     throw gpulab::UsageError(fmt::format(
-        "the request carries no TPM quote and {} requires one (activate-request --challenge FILE)", policy_name));
+        "the request carries no TPM quote and {} requires one (activate-request --challenge FILE)",
+        policy_name));
   }
   const std::string ak = ak_fingerprint(request.quote->ak_public);
   if (ak != policy.ak_sha256) {
     throw gpulab::UsageError(fmt::format(
-        "the quote's attestation key {}... is not the one enrolled in {} ({}...): another TPM", ak.substr(0, 16),
-        policy_name, policy.ak_sha256.substr(0, 16)));
+        "the quote's attestation key {}... is not the one enrolled in {} ({}...): another TPM",
+        ak.substr(0, 16), policy_name, policy.ak_sha256.substr(0, 16)));
   }
   if (request.nonce != challenge.nonce) {
     throw gpulab::UsageError(fmt::format(
         "the request answers nonce {}..., not this challenge's {}... (a replayed or stale quote)",
         request.nonce.substr(0, 16), challenge.nonce.substr(0, 16)));
   }
-  verify_quote(*request.quote, *from_hex(challenge.nonce), policy.selection, policy.golden, policy_name);
+  verify_quote(*request.quote, *from_hex(challenge.nonce), policy.selection, policy.golden,
+               policy_name);
 }
 
 }  // namespace licensing

@@ -91,7 +91,8 @@ Bytes ecdsa_der(const Bytes& tpm_signature) {
   const int n = i2d_ECDSA_SIG(sig.get(), nullptr);
   Bytes der(static_cast<std::size_t>(n > 0 ? n : 0));
   unsigned char* p = der.data();
-  if (n <= 0 || i2d_ECDSA_SIG(sig.get(), &p) != n) throw std::runtime_error("OpenSSL: i2d_ECDSA_SIG");
+  if (n <= 0 || i2d_ECDSA_SIG(sig.get(), &p) != n)
+    throw std::runtime_error("OpenSSL: i2d_ECDSA_SIG");
   return der;
 }
 
@@ -99,7 +100,8 @@ bool signature_verifies(const Bytes& ak_public, const Bytes& attest, const Bytes
   const unsigned char* p = ak_public.data();
   std::unique_ptr<EVP_PKEY, PkeyFree> key(
       d2i_PUBKEY(nullptr, &p, static_cast<long>(ak_public.size())));
-  if (!key || p != ak_public.data() + ak_public.size() || EVP_PKEY_get_base_id(key.get()) != EVP_PKEY_EC)
+  if (!key || p != ak_public.data() + ak_public.size() ||
+      EVP_PKEY_get_base_id(key.get()) != EVP_PKEY_EC)
     throw FormatError("the attestation key is not a DER EC public key");
   const Bytes der = ecdsa_der(tpm_signature);
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
@@ -108,7 +110,9 @@ bool signature_verifies(const Bytes& ak_public, const Bytes& attest, const Bytes
   return EVP_DigestVerify(ctx.get(), der.data(), der.size(), attest.data(), attest.size()) == 1;
 }
 
-std::string short_hex(const Bytes& b) { return to_hex(b).substr(0, 16); }
+std::string short_hex(const Bytes& b) {
+  return to_hex(b).substr(0, 16);
+}
 
 }  // namespace
 
@@ -161,12 +165,14 @@ QuoteInfo parse_quote_info(const Bytes& attest) {
   }
   q.pcr_digest = r.sized();
   r.expect_end();
-  if (q.pcr_digest.size() != kPcrDigestBytes) throw FormatError("quote: the PCR digest is not SHA-256");
+  if (q.pcr_digest.size() != kPcrDigestBytes)
+    throw FormatError("quote: the PCR digest is not SHA-256");
   return q;
 }
 
 std::string ak_fingerprint(const Bytes& ak_public) {
-  const Digest d = sha256(std::string_view(reinterpret_cast<const char*>(ak_public.data()), ak_public.size()));
+  const Digest d =
+      sha256(std::string_view(reinterpret_cast<const char*>(ak_public.data()), ak_public.size()));
   return to_hex(d.data(), d.size());
 }
 

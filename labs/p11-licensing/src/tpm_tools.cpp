@@ -1,6 +1,7 @@
 #include "licensing/tpm_tools.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -8,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
@@ -27,7 +27,8 @@ class ScratchDir {
   ScratchDir() {
     const char* tmp = getenv("TMPDIR");
     std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/licensectl-tpm-XXXXXX";
-    if (!mkdtemp(tmpl.data())) throw gpulab::RunError("cannot create a scratch directory: " + std::string(strerror(errno)));
+    if (!mkdtemp(tmpl.data()))
+      throw gpulab::RunError("cannot create a scratch directory: " + std::string(strerror(errno)));
     path_ = tmpl;
   }
   ~ScratchDir() {
@@ -42,11 +43,15 @@ class ScratchDir {
   fs::path path_;
 };
 
-// The last non-empty line a failed tool printed: tpm2-tools end with the reason.
+// The reason a failed tool gave: tpm2-tools print it last, then often a
+// generic "ERROR: Unable to run tpm2_x", which says nothing and is skipped.
 std::string last_line(const std::string& text) {
   std::string_view last;
-  for (const auto line : gpulab::split_fields(text, '\n'))
-    if (!line.empty()) last = line;
+  for (auto line : gpulab::split_fields(text, '\n')) {
+    if (line.empty() || line.find("Unable to run ") != std::string_view::npos) continue;
+    if (line.substr(0, 7) == "ERROR: ") line.remove_prefix(7);
+    last = line;
+  }
   return last.empty() ? "no message" : std::string(last);
 }
 
@@ -63,8 +68,7 @@ void run_tool(const ScratchDir& dir, std::vector<std::string> args) {
   pid_t pid = 0;
   const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc == ENOENT)
-    throw gpulab::Unsupported(args[0] + " not found (apt-get install tpm2-tools)");
+  if (rc == ENOENT) throw gpulab::Unsupported(args[0] + " not found (apt-get install tpm2-tools)");
   if (rc != 0) throw gpulab::RunError("cannot start " + args[0] + ": " + strerror(rc));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
@@ -88,9 +92,10 @@ Bytes read_bytes(const std::string& path, std::size_t limit) {
 // Creates the attestation key (see the header) as a transient object in ak.ctx.
 // The caller flushes it.
 void create_ak(const ScratchDir& dir, const std::string& tcti) {
-  run_tool(dir, {"tpm2_createprimary", "-T", tcti, "-C", "o", "-G", "ecc256:ecdsa-sha256:null", "-g",
-                 "sha256", "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|restricted|sign|noda",
-                 "-c", dir.file("ak.ctx")});
+  run_tool(dir, {"tpm2_createprimary", "-T", tcti, "-C", "o", "-G", "ecc256:ecdsa-sha256:null",
+                 "-g", "sha256", "-a",
+                 "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|restricted|sign|noda", "-c",
+                 dir.file("ak.ctx")});
 }
 
 // Runs `body` with the AK loaded and flushes transient objects afterwards, also
@@ -118,11 +123,13 @@ Bytes read_ak(const ScratchDir& dir, const std::string& tcti) {
   return read_bytes(dir.file("ak.der"), kMaxAkPublicBytes);
 }
 
-std::vector<Bytes> read_pcrs(const ScratchDir& dir, const std::string& tcti, const PcrSelection& s) {
+std::vector<Bytes> read_pcrs(const ScratchDir& dir, const std::string& tcti,
+                             const PcrSelection& s) {
   run_tool(dir, {"tpm2_pcrread", "-T", tcti, format_pcr_selection(s), "-o", dir.file("pcrs.bin")});
   const Bytes all = read_bytes(dir.file("pcrs.bin"), kPcrCount * kPcrDigestBytes);
   if (all.size() != s.pcrs.size() * kPcrDigestBytes)
-    throw gpulab::RunError(fmt::format("tpm2_pcrread returned {} bytes for {} PCRs", all.size(), s.pcrs.size()));
+    throw gpulab::RunError(
+        fmt::format("tpm2_pcrread returned {} bytes for {} PCRs", all.size(), s.pcrs.size()));
   std::vector<Bytes> out;
   for (std::size_t i = 0; i < s.pcrs.size(); ++i) {
     const auto at = all.begin() + static_cast<std::ptrdiff_t>(i * kPcrDigestBytes);
@@ -155,9 +162,9 @@ TpmQuote TpmTools::quote(const PcrSelection& s, const Bytes& nonce) const {
     q.ak_public = read_ak(dir, tcti_);
     q.selection = s;
     q.pcr_values = read_pcrs(dir, tcti_, s);
-    run_tool(dir, {"tpm2_quote", "-T", tcti_, "-c", dir.file("ak.ctx"), "-l", format_pcr_selection(s),
-                   "-q", to_hex(nonce), "-g", "sha256", "-m", dir.file("quote.msg"), "-s",
-                   dir.file("quote.sig")});
+    run_tool(dir, {"tpm2_quote", "-T", tcti_, "-c", dir.file("ak.ctx"), "-l",
+                   format_pcr_selection(s), "-q", to_hex(nonce), "-g", "sha256", "-m",
+                   dir.file("quote.msg"), "-s", dir.file("quote.sig")});
     q.attest = read_bytes(dir.file("quote.msg"), kMaxAttestBytes);
     q.signature = read_bytes(dir.file("quote.sig"), kMaxSignatureBytes);
     return q;

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 
@@ -25,7 +24,7 @@ void attach_quote(ActivationRequest& request, const QuoteSource& source);
 
 // sign-activation's attestation: the policy and the vendor's copy of the challenge.
 struct QuoteCheck {
-  std::string policy_file;     // empty: no quote required
+  std::string policy_file;  // empty: no quote required
   std::string challenge_file;
 };
 // Throws gpulab::UsageError with the reason when the request does not prove

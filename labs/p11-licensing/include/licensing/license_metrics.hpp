@@ -20,8 +20,10 @@ namespace licensing {
 // Every state, VALID .. REVOKED, plus UNREADABLE: one gpulab_license_state
 // series each, 1 for the current one and 0 for the others, so a state change
 // never leaves a stale 1 behind.
-gpulab::prom::Exposition license_metrics(const std::string& license_file, const LicenseCheck& check);
+gpulab::prom::Exposition license_metrics(const std::string& license_file,
+                                         const LicenseCheck& check);
 // For a licence or key file that could not be read or parsed (state UNREADABLE).
-gpulab::prom::Exposition unreadable_license_metrics(const std::string& license_file, std::int64_t now);
+gpulab::prom::Exposition unreadable_license_metrics(const std::string& license_file,
+                                                    std::int64_t now);
 
 }  // namespace licensing

@@ -35,8 +35,8 @@ struct TpmQuote {
   Bytes ak_public;  // the attestation key, DER SubjectPublicKeyInfo (P-256)
   PcrSelection selection;
   std::vector<Bytes> pcr_values;  // one 32-byte value per selected PCR, in order
-  Bytes attest;     // TPMS_ATTEST as the TPM marshalled it (the signed bytes)
-  Bytes signature;  // TPMT_SIGNATURE (ECDSA with SHA-256)
+  Bytes attest;                   // TPMS_ATTEST as the TPM marshalled it (the signed bytes)
+  Bytes signature;                // TPMT_SIGNATURE (ECDSA with SHA-256)
 };
 inline constexpr std::size_t kMaxAttestBytes = 1024;
 inline constexpr std::size_t kMaxSignatureBytes = 512;
