@@ -6,7 +6,10 @@
 
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
+#include "gpulab/metrics_out.hpp"
+#include "licensing/license_metrics.hpp"
 #include "licensing/reports.hpp"
+#include "licensing/tpm_tools.hpp"
 #include "licensing/trust_commands.hpp"
 
 using namespace licensing;
@@ -71,6 +74,15 @@ int main(int argc, char** argv) {
       ->add_option("--max-changed", max_changed, "Components allowed to change (default: (n-1)/3)")
       ->check(CLI::NonNegativeNumber);
   sign_act->add_option("--today", today_arg, "Issue date (default: today)");
+  QuoteCheck quote_check;
+  auto* policy_opt = sign_act->add_option(
+      "--attest-policy", quote_check.policy_file,
+      "Require a TPM quote proving this policy's state (from attest-enroll)");
+  auto* vendor_challenge_opt = sign_act->add_option(
+      "--challenge", quote_check.challenge_file,
+      "Your copy of the challenge the quote must answer (attest-challenge; consumed on success)");
+  policy_opt->needs(vendor_challenge_opt);
+  vendor_challenge_opt->needs(policy_opt);
   sign_act->add_option("--out", out, "Activation file to write")->required();
 
   // status
@@ -92,6 +104,13 @@ int main(int argc, char** argv) {
                    "Seconds the clock may step back (NTP) before it counts")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{30} * kSecondsPerDay));
+  bool anti_tamper = false;
+  status->add_flag("--anti-tamper", anti_tamper,
+                   "First check this program's own code against its build seal, and for a debugger or "
+                   "hooked libraries (state TAMPERED, exit 17)");
+  std::string metrics_out;
+  gpulab::add_metrics_out_flag(*status, metrics_out,
+                               "the licence state, its expiry and the time left (also when unreadable)");
 
   // activate-request
   auto* act_req = app.add_subcommand("activate-request",
@@ -101,6 +120,13 @@ int main(int argc, char** argv) {
   act_req->add_option("--root", root, "Fingerprint the tree under this directory")
       ->capture_default_str();
   act_req->add_option("--today", today_arg, "Request date (default: today)");
+  QuoteSource quote_source{"", default_tcti()};
+  act_req->add_option("--challenge", quote_source.challenge_file,
+                      "Answer the vendor's attestation challenge with a TPM quote");
+  act_req
+      ->add_option("--tcti", quote_source.tcti,
+                   "TPM to quote (tpm2-tools TCTI; default $TPM2TOOLS_TCTI or the kernel's)")
+      ->capture_default_str();
   act_req->add_option("--out", out, "Request file to write (keep it: activate needs it)")
       ->required();
 
@@ -123,6 +149,7 @@ int main(int argc, char** argv) {
       app.add_subcommand("demo", "Every licence state on simulated dates, in a scratch directory");
 
   const TrustCommands trust(app);
+  const AttestCommands attest(app);
 
   return gpulab::run_program("licensectl", app, argc, argv, [&]() -> int {
     // The result as text or as one JSON document.
@@ -136,6 +163,7 @@ int main(int argc, char** argv) {
     };
     const Date today = today_arg.empty() ? date_of(system_now()) : date_arg(today_arg, "--today");
     if (const auto code = trust.run(today)) return *code;
+    if (const auto code = attest.run(today, common.json)) return *code;
     if (*keygen) {
       const auto r = run_keygen(key_prefix, force);
       return emit(to_json(r), render(r));
@@ -146,11 +174,12 @@ int main(int argc, char** argv) {
     }
     if (*sign_act) {
       const auto r =
-          run_sign_activation(request_file, entitlement_file, key_file, today, max_changed, out);
+          run_sign_activation(request_file, entitlement_file, key_file, today, max_changed, out,
+                              quote_check);
       return emit(sign_activation_json(r), render_sign_activation(r));
     }
     if (*act_req) {
-      const auto r = run_activate_request(entitlement_file, root, today, out);
+      const auto r = run_activate_request(entitlement_file, root, today, out, quote_source);
       return emit(activate_request_json(r), render_activate_request(r));
     }
     if (*activate) {
@@ -166,7 +195,18 @@ int main(int argc, char** argv) {
       o.clock = clock_arg(now_arg);
       o.fingerprint = [&](std::string_view p) { return host_fingerprint(root, p); };
       o.rollback_tolerance_s = tolerance;
-      const StatusReport r{license_file, check_license(o)};
+      o.anti_tamper = anti_tamper;
+      LicenseCheck check;
+      try {
+        check = check_license(o);
+      } catch (const gpulab::UsageError&) {
+        // A licence that cannot be read is a state the alerts must see, not a stale file.
+        if (!metrics_out.empty())
+          gpulab::write_metrics_out(metrics_out, unreadable_license_metrics(license_file, o.clock()));
+        throw;
+      }
+      if (!metrics_out.empty()) gpulab::write_metrics_out(metrics_out, license_metrics(license_file, check));
+      const StatusReport r{license_file, std::move(check)};
       return emit(to_json(r), render(r), r.exit_code());
     }
     if (*demo) {

@@ -6,49 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "licensectl_run.hpp"
 #include "test_support.hpp"
 
 using testing_support::read;
 using testing_support::TempDir;
 using testing_support::write;
+using namespace testing_support::licensectl_run;
 
 namespace {
-
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-// Runs a shell command in `dir`, capturing both streams.
-// sign-activation stamps the bound licence with the vendor's real date, so status checks
-// after an activation must ask about a day no earlier than that.
-std::string today_utc() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &utc);
-  return buf;
-}
-
-Outcome shell(const TempDir& dir, const std::string& command) {
-  const std::string cmd = "cd '" + dir.path().string() + "' && " + command + " >out.txt 2>err.txt </dev/null";
-  const int status = std::system(cmd.c_str());
-  Outcome r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read(dir / "out.txt");
-  r.err = read(dir / "err.txt");
-  return r;
-}
-
-// Runs one of the lab's programs: "licensectl status ...".
-Outcome run(const TempDir& dir, const std::string& args) { return shell(dir, std::string(GPULAB_BIN_DIR) + "/" + args); }
-
-void fake_host(const std::filesystem::path& root, const std::string& id) {
-  write(root / "etc/machine-id", id + "\n");
-  write(root / "proc/cpuinfo", "model name\t: Test CPU\nflags\t\t: sse2 avx2\n");
-  write(root / "sys/class/dmi/id/product_uuid", "6c1f0e2a-9b8d-4c3e-a1f2-" + id.substr(0, 12) + "\n");
-}
 
 class Licensectl : public ::testing::Test {
  protected:

@@ -7,6 +7,38 @@
 #include "licensing/record.hpp"
 
 namespace licensing {
+namespace {
+
+Bytes base64_field(const Field& f, std::size_t max_bytes) {
+  auto v = from_base64(f.value);
+  if (!v || v->empty() || v->size() > max_bytes) {
+    throw FormatError("line " + std::to_string(f.line) + ": " + f.key + " must be canonical base64 of 1.." +
+                      std::to_string(max_bytes) + " bytes");
+  }
+  return std::move(*v);
+}
+
+// The quote fields after "ak_public" (format_request's order).
+TpmQuote take_quote(FieldCursor& cur, const Field& ak) {
+  TpmQuote q;
+  q.ak_public = base64_field(ak, kMaxAkPublicBytes);
+  const Field& pcrs = cur.take("quote_pcrs");
+  q.selection = parse_pcr_selection(pcrs.value, "line " + std::to_string(pcrs.line) + ": quote_pcrs");
+  for (const Field* f : cur.take_repeated("pcr_value")) {
+    auto v = from_hex(f->value);
+    if (!v || v->size() != kPcrDigestBytes)
+      throw FormatError("line " + std::to_string(f->line) + ": pcr_value must be 64 lowercase hex digits");
+    q.pcr_values.push_back(std::move(*v));
+  }
+  if (q.pcr_values.size() != q.selection.pcrs.size())
+    throw FormatError("quote_pcrs lists " + std::to_string(q.selection.pcrs.size()) + " PCRs but " +
+                      std::to_string(q.pcr_values.size()) + " pcr_value lines follow");
+  q.attest = base64_field(cur.take("quote"), kMaxAttestBytes);
+  q.signature = base64_field(cur.take("quote_signature"), kMaxSignatureBytes);
+  return q;
+}
+
+}  // namespace
 
 ActivationRequest make_request(const SignedLicense& entitlement, const Fingerprint& here, Date today) {
   if (here.product != entitlement.license.product) {
@@ -15,7 +47,7 @@ ActivationRequest make_request(const SignedLicense& entitlement, const Fingerpri
   }
   if (here.components.empty()) throw gpulab::UsageError("no hardware components could be read on this machine");
   return ActivationRequest{entitlement.license.id, entitlement.license.product, entitlement.license.customer,
-                           to_hex(random_bytes(16)), today, here.components};
+                           to_hex(random_bytes(16)), today, here.components, std::nullopt};
 }
 
 std::string format_request(const ActivationRequest& r) {
@@ -26,6 +58,13 @@ std::string format_request(const ActivationRequest& r) {
   out += format_field("nonce", r.nonce);
   out += format_field("requested", format_date(r.requested));
   for (const auto& c : r.hw) out += format_field("hw", format_component(c));
+  if (r.quote) {
+    out += format_field("ak_public", to_base64(r.quote->ak_public));
+    out += format_field("quote_pcrs", format_pcr_selection(r.quote->selection));
+    for (const Bytes& v : r.quote->pcr_values) out += format_field("pcr_value", to_hex(v));
+    out += format_field("quote", to_base64(r.quote->attest));
+    out += format_field("quote_signature", to_base64(r.quote->signature));
+  }
   return out + format_field("digest", sha256_hex(out));
 }
 
@@ -40,6 +79,7 @@ ActivationRequest parse_request(std::string_view text) {
   r.nonce = cur.take("nonce").value;
   const Field& req = cur.take("requested");
   for (const Field* f : cur.take_repeated("hw")) r.hw.push_back(parse_component(f->value, f->line));
+  if (const Field* ak = cur.take_optional("ak_public")) r.quote = take_quote(cur, *ak);
   const Field& digest = cur.take("digest");
   cur.expect_end();
   if (!is_lower_hex(r.license_id, 16)) throw FormatError("license_id must be 16 lowercase hex digits");

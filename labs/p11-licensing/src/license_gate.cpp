@@ -5,6 +5,7 @@
 #include "licensing/host_probe.hpp"
 #include "licensing/rollback_guard.hpp"
 #include "licensing/secure_file.hpp"
+#include "licensing/tamper_guard.hpp"
 
 namespace licensing {
 
@@ -16,6 +17,15 @@ std::int64_t system_now() {
 LicenseCheck check_license(const GateOptions& o) {
   LicenseCheck c;
   c.license = parse_license(read_file_limited(o.license_file, kMaxLicenseBytes));
+  if (o.anti_tamper) {
+    if (std::string why = tamper_problem(); !why.empty()) {
+      // Nothing is recorded: a tampered program's reading of the clock is not believed either.
+      c.now = o.clock();
+      c.evaluation.state = LicenseState::kTampered;
+      c.evaluation.message = std::move(why);
+      return c;
+    }
+  }
   const Keyring trusted = Keyring::load(o.public_key_file);
   std::optional<Revocations> revoked;
   if (!o.revocations_file.empty()) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "antitamper/protect.h"
+
 namespace licensing {
 
 std::string_view state_name(LicenseState s) {
@@ -14,6 +16,7 @@ std::string_view state_name(LicenseState s) {
     case LicenseState::kHwMismatch: return "HW_MISMATCH";
     case LicenseState::kClockRollback: return "CLOCK_ROLLBACK";
     case LicenseState::kRevoked: return "REVOKED";
+    case LicenseState::kTampered: return "TAMPERED";
   }
   return "UNKNOWN";
 }
@@ -28,17 +31,20 @@ int state_exit_code(LicenseState s) {
     case LicenseState::kHwMismatch: return 14;
     case LicenseState::kClockRollback: return 15;
     case LicenseState::kRevoked: return 16;
+    case LicenseState::kTampered: return 17;
   }
   return 1;
 }
 
-bool state_permits_use(LicenseState s) { return s == LicenseState::kValid || s == LicenseState::kGrace; }
+// The decisions live in the anti-tamper lab's protected section, so a patched
+// byte in them is what GateOptions::anti_tamper's self-hash sees (tamper_guard.hpp).
+AT_PROTECTED bool state_permits_use(LicenseState s) { return s == LicenseState::kValid || s == LicenseState::kGrace; }
 
 namespace {
 std::string days(std::int64_t n) { return fmt::format("{} day{}", n, n == 1 ? "" : "s"); }
 
 // Everything after the signature: the clock, the hardware, the dates.
-Evaluation evaluate_terms(const SignedLicense& lic, const Fingerprint& here, std::int64_t now,
+AT_PROTECTED Evaluation evaluate_terms(const SignedLicense& lic, const Fingerprint& here, std::int64_t now,
                           const std::optional<std::string>& rollback_problem) {
   const License& l = lic.license;
   Evaluation e;
@@ -102,7 +108,7 @@ constexpr std::string_view kEdited = "signature does not match the contents (edi
 
 }  // namespace
 
-Evaluation evaluate(const SignedLicense& lic, const PublicKey& vendor, const Fingerprint& here,
+AT_PROTECTED Evaluation evaluate(const SignedLicense& lic, const PublicKey& vendor, const Fingerprint& here,
                     std::int64_t now, const std::optional<std::string>& rollback_problem) {
   switch (check_signature(lic, vendor)) {
     case SignatureCheck::kValid: break;
@@ -114,7 +120,7 @@ Evaluation evaluate(const SignedLicense& lic, const PublicKey& vendor, const Fin
   return evaluate_terms(lic, here, now, rollback_problem);
 }
 
-Evaluation evaluate(const SignedLicense& lic, const Keyring& trusted, const Revocations* revoked, const Fingerprint& here,
+AT_PROTECTED Evaluation evaluate(const SignedLicense& lic, const Keyring& trusted, const Revocations* revoked, const Fingerprint& here,
                     std::int64_t now, const std::optional<std::string>& rollback_problem) {
   const License& l = lic.license;
   const TrustedKey* key = trusted.find(l.key_id);

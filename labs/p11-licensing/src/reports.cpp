@@ -120,39 +120,50 @@ gpulab::Json to_json(const IssueReport& r) {
 
 RequestReport run_sign_activation(const std::string& request_file,
                                   const std::string& entitlement_file, const std::string& key_file,
-                                  Date today, int max_changed, const std::string& out) {
+                                  Date today, int max_changed, const std::string& out,
+                                  const QuoteCheck& attest) {
   const ActivationRequest req = parse_request(read_file_limited(request_file, kMaxRecordBytes));
   const SignedLicense ent = parse_license(read_file_limited(entitlement_file, kMaxLicenseBytes));
   const PrivateKey key = PrivateKey::load(key_file);
+  check_quote(req, attest);
   write_file_atomic(
       out, sign_activation(req, ent, key, today, tolerance_for(req.hw.size(), max_changed)),
       kPublicMode);
-  return {out, req};
+  consume_challenge(attest);
+  return {out, req, !attest.policy_file.empty()};
 }
 
 std::string render_sign_activation(const RequestReport& r) {
   return fmt::format(
-      "wrote {}: licence {} bound to the {} components of the request (nonce {}...)\n", r.out,
-      r.request.license_id, r.request.hw.size(), r.request.nonce.substr(0, 8));
+      "wrote {}: licence {} bound to the {} components of the request (nonce {}...){}\n", r.out,
+      r.request.license_id, r.request.hw.size(), r.request.nonce.substr(0, 8),
+      r.attested ? "; TPM quote over " + format_pcr_selection(r.request.quote->selection) +
+                       " verified"
+                 : "");
 }
 
 gpulab::Json sign_activation_json(const RequestReport& r) {
-  return {{"activation", r.out}, {"id", r.request.license_id}, {"components", r.request.hw.size()}};
+  return {{"activation", r.out},
+          {"id", r.request.license_id},
+          {"components", r.request.hw.size()},
+          {"attested", r.attested}};
 }
 
 RequestReport run_activate_request(const std::string& entitlement_file, const std::string& root,
-                                   Date today, const std::string& out) {
+                                   Date today, const std::string& out,
+                                   const QuoteSource& attest) {
   const SignedLicense ent = parse_license(read_file_limited(entitlement_file, kMaxLicenseBytes));
-  const ActivationRequest req =
-      make_request(ent, host_fingerprint(root, ent.license.product), today);
+  ActivationRequest req = make_request(ent, host_fingerprint(root, ent.license.product), today);
+  attach_quote(req, attest);
   write_file_atomic(out, format_request(req), kSecretMode);
   return {out, req};
 }
 
 std::string render_activate_request(const RequestReport& r) {
   return fmt::format(
-      "wrote {}: activation request for licence {} ({} components); carry it to the vendor\n",
-      r.out, r.request.license_id, r.request.hw.size());
+      "wrote {}: activation request for licence {} ({} components{}); carry it to the vendor\n",
+      r.out, r.request.license_id, r.request.hw.size(),
+      r.request.quote ? ", TPM quote over " + format_pcr_selection(r.request.quote->selection) : "");
 }
 
 gpulab::Json activate_request_json(const RequestReport& r) {

@@ -10,6 +10,7 @@
 // pending request (and its nonce) it answered is gone.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "licensing/civil_date.hpp"
 #include "licensing/fingerprint.hpp"
 #include "licensing/license.hpp"
+#include "licensing/tpm_quote.hpp"
 
 namespace licensing {
 
@@ -27,6 +29,9 @@ struct ActivationRequest {
   std::string nonce;  // 32 lowercase hex digits (128 random bits)
   Date requested;
   std::vector<HwComponent> hw;  // this machine's fingerprint
+  // Present when the request answers an attestation challenge (attestation.hpp);
+  // `nonce` is then the challenge's.
+  std::optional<TpmQuote> quote;
 };
 
 // The request for `entitlement` from the machine with fingerprint `here`, with a fresh nonce.

@@ -25,6 +25,8 @@ struct GateOptions {
   // Fingerprint of this machine for a product; default: probe_host("/").
   std::function<Fingerprint(std::string_view product)> fingerprint;
   std::int64_t rollback_tolerance_s = 3600;
+  // Ask the anti-tamper layers first (tamper_guard.hpp); any objection is TAMPERED.
+  bool anti_tamper = false;
 };
 
 struct LicenseCheck {

@@ -15,12 +15,13 @@
 namespace licensing {
 
 enum class LicenseState {
-  kValid, kGrace, kExpired, kNotYetValid, kBadSignature, kHwMismatch, kClockRollback, kRevoked
+  kValid, kGrace, kExpired, kNotYetValid, kBadSignature, kHwMismatch, kClockRollback, kRevoked,
+  kTampered  // GateOptions::anti_tamper: the program checking is not the one built (tamper_guard.hpp)
 };
 
 std::string_view state_name(LicenseState s);  // "VALID", "GRACE", ...
 // licensectl status exit code: 0 VALID, 10 GRACE, 11 EXPIRED, 12 NOT_YET_VALID,
-// 13 BAD_SIGNATURE, 14 HW_MISMATCH, 15 CLOCK_ROLLBACK, 16 REVOKED (2 stays "malformed input").
+// 13 BAD_SIGNATURE, 14 HW_MISMATCH, 15 CLOCK_ROLLBACK, 16 REVOKED, 17 TAMPERED (2 stays "malformed input").
 int state_exit_code(LicenseState s);
 // Whether software may run (VALID or GRACE).
 bool state_permits_use(LicenseState s);

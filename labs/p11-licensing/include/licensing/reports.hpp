@@ -12,6 +12,7 @@
 
 #include "gpulab/json.hpp"
 #include "licensing/activation.hpp"
+#include "licensing/attest_commands.hpp"
 #include "licensing/demo.hpp"
 #include "licensing/license_gate.hpp"
 
@@ -58,15 +59,19 @@ gpulab::Json to_json(const IssueReport& r);
 struct RequestReport {
   std::string out;
   ActivationRequest request;
+  bool attested = false;  // sign-activation verified the request's quote against a policy
 };
+// With a policy in `attest`, the request's TPM quote must prove the policy's state first.
 RequestReport run_sign_activation(const std::string& request_file,
                                   const std::string& entitlement_file, const std::string& key_file,
-                                  Date today, int max_changed, const std::string& out);
+                                  Date today, int max_changed, const std::string& out,
+                                  const QuoteCheck& attest = {});
 std::string render_sign_activation(const RequestReport& r);
 gpulab::Json sign_activation_json(const RequestReport& r);
-// Fingerprints the tree under `root`.
+// Fingerprints the tree under `root`; with a challenge in `attest`, quotes the TPM too.
 RequestReport run_activate_request(const std::string& entitlement_file, const std::string& root,
-                                   Date today, const std::string& out);
+                                   Date today, const std::string& out,
+                                   const QuoteSource& attest = {});
 std::string render_activate_request(const RequestReport& r);
 gpulab::Json activate_request_json(const RequestReport& r);
 

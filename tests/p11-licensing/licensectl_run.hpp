@@ -1,0 +1,55 @@
+// Running the lab's programs from the licensing integration tests: a shell
+// command in a scratch folder with both streams captured, and a fake host tree.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <string>
+
+#include "test_support.hpp"
+
+namespace testing_support::licensectl_run {
+
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+// sign-activation stamps the bound licence with the vendor's real date, so status checks
+// after an activation must ask about a day no earlier than that.
+inline std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &utc);
+  return buf;
+}
+
+// Runs a shell command in `dir`, capturing both streams.
+inline Outcome shell(const testing_support::TempDir& dir, const std::string& command) {
+  const std::string cmd =
+      "cd '" + dir.path().string() + "' && " + command + " >out.txt 2>err.txt </dev/null";
+  const int status = std::system(cmd.c_str());
+  Outcome r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = testing_support::read(dir / "out.txt");
+  r.err = testing_support::read(dir / "err.txt");
+  return r;
+}
+
+// Runs one of the lab's programs: "licensectl status ...".
+inline Outcome run(const testing_support::TempDir& dir, const std::string& args) {
+  return shell(dir, std::string(GPULAB_BIN_DIR) + "/" + args);
+}
+
+inline void fake_host(const std::filesystem::path& root, const std::string& id) {
+  testing_support::write(root / "etc/machine-id", id + "\n");
+  testing_support::write(root / "proc/cpuinfo", "model name\t: Test CPU\nflags\t\t: sse2 avx2\n");
+  testing_support::write(root / "sys/class/dmi/id/product_uuid",
+                         "6c1f0e2a-9b8d-4c3e-a1f2-" + id.substr(0, 12) + "\n");
+}
+
+}  // namespace testing_support::licensectl_run
