@@ -226,7 +226,10 @@ std::vector<TokenEvent> Engine::step() {
       ++i;
       continue;
     }
-    if (!s.decoding) stats_.prefill_tokens += s.take;
+    if (s.decoding)
+      ++stats_.decode_rows;
+    else
+      stats_.prefill_tokens += s.take;
     s.computed += s.take;
     s.take = 0;
     if (s.computed < s.tokens.size()) {  // mid-prompt chunk: no logits yet

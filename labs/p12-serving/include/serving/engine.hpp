@@ -69,6 +69,7 @@ struct EngineStats {
   std::uint64_t preemptions = 0;
   std::uint64_t steps = 0;
   std::uint64_t prefill_tokens = 0;    // prompt (and recomputed) tokens run through the model
+  std::uint64_t decode_rows = 0;       // rows that fed back a generated token (one per generating sequence a step)
   std::uint64_t generated_tokens = 0;  // tokens sampled
   std::uint64_t finished = 0;
   double matmul_flops = 0;
