@@ -130,6 +130,8 @@ int run_batching_sweep(const SweepOptions& o) {
                      {"capped", modes[k].search.capped},
                      {"throughput_tok_s", b ? gpulab::Json(b->throughput_tok_s) : nullptr}};
     }
+    j["rate_ratio"] =
+        have_ratio ? gpulab::Json(*modes[0].search.highest / *modes[1].search.highest) : gpulab::Json(nullptr);
     j["throughput_ratio"] = have_ratio ? gpulab::Json(ratio) : gpulab::Json(nullptr);
     gpulab::print_json(j);
     return gpulab::kExitOk;
@@ -159,7 +161,8 @@ int run_batching_sweep(const SweepOptions& o) {
       fmt::print("{:<10}  misses the target even at {:.2f}x\n", names[k], o.min_speed);
   }
   if (have_ratio)
-    fmt::print("continuous / static throughput at p99 TTFT <= {} ms: {:.2f}x{}\n", o.ttft_p99_ms, ratio,
+    fmt::print("continuous / static at p99 TTFT <= {} ms: {:.2f}x the arrival rate, {:.2f}x the throughput{}\n",
+               o.ttft_p99_ms, *modes[0].search.highest / *modes[1].search.highest, ratio,
                modes[0].search.capped || modes[1].search.capped
                    ? " (a mode held at --max-speed: its limit may be higher)"
                    : "");

@@ -67,7 +67,7 @@ gpulab::Json error_json(const batching::Metrics& p, const batching::Metrics& m) 
 
 std::string pct(double predicted, double measured) {
   const double v = error_percent(predicted, measured);
-  return std::isnan(v) ? "n/a" : fmt::format("{:+.0f}%", v);
+  return std::isnan(v) ? "n/a" : fmt::format("{:+.1f}%", v);
 }
 
 }  // namespace
