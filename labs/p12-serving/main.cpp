@@ -44,7 +44,7 @@ void add_trace_flags(CLI::App& app, serving::TraceShaping& s, bool with_speed) {
       ->check(gpulab::whole_in<std::size_t>(0, 1'000'000))
       ->capture_default_str();
   if (with_speed)
-    app.add_option("--speed", s.speed, "Arrivals this many times faster than the trace, in (0, 1e4]")
+    app.add_option("--speed", s.speed, "Arrivals this many times faster than the trace, in [0.001, 10000]")
         ->check(gpulab::finite_in(1e-3, 1e4))
         ->capture_default_str();
   app.add_option("--seed", s.seed, "Seed of the prompts' token ids")
@@ -162,13 +162,13 @@ int main(int argc, char** argv) {
   sweeper->add_option("--trace", sweep.trace, "Trace CSV: arrival_ms,prompt_tokens,output_tokens or Azure's layout")
       ->required();
   add_trace_flags(*sweeper, sweep.shaping, false);
-  sweeper->add_option("--ttft-p99-ms", sweep.ttft_p99_ms, "The p99 TTFT target both modes are held to, in (0, 1e6]")
+  sweeper->add_option("--ttft-p99-ms", sweep.ttft_p99_ms, "The p99 TTFT target both modes are held to, in ms, in [0.001, 1e6]")
       ->check(gpulab::finite_in(1e-3, 1e6))
       ->capture_default_str();
-  sweeper->add_option("--min-speed", sweep.min_speed, "First arrival speed-up tried, in (0, 1e4]")
+  sweeper->add_option("--min-speed", sweep.min_speed, "First arrival speed-up tried, in [0.001, 10000]")
       ->check(gpulab::finite_in(1e-3, 1e4))
       ->capture_default_str();
-  sweeper->add_option("--max-speed", sweep.max_speed, "Highest arrival speed-up tried, in (0, 1e4]")
+  sweeper->add_option("--max-speed", sweep.max_speed, "Highest arrival speed-up tried, in [0.001, 10000]")
       ->check(gpulab::finite_in(1e-3, 1e4))
       ->capture_default_str();
   sweeper->add_option("--refine", sweep.refine, "Bisection steps after doubling, 0..8")
