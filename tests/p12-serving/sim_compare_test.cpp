@@ -71,6 +71,7 @@ TEST(SimCompare, RunsBatchingSimOnTheFittedCostsBesideTheMeasuredRun) {
   batching::ContinuousOptions co;
   co.max_batch = 4;
   co.prefill_chunk = 24;
+  co.budget_counts_decodes = true;
   const auto again = batching::summarize(
       w.requests, batching::simulate_continuous(w.requests, co, s.calibration.sim_model), batching::Slo{});
   EXPECT_DOUBLE_EQ(again.ttft_p99, s.fitted.ttft_p99);

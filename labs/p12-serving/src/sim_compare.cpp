@@ -40,6 +40,7 @@ SideBySide compare_with_sim(Engine& engine, const TraceWorkload& w, const batchi
   batching::ContinuousOptions co;
   co.max_batch = eo.max_running;
   co.prefill_chunk = eo.max_batched_tokens;
+  co.budget_counts_decodes = true;  // the engine's budget holds its decodes: the same BatchPolicy
   s.padded = batching::summarize(w.requests, batching::simulate_continuous(w.requests, co, s.calibration.engine_model),
                                  slo);
   s.fitted = batching::summarize(w.requests, batching::simulate_continuous(w.requests, co, s.calibration.sim_model),

@@ -1,4 +1,5 @@
-// The serving engine: continuous batching over a paged KV cache.
+// The serving engine: continuous batching over a paged KV cache, with P07's
+// batching policy (batching::BatchPolicy, shared with batching-sim).
 //
 // Each step() builds one batch under a token budget, decode first: every
 // running sequence that is generating contributes its one pending token;
@@ -21,6 +22,7 @@
 #include <optional>
 #include <vector>
 
+#include "batching/batch_policy.hpp"
 #include "gpulab/expected.hpp"
 #include "paged_kv/block_allocator.hpp"
 #include "paged_kv/prefix_cache.hpp"
@@ -109,6 +111,7 @@ class Engine {
 
   const Model* model_;
   EngineOptions options_;
+  batching::BatchPolicy policy_;  // admission, decode first, chunking: P07's rules
   paged_kv::BlockAllocator pool_;
   std::unique_ptr<paged_kv::PrefixCache> cache_;
   KvStore kv_;

@@ -26,7 +26,8 @@ struct SideBySide {
 };
 
 // The engine's options set batching-sim's: max_batch = max_running,
-// prefill_chunk = max_batched_tokens, unlimited KV. Throws gpulab::UsageError
+// prefill_chunk = max_batched_tokens with the decodes counted in it (the
+// engine's BatchPolicy), unlimited KV. Throws gpulab::UsageError
 // for a static-batching engine (batching-sim's static model waits for a whole
 // batch to arrive, the engine does not) and gpulab::RunError when the steps
 // cannot be fitted.
