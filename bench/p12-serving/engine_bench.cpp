@@ -8,7 +8,6 @@
 // matmuls in alternation, so each sees the same load, and divides the
 // engine's GFLOP/s by the best backend's.
 #include <benchmark/benchmark.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,7 +33,9 @@ constexpr const char* kBackend = "fast";
 constexpr std::int64_t kDecodeBatch = 32;
 constexpr const char* kAllBackends[] = {"fast", "blas", "opencl", "cpu_ref", "cuda"};
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 ModelConfig small() {
   ModelConfig c;
@@ -61,7 +62,8 @@ Loaded* loaded() {
   return l;
 }
 
-// An engine whose `batch` sequences have all had their first token: every later step is pure decode.
+// An engine whose `batch` sequences have all had their first token: every later step is pure
+// decode.
 std::unique_ptr<Engine> decoding_engine(const Model& model, std::size_t batch) {
   EngineOptions o;
   o.max_running = batch;
@@ -71,7 +73,8 @@ std::unique_ptr<Engine> decoding_engine(const Model& model, std::size_t batch) {
   p.max_tokens = 900;  // never finishes inside a benchmark
   for (std::size_t i = 0; i < batch; ++i) {
     std::vector<TokenId> prompt(32);
-    for (std::size_t t = 0; t < prompt.size(); ++t) prompt[t] = static_cast<TokenId>((i * 31 + t * 7) % 128);
+    for (std::size_t t = 0; t < prompt.size(); ++t)
+      prompt[t] = static_cast<TokenId>((i * 31 + t * 7) % 128);
     (void)engine->submit(prompt, p);
   }
   std::set<RequestId> started;
@@ -104,7 +107,8 @@ class BackendMatmuls {
       std::vector<float> host(k * n);
       for (float& v : host) v = static_cast<float>(rng.uniform01() - 0.5) * 0.1f;
       auto buf = backend_->allocate(host.size() * sizeof(float));
-      if (!buf || !backend_->upload(buf.value(), host.data(), host.size() * sizeof(float)).ok()) return false;
+      if (!buf || !backend_->upload(buf.value(), host.data(), host.size() * sizeof(float)).ok())
+        return false;
       mats_.push_back({k, n, std::move(buf.value())});
       return true;
     };
@@ -115,12 +119,14 @@ class BackendMatmuls {
     if (!ok) why_ = fmt::format("{}: could not hold the model's weights", name);
     ws_ = std::make_unique<Workspace>(*backend_);
     x_.assign(static_cast<std::size_t>(kDecodeBatch) * c.ffn, 0.5f);
-    out_.resize(static_cast<std::size_t>(kDecodeBatch) * std::max({c.qkv_dim(), 2 * c.ffn, c.vocab}));
+    out_.resize(static_cast<std::size_t>(kDecodeBatch) *
+                std::max({c.qkv_dim(), 2 * c.ffn, c.vocab}));
   }
   [[nodiscard]] const std::string& why() const { return why_; }
   [[nodiscard]] const std::string& name() const { return name_; }
   [[nodiscard]] double flops() const { return ws_ ? ws_->flops() : 0; }
-  // One decode step's matmuls for m rows (m <= kDecodeBatch); throws gpulab::RunError when the backend fails.
+  // One decode step's matmuls for m rows (m <= kDecodeBatch); throws gpulab::RunError when the
+  // backend fails.
   void run(std::size_t m) {
     for (const Mat& mat : mats_) ws_->matmul(x_.data(), m, mat.k, mat.w, mat.n, out_.data());
     benchmark::DoNotOptimize(out_.data());
@@ -156,9 +162,10 @@ void BM_DecodeStep(benchmark::State& state) {
   }
   const EngineStats after = engine->stats();
   state.counters["tok/s"] =
-      benchmark::Counter(static_cast<double>(after.generated_tokens - before.generated_tokens), benchmark::Counter::kIsRate);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter((after.matmul_flops - before.matmul_flops) / 1e9, benchmark::Counter::kIsRate);
+      benchmark::Counter(static_cast<double>(after.generated_tokens - before.generated_tokens),
+                         benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter((after.matmul_flops - before.matmul_flops) / 1e9,
+                                                 benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_DecodeStep)->Arg(1)->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -181,7 +188,12 @@ void BM_DecodeMatmulsOnly(benchmark::State& state) {
   }
   state.counters["GFLOP/s"] = benchmark::Counter(ws.flops() / 1e9, benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_DecodeMatmulsOnly)->Arg(1)->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DecodeMatmulsOnly)
+    ->Arg(1)
+    ->Arg(8)
+    ->Arg(32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The decode-batch-32 matmuls on one named backend.
 void BM_DecodeMatmulsOn(benchmark::State& state, const char* name) {
@@ -200,8 +212,12 @@ void BM_DecodeMatmulsOn(benchmark::State& state, const char* name) {
 }
 BENCHMARK_CAPTURE(BM_DecodeMatmulsOn, fast, "fast")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_DecodeMatmulsOn, blas, "blas")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_DecodeMatmulsOn, opencl, "opencl")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_DecodeMatmulsOn, cpu_ref, "cpu_ref")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_DecodeMatmulsOn, opencl, "opencl")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_DecodeMatmulsOn, cpu_ref, "cpu_ref")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_DecodeMatmulsOn, cuda, "cuda")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // One iteration is a round: one engine decode step of 32 sequences (on fast),

@@ -1,11 +1,12 @@
 // BatchPolicy's rules, and the simulator running them: with the budget
 // holding the decodes (the serving engine's way) prompts get only what the
 // decodes leave, so they take more iterations than with P07's prefill chunk.
+#include "batching/batch_policy.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "batching/batch_policy.hpp"
 #include "batching/continuous_batching.hpp"
 
 namespace {

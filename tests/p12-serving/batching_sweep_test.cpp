@@ -1,9 +1,9 @@
 // The rate search of batching-sweep, against p99 TTFT curves whose answer is known.
+#include "serving/batching_sweep.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
-
-#include "serving/batching_sweep.hpp"
 
 namespace {
 

@@ -1,20 +1,21 @@
 // The calibration batching-sim's cost model gets from the engine's step
 // times: the fits recover known coefficients from synthetic steps, hold every
 // coefficient >= 0, and refuse data they cannot fit.
+#include "serving/cost_fit.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "gpulab/rng.hpp"
-#include "serving/cost_fit.hpp"
 
 namespace {
 
 using namespace serving;
 
 // Every combination of a few decode widths and prefill chunks, the way a replay mixes them.
-std::vector<StepSample> synthetic(double base, double per_row, double per_token, double noise_ms = 0,
-                                  std::uint64_t seed = 1) {
+std::vector<StepSample> synthetic(double base, double per_row, double per_token,
+                                  double noise_ms = 0, std::uint64_t seed = 1) {
   gpulab::Rng rng(seed);
   std::vector<StepSample> steps;
   for (const double rows : {0.0, 1.0, 3.0, 8.0, 17.0, 32.0})
@@ -60,7 +61,8 @@ TEST(CostFit, TheSimulatorFormIsOneIterationCostPlusAPerTokenPrefill) {
   std::vector<StepSample> steps;
   for (const double rows : {0.0, 1.0, 4.0, 16.0})
     for (const double tokens : {0.0, 10.0, 100.0})
-      if (rows + tokens > 0) steps.push_back({rows, tokens, (rows > 0 ? 30.0 : 0.0) + 0.2 * tokens});
+      if (rows + tokens > 0)
+        steps.push_back({rows, tokens, (rows > 0 ? 30.0 : 0.0) + 0.2 * tokens});
   const auto cal = calibrate(steps);
   ASSERT_TRUE(cal) << cal.error().message;
   const Calibration& c = cal.value();
@@ -86,17 +88,20 @@ TEST(CostFit, ANegativeSlopeIsHeldAtZeroAndTheRestRefitted) {
   const auto f = fit_nonnegative(x, y);
   ASSERT_TRUE(f) << f.error().message;
   EXPECT_EQ(f.value().coef[1], 0.0);
-  EXPECT_NEAR(f.value().coef[0], (19 + 18 + 16 + 12) / 4.0, 1e-9) << "the best constant is the mean";
+  EXPECT_NEAR(f.value().coef[0], (19 + 18 + 16 + 12) / 4.0, 1e-9)
+      << "the best constant is the mean";
   for (double v : f.value().coef) EXPECT_GE(v, 0.0);
 }
 
 TEST(CostFit, RefusesWhatItCannotFit) {
   EXPECT_FALSE(calibrate(std::vector<StepSample>{{1, 0, 5}, {2, 0, 6}}));
-  EXPECT_EQ(calibrate(std::vector<StepSample>{{1, 0, 5}}).error().message, "1 measured steps; a fit needs at least 3");
+  EXPECT_EQ(calibrate(std::vector<StepSample>{{1, 0, 5}}).error().message,
+            "1 measured steps; a fit needs at least 3");
   // Prefill-only steps: no decode cost to give batching-sim.
   const auto prefill_only = calibrate(std::vector<StepSample>{{0, 10, 1}, {0, 20, 2}, {0, 40, 4}});
   ASSERT_FALSE(prefill_only);
-  EXPECT_EQ(prefill_only.error().message, "the measured steps show no decode cost: the trace needs steps that decode");
+  EXPECT_EQ(prefill_only.error().message,
+            "the measured steps show no decode cost: the trace needs steps that decode");
   const std::vector<double> y{1.0, 2.0};
   EXPECT_FALSE(fit_nonnegative({{1.0}}, y));
   EXPECT_FALSE(fit_nonnegative({{1.0}, {1.0, 2.0}}, y));

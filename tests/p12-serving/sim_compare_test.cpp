@@ -2,13 +2,14 @@
 // through the engine on the wall clock) and the comparison itself, on the
 // tiny model: every request gets its tokens, the step records add up to the
 // work done, and batching-sim runs on the fitted costs.
+#include "serving/sim_compare.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "batching/continuous_batching.hpp"
 #include "gpulab/errors.hpp"
-#include "serving/sim_compare.hpp"
 #include "serving/trace_replay.hpp"
 #include "serving/trace_workload.hpp"
 #include "test_support.hpp"
@@ -44,7 +45,8 @@ TEST(TraceReplay, EveryRequestGetsItsTokensAndTheStepsAddUpToTheWork) {
     EXPECT_GE(o.first_token_ms, w.requests[i].arrival_ms) << i;
     EXPECT_GE(o.finish_ms, o.first_token_ms) << i;
     prompt += w.requests[i].prompt_tokens;
-    decode += w.requests[i].output_tokens - 1;  // the first token comes out of the prompt's last row
+    decode +=
+        w.requests[i].output_tokens - 1;  // the first token comes out of the prompt's last row
   }
   for (const StepSample& s : r.steps) {
     prefill += s.prefill_tokens;
@@ -73,7 +75,8 @@ TEST(SimCompare, RunsBatchingSimOnTheFittedCostsBesideTheMeasuredRun) {
   co.prefill_chunk = 24;
   co.budget_counts_decodes = true;
   const auto again = batching::summarize(
-      w.requests, batching::simulate_continuous(w.requests, co, s.calibration.sim_model), batching::Slo{});
+      w.requests, batching::simulate_continuous(w.requests, co, s.calibration.sim_model),
+      batching::Slo{});
   EXPECT_DOUBLE_EQ(again.ttft_p99, s.fitted.ttft_p99);
   EXPECT_DOUBLE_EQ(again.throughput_tok_s, s.fitted.throughput_tok_s);
   EXPECT_GT(s.measured.throughput_tok_s, 0);
@@ -84,7 +87,8 @@ TEST(SimCompare, StaticBatchingHasNoSimulatorCounterpart) {
   EngineOptions o = small_engine();
   o.static_batching = true;
   Engine engine(serving_test::tiny_model("fast"), o);
-  EXPECT_THROW((void)compare_with_sim(engine, small_workload(), batching::Slo{}), gpulab::UsageError);
+  EXPECT_THROW((void)compare_with_sim(engine, small_workload(), batching::Slo{}),
+               gpulab::UsageError);
 }
 
 TEST(SimCompare, ErrorIsRelativeToTheMeasurement) {

@@ -81,9 +81,10 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
       admitted.push_back({i, r.prompt_tokens - cached, 0, 0});
     }
 
-    // Decode first: every sequence past its prompt (in chunked mode it emitted when its prompt completed).
-    const auto generating = static_cast<std::size_t>(
-        std::count_if(running.begin(), running.end(), [](const Slot& s) { return s.prefill_left == 0; }));
+    // Decode first: every sequence past its prompt (in chunked mode it emitted when its prompt
+    // completed).
+    const auto generating = static_cast<std::size_t>(std::count_if(
+        running.begin(), running.end(), [](const Slot& s) { return s.prefill_left == 0; }));
     const bool any_decoding = generating > 0;
     if (!policy.chunked()) {
       // Separate prefill step: it stalls the decodes already in the batch.
@@ -111,7 +112,8 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
       for (std::size_t k = 0; k < running.size() && budget > 0; ++k) {
         Slot& s = running[k];
         if (s.prefill_left == 0) continue;
-        const auto take = static_cast<std::uint32_t>(BatchPolicy::take_chunk(s.prefill_left, budget));
+        const auto take =
+            static_cast<std::uint32_t>(BatchPolicy::take_chunk(s.prefill_left, budget));
         s.prefill_left -= take;
         chunk_tokens += take;
         if (s.prefill_left == 0) completes.push_back(k);

@@ -15,8 +15,8 @@
 
 namespace serving {
 
-RateSearch search_rate(const std::function<double(double)>& p99_at, double target, double lo_speed, double hi_speed,
-                       std::size_t refine) {
+RateSearch search_rate(const std::function<double(double)>& p99_at, double target, double lo_speed,
+                       double hi_speed, std::size_t refine) {
   if (!(lo_speed > 0 && lo_speed <= hi_speed && std::isfinite(hi_speed)))
     throw std::invalid_argument("speeds must satisfy 0 < --min-speed <= --max-speed");
   RateSearch r;
@@ -126,18 +126,20 @@ int run_batching_sweep(const SweepOptions& o) {
       }
       const batching::Metrics* b = best(modes[k]);
       j[names[k]] = {{"probes", probes},
-                     {"highest_speed", modes[k].search.highest ? gpulab::Json(*modes[k].search.highest) : nullptr},
+                     {"highest_speed",
+                      modes[k].search.highest ? gpulab::Json(*modes[k].search.highest) : nullptr},
                      {"capped", modes[k].search.capped},
                      {"throughput_tok_s", b ? gpulab::Json(b->throughput_tok_s) : nullptr}};
     }
-    j["rate_ratio"] =
-        have_ratio ? gpulab::Json(*modes[0].search.highest / *modes[1].search.highest) : gpulab::Json(nullptr);
+    j["rate_ratio"] = have_ratio ? gpulab::Json(*modes[0].search.highest / *modes[1].search.highest)
+                                 : gpulab::Json(nullptr);
     j["throughput_ratio"] = have_ratio ? gpulab::Json(ratio) : gpulab::Json(nullptr);
     gpulab::print_json(j);
     return gpulab::kExitOk;
   }
 
-  fmt::print("model:  {}, matmuls on {}\n", describe(loaded->config), loaded->model->backend().name());
+  fmt::print("model:  {}, matmuls on {}\n", describe(loaded->config),
+             loaded->model->backend().name());
   fmt::print("trace:  {} requests of {} ({} clipped), {:.2f} req/s at 1x; p99 TTFT target {} ms\n",
              base.requests.size(), o.trace, base.clipped, rate_per_speed, o.ttft_p99_ms);
   gpulab::Table t;
@@ -147,25 +149,29 @@ int run_batching_sweep(const SweepOptions& o) {
   for (int k = 0; k < 2; ++k)
     for (const RateProbe& p : modes[k].search.probes) {
       const auto& met = modes[k].runs.at(p.speed);
-      t.row({names[k], fmt::format("{:.2f}", p.speed), fmt::format("{:.2f}", p.speed * rate_per_speed),
-             fmt::format("{:.1f}", met.ttft_p50), fmt::format("{:.1f}", p.p99_ttft_ms),
-             fmt::format("{:.1f}", met.throughput_tok_s), p.sustained ? "yes" : "no"});
+      t.row({names[k], fmt::format("{:.2f}", p.speed),
+             fmt::format("{:.2f}", p.speed * rate_per_speed), fmt::format("{:.1f}", met.ttft_p50),
+             fmt::format("{:.1f}", p.p99_ttft_ms), fmt::format("{:.1f}", met.throughput_tok_s),
+             p.sustained ? "yes" : "no"});
     }
   fmt::print("{}", t.render());
   for (int k = 0; k < 2; ++k) {
     const auto& s = modes[k].search;
     if (s.highest)
-      fmt::print("{:<10}  sustains {}{:.2f} req/s ({:.2f}x): {:.1f} tok/s\n", names[k], s.capped ? ">= " : "",
-                 *s.highest * rate_per_speed, *s.highest, best(modes[k])->throughput_tok_s);
+      fmt::print("{:<10}  sustains {}{:.2f} req/s ({:.2f}x): {:.1f} tok/s\n", names[k],
+                 s.capped ? ">= " : "", *s.highest * rate_per_speed, *s.highest,
+                 best(modes[k])->throughput_tok_s);
     else
       fmt::print("{:<10}  misses the target even at {:.2f}x\n", names[k], o.min_speed);
   }
   if (have_ratio)
-    fmt::print("continuous / static at p99 TTFT <= {} ms: {:.2f}x the arrival rate, {:.2f}x the throughput{}\n",
-               o.ttft_p99_ms, *modes[0].search.highest / *modes[1].search.highest, ratio,
-               modes[0].search.capped || modes[1].search.capped
-                   ? " (a mode held at --max-speed: its limit may be higher)"
-                   : "");
+    fmt::print(
+        "continuous / static at p99 TTFT <= {} ms: {:.2f}x the arrival rate, {:.2f}x the "
+        "throughput{}\n",
+        o.ttft_p99_ms, *modes[0].search.highest / *modes[1].search.highest, ratio,
+        modes[0].search.capped || modes[1].search.capped
+            ? " (a mode held at --max-speed: its limit may be higher)"
+            : "");
   else
     fmt::print("no ratio: a mode missed the target at every speed tried (lower --min-speed)\n");
   return gpulab::kExitOk;

@@ -37,7 +37,8 @@ bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vecto
 
 }  // namespace
 
-gpulab::Expected<LinearFit> fit_nonnegative(const std::vector<std::vector<double>>& x, std::span<const double> y) {
+gpulab::Expected<LinearFit> fit_nonnegative(const std::vector<std::vector<double>>& x,
+                                            std::span<const double> y) {
   if (x.size() != y.size()) return gpulab::Error{"one row of features per sample"};
   if (y.empty()) return gpulab::Error{"no samples to fit"};
   const std::size_t k = x.front().size();
@@ -95,7 +96,8 @@ gpulab::Expected<LinearFit> fit_nonnegative(const std::vector<std::vector<double
 }
 
 gpulab::Expected<Calibration> calibrate(std::span<const StepSample> steps) {
-  if (steps.size() < 3) return gpulab::Error{fmt::format("{} measured steps; a fit needs at least 3", steps.size())};
+  if (steps.size() < 3)
+    return gpulab::Error{fmt::format("{} measured steps; a fit needs at least 3", steps.size())};
   std::vector<std::vector<double>> engine_x, sim_x;
   std::vector<double> y;
   for (const StepSample& s : steps) {
@@ -112,8 +114,10 @@ gpulab::Expected<Calibration> calibrate(std::span<const StepSample> steps) {
   c.engine_model = {c.engine.coef[0], c.engine.coef[1], c.engine.coef[2]};
   c.sim = sim.value();
   c.sim_model = {c.sim.coef[0], 0.0, c.sim.coef[1]};
-  if (c.engine_model.iter_base_ms + c.engine_model.iter_per_slot_ms <= 0 || c.sim_model.iter_base_ms <= 0)
-    return gpulab::Error{"the measured steps show no decode cost: the trace needs steps that decode"};
+  if (c.engine_model.iter_base_ms + c.engine_model.iter_per_slot_ms <= 0 ||
+      c.sim_model.iter_base_ms <= 0)
+    return gpulab::Error{
+        "the measured steps show no decode cost: the trace needs steps that decode"};
   return c;
 }
 

@@ -21,7 +21,9 @@ ReplayResult replay_trace(Engine& engine, const TraceWorkload& w) {
   std::deque<std::size_t> backlog;  // arrived, not yet accepted by the engine's queue
   std::size_t next = 0, finished = 0;
   const auto t0 = Clock::now();
-  auto now_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
+  auto now_ms = [&] {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
 
   while (finished < reqs.size()) {
     const double now = now_ms();
@@ -44,8 +46,9 @@ ReplayResult replay_trace(Engine& engine, const TraceWorkload& w) {
       if (next == reqs.size() && backlog.empty())
         throw std::logic_error("replay: the engine is idle with requests unfinished");
       if (backlog.empty())
-        std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(
-                                               std::chrono::duration<double, std::milli>(reqs[next].arrival_ms)));
+        std::this_thread::sleep_until(
+            t0 + std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double, std::milli>(reqs[next].arrival_ms)));
       continue;
     }
     const EngineStats before = engine.stats();
@@ -55,7 +58,8 @@ ReplayResult replay_trace(Engine& engine, const TraceWorkload& w) {
     const EngineStats after = engine.stats();
     if (after.steps != before.steps)
       r.steps.push_back({static_cast<double>(after.decode_rows - before.decode_rows),
-                         static_cast<double>(after.prefill_tokens - before.prefill_tokens), end - start});
+                         static_cast<double>(after.prefill_tokens - before.prefill_tokens),
+                         end - start});
     for (const TokenEvent& e : events) {
       const std::size_t i = index.at(e.id);
       batching::Outcome& o = r.outcomes[i];

@@ -24,9 +24,10 @@ struct RateProbe {
 };
 
 struct RateSearch {
-  std::vector<RateProbe> probes;   // in the order they ran
-  std::optional<double> highest;   // the highest sustained speed found; none when even the lowest fails
-  bool capped = false;             // the highest speed tried was sustained: the real limit may be higher
+  std::vector<RateProbe> probes;  // in the order they ran
+  std::optional<double>
+      highest;          // the highest sustained speed found; none when even the lowest fails
+  bool capped = false;  // the highest speed tried was sustained: the real limit may be higher
 };
 
 // Doubles the speed from `min_speed` while the target holds (up to
@@ -34,8 +35,8 @@ struct RateSearch {
 // speed that held and the first that did not. A noisy measurement that holds
 // above a failure is not trusted: the answer is below the first failure.
 // Throws std::invalid_argument for speeds that are not 0 < min <= max.
-RateSearch search_rate(const std::function<double(double speed)>& p99_ttft_at, double target_ms, double min_speed,
-                       double max_speed, std::size_t refine);
+RateSearch search_rate(const std::function<double(double speed)>& p99_ttft_at, double target_ms,
+                       double min_speed, double max_speed, std::size_t refine);
 
 struct SweepOptions {
   ModelChoice choice;

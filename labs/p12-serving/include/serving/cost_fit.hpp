@@ -31,7 +31,8 @@ struct LinearFit {
 // least-squares fit on some subset of the features with every coefficient
 // >= 0, so every subset is solved and the best feasible one kept. An error
 // when the rows and y differ in number or a row has the wrong width.
-gpulab::Expected<LinearFit> fit_nonnegative(const std::vector<std::vector<double>>& x, std::span<const double> y);
+gpulab::Expected<LinearFit> fit_nonnegative(const std::vector<std::vector<double>>& x,
+                                            std::span<const double> y);
 
 struct Calibration {
   // ms = base + per_decode_row x decode_rows + per_prefill_token x prefill_tokens: how the

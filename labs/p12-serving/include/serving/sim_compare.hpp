@@ -31,7 +31,8 @@ struct SideBySide {
 // for a static-batching engine (batching-sim's static model waits for a whole
 // batch to arrive, the engine does not) and gpulab::RunError when the steps
 // cannot be fitted.
-SideBySide compare_with_sim(Engine& engine, const TraceWorkload& workload, const batching::Slo& slo);
+SideBySide compare_with_sim(Engine& engine, const TraceWorkload& workload,
+                            const batching::Slo& slo);
 
 // (predicted - measured) / measured, in percent; NaN when measured is 0.
 double error_percent(double predicted, double measured);

@@ -21,7 +21,8 @@ struct TraceShaping {
   std::uint64_t seed = 1;         // the prompts' token ids
   std::size_t shared_prefix = 0;  // every prompt starts with the same this many tokens
   std::size_t max_output = 0;     // cap on each request's output tokens (0: the trace's)
-  std::size_t max_prompt = 0;     // cap on each prompt's own tokens, after the prefix (0: half the context)
+  std::size_t max_prompt =
+      0;  // cap on each prompt's own tokens, after the prefix (0: half the context)
 };
 
 struct TraceWorkload {
@@ -32,7 +33,7 @@ struct TraceWorkload {
 
 // Throws gpulab::UsageError for a speed <= 0, an empty result, or a shared
 // prefix that leaves no room in `context`.
-TraceWorkload shape_trace(std::vector<batching::Request> trace, const TraceShaping& shaping, std::size_t context,
-                          const char* trace_name);
+TraceWorkload shape_trace(std::vector<batching::Request> trace, const TraceShaping& shaping,
+                          std::size_t context, const char* trace_name);
 
 }  // namespace serving
