@@ -8,8 +8,10 @@
 #include "gpulab/flag_checks.hpp"
 #include "gpulab/text.hpp"
 #include "serving/app.hpp"
+#include "serving/batching_sweep.hpp"
 #include "serving/demo.hpp"
 #include "serving/load_generator.hpp"
+#include "serving/sim_compare.hpp"
 
 namespace {
 
@@ -31,6 +33,34 @@ void add_model_flags(CLI::App& app, serving::ModelChoice& m, serving::EngineOpti
   app.add_flag("!--no-prefix-cache", e.prefix_cache, "Turn automatic prefix caching off");
   app.add_flag("--static-batching", e.static_batching,
                "Admit a new batch only when the last one has drained (the baseline for continuous batching)");
+}
+
+constexpr const char* kModelFlagsFooter =
+    "Model and engine flags (--model, --backend, --block-size, ...) are gpulab-serve's: see its --help.";
+
+// How a trace is fitted to the model: loadgen, compare-sim and batching-sweep read it the same way.
+void add_trace_flags(CLI::App& app, serving::TraceShaping& s, bool with_speed) {
+  app.add_option("--max-requests", s.max_requests, "Replay only the first N requests (0: all)")
+      ->check(gpulab::whole_in<std::size_t>(0, 1'000'000))
+      ->capture_default_str();
+  if (with_speed)
+    app.add_option("--speed", s.speed, "Arrivals this many times faster than the trace, in [0.001, 10000]")
+        ->check(gpulab::finite_in(1e-3, 1e4))
+        ->capture_default_str();
+  app.add_option("--seed", s.seed, "Seed of the prompts' token ids")
+      ->check(gpulab::whole_in<std::uint64_t>())
+      ->capture_default_str();
+  app.add_option("--shared-prefix", s.shared_prefix,
+                 "Every prompt starts with the same this many tokens (a system prompt), before its own")
+      ->check(gpulab::whole_in<std::size_t>(0, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--max-output", s.max_output, "Cap each request's output tokens (0: the trace's)")
+      ->check(gpulab::whole_in<std::size_t>(0, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--max-prompt", s.max_prompt,
+                 "Cap each prompt's own tokens, after the shared prefix (0: half of what the context leaves)")
+      ->check(gpulab::whole_in<std::size_t>(0, 1'000'000))
+      ->capture_default_str();
 }
 
 std::vector<serving::TokenId> parse_ids(const std::string& text) {
@@ -67,7 +97,7 @@ int main(int argc, char** argv) {
   serving::GenerateOptions gen;
   std::string prompt_ids;
   auto* generate = app.add_subcommand("generate", "Generate one completion offline through the engine");
-  generate->footer("Model and engine flags (--model, --backend, --block-size, ...) are gpulab-serve's: see its --help.");
+  generate->footer(kModelFlagsFooter);
   generate->add_option("--prompt", gen.prompt, "Prompt text (ASCII: one token per character)");
   generate->add_option("--prompt-ids", prompt_ids, "Prompt as comma-separated token ids");
   generate->add_option("--max-tokens", gen.params.max_tokens, "Tokens to generate at most")
@@ -81,7 +111,7 @@ int main(int argc, char** argv) {
 
   serving::ThroughputOptions tp;
   auto* throughput = app.add_subcommand("throughput", "Offline throughput: N requests through the engine, no HTTP");
-  throughput->footer("Model and engine flags (--model, --backend, --block-size, ...) are gpulab-serve's: see its --help.");
+  throughput->footer(kModelFlagsFooter);
   throughput->add_option("--requests", tp.requests, "Requests")->capture_default_str();
   throughput->add_option("--prompt-tokens", tp.prompt_tokens, "Prompt length")->capture_default_str();
   throughput->add_option("--max-tokens", tp.max_tokens, "Tokens generated per request")
@@ -93,7 +123,7 @@ int main(int argc, char** argv) {
   throughput->add_flag("--json", tp.json, "Print one JSON document");
 
   auto* demo = app.add_subcommand("demo", "Start the server on a free loopback port and run a scripted, checked HTTP session");
-  demo->footer("Model and engine flags (--model, --backend, --block-size, ...) are gpulab-serve's: see its --help.");
+  demo->footer(kModelFlagsFooter);
 
   serving::LoadOptions load;
   auto* loadgen = app.add_subcommand(
@@ -101,18 +131,50 @@ int main(int argc, char** argv) {
   loadgen->add_option("--url", load.url, "The server")->capture_default_str();
   loadgen->add_option("--trace", load.trace, "Trace CSV: arrival_ms,prompt_tokens,output_tokens or Azure's layout")
       ->required();
-  loadgen->add_option("--max-requests", load.max_requests, "Replay only the first N requests (0: all)")
-      ->capture_default_str();
-  loadgen->add_option("--speed", load.speed, "Arrivals this many times faster than the trace")->capture_default_str();
+  add_trace_flags(*loadgen, load.shaping, true);
   loadgen->add_option("--slo-ttft-ms", load.slo.ttft_ms, "Goodput SLO: TTFT below this")->capture_default_str();
   loadgen->add_option("--slo-tpot-ms", load.slo.tpot_ms, "Goodput SLO: TPOT below this")->capture_default_str();
-  loadgen->add_option("--seed", load.seed, "Seed of the prompts' token ids")->capture_default_str();
-  loadgen->add_option("--shared-prefix", load.shared_prefix,
-                      "Every prompt starts with the same this many tokens (a system prompt), before its own")
-      ->capture_default_str();
-  loadgen->add_option("--max-output", load.max_output, "Cap each request's output tokens (0: the trace's)")
-      ->capture_default_str();
   loadgen->add_flag("--json", load.json, "Print one JSON document");
+
+  serving::CompareSimOptions cmp;
+  cmp.shaping.max_requests = 24;
+  cmp.shaping.max_output = 32;
+  cmp.shaping.max_prompt = 128;
+  auto* compare = app.add_subcommand(
+      "compare-sim",
+      "Replay a P07 trace through the engine in-process, fit batching-sim's cost model to the measured step times, "
+      "run the same trace through batching-sim and print predicted vs measured with the error");
+  compare->footer(kModelFlagsFooter);
+  compare->add_option("--trace", cmp.trace, "Trace CSV: arrival_ms,prompt_tokens,output_tokens or Azure's layout")
+      ->required();
+  add_trace_flags(*compare, cmp.shaping, true);
+  compare->add_flag("--json", cmp.json, "Print one JSON document");
+
+  serving::SweepOptions sweep;
+  sweep.shaping.max_requests = 16;
+  sweep.shaping.max_output = 32;
+  sweep.shaping.max_prompt = 128;
+  auto* sweeper = app.add_subcommand(
+      "batching-sweep",
+      "Continuous vs static batching at equal p99 TTFT: the same trace at rising arrival rates through the engine "
+      "in each mode, the highest rate each holds the target at, and the throughput ratio there");
+  sweeper->footer(kModelFlagsFooter);
+  sweeper->add_option("--trace", sweep.trace, "Trace CSV: arrival_ms,prompt_tokens,output_tokens or Azure's layout")
+      ->required();
+  add_trace_flags(*sweeper, sweep.shaping, false);
+  sweeper->add_option("--ttft-p99-ms", sweep.ttft_p99_ms, "The p99 TTFT target both modes are held to, in ms, in [0.001, 1e6]")
+      ->check(gpulab::finite_in(1e-3, 1e6))
+      ->capture_default_str();
+  sweeper->add_option("--min-speed", sweep.min_speed, "First arrival speed-up tried, in [0.001, 10000]")
+      ->check(gpulab::finite_in(1e-3, 1e4))
+      ->capture_default_str();
+  sweeper->add_option("--max-speed", sweep.max_speed, "Highest arrival speed-up tried, in [0.001, 10000]")
+      ->check(gpulab::finite_in(1e-3, 1e4))
+      ->capture_default_str();
+  sweeper->add_option("--refine", sweep.refine, "Bisection steps after doubling, 0..8")
+      ->check(gpulab::whole_in<std::size_t>(0, 8))
+      ->capture_default_str();
+  sweeper->add_flag("--json", sweep.json, "Print one JSON document");
 
   return gpulab::run_program(kProgram, app, argc, argv, [&] {
     gen.choice = tp.choice = serve.choice;
@@ -125,6 +187,16 @@ int main(int argc, char** argv) {
     }
     if (throughput->parsed()) return serving::run_throughput(tp);
     if (loadgen->parsed()) return serving::run_loadgen(load);
+    if (compare->parsed()) {
+      cmp.choice = serve.choice;
+      cmp.engine = serve.engine;
+      return serving::run_compare_sim(cmp);
+    }
+    if (sweeper->parsed()) {
+      sweep.choice = serve.choice;
+      sweep.engine = serve.engine;
+      return serving::run_batching_sweep(sweep);
+    }
     if (demo->parsed()) return serving::run_demo(serve.choice, serve.engine);
     return serving::run_serve(serve);
   });

@@ -23,6 +23,7 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
     if (reqs[i].arrival_ms < reqs[i - 1].arrival_ms)
       throw std::invalid_argument("requests must be sorted by arrival");
   std::vector<Outcome> out(reqs.size());
+  const BatchPolicy policy{opt.max_batch, opt.prefill_chunk, opt.budget_counts_decodes};
   const double iter = cost.iteration_ms(opt.max_batch);
   std::deque<std::size_t> queue;
   std::vector<Slot> running;
@@ -55,7 +56,7 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
 
     // Admit into free slots, oldest first.
     std::vector<Slot> admitted;
-    while (running.size() + admitted.size() < opt.max_batch && !queue.empty()) {
+    while (policy.has_slot(running.size() + admitted.size()) && !queue.empty()) {
       const std::size_t i = queue.front();
       const Request& r = reqs[i];
       if (opt.shed_late &&
@@ -80,9 +81,12 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
       admitted.push_back({i, r.prompt_tokens - cached, 0, 0});
     }
 
-    const bool any_decoding = std::any_of(running.begin(), running.end(),
-                                          [](const Slot& s) { return s.prefill_left == 0; });
-    if (opt.prefill_chunk == 0) {
+    // Decode first: every sequence past its prompt (in chunked mode it emitted when its prompt
+    // completed).
+    const auto generating = static_cast<std::size_t>(std::count_if(
+        running.begin(), running.end(), [](const Slot& s) { return s.prefill_left == 0; }));
+    const bool any_decoding = generating > 0;
+    if (!policy.chunked()) {
       // Separate prefill step: it stalls the decodes already in the batch.
       if (!admitted.empty()) {
         double tokens = 0;
@@ -99,24 +103,29 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
       }
       running.insert(running.end(), admitted.begin(), admitted.end());
     } else {
-      // One fused iteration: every decode plus up to prefill_chunk prompt tokens.
+      // One fused iteration: the decodes plus the prompt tokens the budget leaves.
       running.insert(running.end(), admitted.begin(), admitted.end());
-      std::size_t budget = opt.prefill_chunk;
+      const std::size_t decodes = policy.decode_rows(generating);
+      std::size_t budget = policy.prompt_budget(decodes);
       std::vector<std::size_t> completes;
       double chunk_tokens = 0;
       for (std::size_t k = 0; k < running.size() && budget > 0; ++k) {
         Slot& s = running[k];
         if (s.prefill_left == 0) continue;
-        const auto take = static_cast<std::uint32_t>(std::min<std::size_t>(budget, s.prefill_left));
+        const auto take =
+            static_cast<std::uint32_t>(BatchPolicy::take_chunk(s.prefill_left, budget));
         s.prefill_left -= take;
-        budget -= take;
         chunk_tokens += take;
         if (s.prefill_left == 0) completes.push_back(k);
       }
-      if (any_decoding || chunk_tokens > 0) {
-        t += (any_decoding ? iter : 0.0) + cost.prefill_ms(chunk_tokens);
+      if (decodes > 0 || chunk_tokens > 0) {
+        t += (decodes > 0 ? iter : 0.0) + cost.prefill_ms(chunk_tokens);
+        std::size_t decoded = 0;
         for (Slot& s : running)
-          if (s.prefill_left == 0 && s.generated > 0) emit(s, t);
+          if (s.prefill_left == 0 && s.generated > 0 && decoded < decodes) {
+            emit(s, t);
+            ++decoded;
+          }
         for (const std::size_t k : completes) emit(running[k], t);
       }
     }

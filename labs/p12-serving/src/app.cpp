@@ -12,34 +12,10 @@
 #include "gpulab/output_file.hpp"
 #include "gpulab/rng.hpp"
 #include "gpulab/table.hpp"
-#include "serving/backend_choice.hpp"
 #include "serving/completions_api.hpp"
 #include "serving/reference_decoder.hpp"
 
 namespace serving {
-namespace {
-
-namespace hal = gpulab::hal;
-
-struct Loaded {
-  hal::Registry registry{hal::DiscoveryOptions::from_environment()};
-  ModelConfig config;
-  std::unique_ptr<Model> model;
-};
-
-std::unique_ptr<Loaded> load(const ModelChoice& choice, const EngineOptions& engine) {
-  auto l = std::make_unique<Loaded>();
-  l->config = load_model_config(choice.model);
-  try {
-    validate(engine, l->config);
-  } catch (const std::invalid_argument& e) {
-    throw gpulab::UsageError(e.what());
-  }
-  l->model = std::make_unique<Model>(l->config, choose_backend(l->registry, choice.backend));
-  return l;
-}
-
-}  // namespace
 
 int run_serve(const ServeOptions& options) {
   // Before any thread: every thread inherits the mask, and one waits for the signals.
@@ -50,7 +26,7 @@ int run_serve(const ServeOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const ListenAddress address = parse_listen(options.listen);
-  auto loaded = load(options.choice, options.engine);
+  auto loaded = load_model(options.choice, options.engine);
   Engine engine(*loaded->model, options.engine);
   EngineLoop loop(engine);
   ServerOptions server_options = options.server;
@@ -77,7 +53,7 @@ int run_serve(const ServeOptions& options) {
 }
 
 int run_generate(const GenerateOptions& o) {
-  auto loaded = load(o.choice, o.engine);
+  auto loaded = load_model(o.choice, o.engine);
   std::vector<TokenId> prompt = o.prompt_ids;
   if (!o.prompt.empty()) {
     auto ids = encode(o.prompt);
@@ -129,7 +105,7 @@ int run_generate(const GenerateOptions& o) {
 }
 
 int run_throughput(const ThroughputOptions& o) {
-  auto loaded = load(o.choice, o.engine);
+  auto loaded = load_model(o.choice, o.engine);
   const auto& c = loaded->config;
   if (o.requests == 0) throw gpulab::UsageError("--requests must be at least 1");
   if (o.prompt_tokens == 0 || o.prompt_tokens + o.max_tokens >= c.max_context)

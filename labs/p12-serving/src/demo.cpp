@@ -7,14 +7,12 @@
 
 #include "gpulab/errors.hpp"
 #include "gpulab/prom_text.hpp"
-#include "serving/backend_choice.hpp"
 #include "serving/completions_api.hpp"
 #include "serving/reference_decoder.hpp"
 
 namespace serving {
 namespace {
 
-namespace hal = gpulab::hal;
 using gpulab::Json;
 
 struct Session {
@@ -90,14 +88,9 @@ void streamed(Session& s, const std::string& prompt, std::size_t max_tokens) {
 }  // namespace
 
 int run_demo(const ModelChoice& choice, const EngineOptions& engine_options) {
-  hal::Registry registry(hal::DiscoveryOptions::from_environment());
-  const ModelConfig config = load_model_config(choice.model);
-  try {
-    validate(engine_options, config);
-  } catch (const std::invalid_argument& e) {
-    throw gpulab::UsageError(e.what());
-  }
-  const Model model(config, choose_backend(registry, choice.backend));
+  const auto loaded = load_model(choice, engine_options);
+  const ModelConfig& config = loaded->config;
+  const Model& model = *loaded->model;
   Engine engine(model, engine_options);
   EngineLoop loop(engine);
   Server server(loop, config, ServerOptions{});

@@ -40,6 +40,7 @@ void validate(const EngineOptions& o, const ModelConfig& model) {
 Engine::Engine(const Model& model, const EngineOptions& options)
     : model_(&model),
       options_((validate(options, model.config()), options)),
+      policy_{options.max_running, options.max_batched_tokens, /*budget_counts_decodes=*/true},
       pool_(options.kv_blocks, options.block_size),
       kv_(model.backend(), model.config().layers, options.kv_blocks, options.block_size, model.config().kv_dim()),
       forward_(model, kv_, options.block_size) {
@@ -148,13 +149,14 @@ std::vector<TokenEvent> Engine::step() {
   }
   cancels_.clear();
 
-  std::size_t budget = options_.max_batched_tokens;
   for (auto& s : running_) {
     s->take = 0;
     s->decoding = false;
   }
-  // Decode first: a generating sequence's pending token may need a new block.
-  for (std::size_t i = 0; i < running_.size() && budget > 0;) {
+  // Decode first (P07's BatchPolicy, its budget holding the decodes): a
+  // generating sequence's pending token may need a new block.
+  std::size_t decoded = 0;
+  for (std::size_t i = 0; i < running_.size() && decoded < policy_.decode_rows(running_.size());) {
     Seq& s = *running_[i];
     if (s.tokens.size() - s.computed != 1) {
       ++i;
@@ -181,27 +183,26 @@ std::vector<TokenEvent> Engine::step() {
     if (preempted_self) continue;  // running_[i] is now the next sequence, or past the end
     s.take = 1;
     s.decoding = s.computed >= s.prompt_len;
-    --budget;
+    ++decoded;
     ++i;
   }
+  std::size_t budget = policy_.prompt_budget(decoded);
   // Chunked prefill of admitted prompts with what budget is left.
   for (auto& sp : running_) {
     if (budget == 0) break;
     Seq& s = *sp;
     const std::size_t pending = s.tokens.size() - s.computed;
     if (s.take > 0 || pending <= 1) continue;
-    s.take = std::min(pending, budget);
-    budget -= s.take;
+    s.take = batching::BatchPolicy::take_chunk(pending, budget);
   }
   // Admission, oldest first; a request the pool cannot hold yet waits (FCFS, no overtaking).
   // A static batch is admitted whole, its prompts then prefilled under the budget.
   const bool may_admit = !options_.static_batching || running_.empty();
   while (may_admit && (budget > 0 || options_.static_batching) && !waiting_.empty() &&
-         running_.size() < options_.max_running) {
+         policy_.has_slot(running_.size())) {
     Seq& s = *waiting_.front();
     if (!admit(s)) break;
-    s.take = std::min(s.tokens.size() - s.computed, budget);
-    budget -= s.take;
+    s.take = batching::BatchPolicy::take_chunk(s.tokens.size() - s.computed, budget);
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
   }
@@ -226,7 +227,10 @@ std::vector<TokenEvent> Engine::step() {
       ++i;
       continue;
     }
-    if (!s.decoding) stats_.prefill_tokens += s.take;
+    if (s.decoding)
+      ++stats_.decode_rows;
+    else
+      stats_.prefill_tokens += s.take;
     s.computed += s.take;
     s.take = 0;
     if (s.computed < s.tokens.size()) {  // mid-prompt chunk: no logits yet

@@ -12,10 +12,10 @@
 #include "batching/trace.hpp"
 #include "gpulab/errors.hpp"
 #include "gpulab/json.hpp"
-#include "gpulab/rng.hpp"
 #include "gpulab/table.hpp"
 #include "serving/completion_client.hpp"
 #include "serving/server.hpp"
+#include "serving/trace_workload.hpp"
 
 namespace serving {
 namespace {
@@ -51,7 +51,7 @@ struct Result {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-void one_request(const Target& t, const std::vector<int>& prompt, std::uint32_t max_tokens, Clock::time_point t0,
+void one_request(const Target& t, const std::vector<TokenId>& prompt, std::uint32_t max_tokens, Clock::time_point t0,
                  Result& out) {
   double last = 0;
   const Json request = {{"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}, {"stream", true}};
@@ -84,10 +84,7 @@ void one_request(const Target& t, const std::vector<int>& prompt, std::uint32_t 
 
 int run_loadgen(const LoadOptions& o) {
   const Target target = parse_url(o.url);
-  if (!(o.speed > 0)) throw gpulab::UsageError("--speed must be > 0");
-  auto reqs = batching::load_trace(o.trace);
-  if (o.max_requests > 0 && reqs.size() > o.max_requests) reqs.resize(o.max_requests);
-  if (reqs.empty()) throw gpulab::UsageError(fmt::format("{}: no requests", o.trace));
+  auto trace = batching::load_trace(o.trace);
 
   httplib::Client probe(target.host, target.port);
   probe.set_connection_timeout(10, 0);
@@ -97,28 +94,10 @@ int run_loadgen(const LoadOptions& o) {
                                        models ? fmt::format("HTTP {}", models->status) : httplib::to_string(models.error())));
   const auto context = Json::parse(models->body)["data"][0]["max_model_len"].get<std::uint32_t>();
 
-  // The trace's lengths are for big models: fit each request into this model's context.
-  std::size_t clipped = 0;
-  gpulab::Rng rng(o.seed);
-  std::vector<std::vector<int>> prompts;
-  if (o.shared_prefix + 4 > context)
-    throw gpulab::UsageError(fmt::format("--shared-prefix must be at most {} for a context of {}", context - 4, context));
-  std::vector<int> prefix(o.shared_prefix);
-  for (int& id : prefix) id = static_cast<int>(rng.uniform_int(32, 126));
-  for (auto& r : reqs) {
-    // The shared prefix comes on top of the trace's own prompt.
-    const auto own = std::clamp<std::uint32_t>(r.prompt_tokens, 1, static_cast<std::uint32_t>((context - o.shared_prefix) / 2));
-    const auto prompt = static_cast<std::uint32_t>(o.shared_prefix) + own;
-    std::uint32_t output = std::clamp<std::uint32_t>(r.output_tokens, 1, context - prompt - 1);
-    if (o.max_output > 0) output = std::min<std::uint32_t>(output, static_cast<std::uint32_t>(o.max_output));
-    if (own != r.prompt_tokens || output != r.output_tokens) ++clipped;
-    r.prompt_tokens = prompt;
-    r.output_tokens = output;
-    r.arrival_ms /= o.speed;
-    std::vector<int> ids = prefix;
-    for (std::uint32_t k = 0; k < own; ++k) ids.push_back(static_cast<int>(rng.uniform_int(32, 126)));
-    prompts.push_back(std::move(ids));
-  }
+  TraceWorkload w = shape_trace(std::move(trace), o.shaping, context, o.trace.c_str());
+  auto& reqs = w.requests;
+  const auto& prompts = w.prompts;
+  const std::size_t clipped = w.clipped;
 
   std::vector<Result> results(reqs.size());
   std::vector<std::thread> threads;
@@ -152,7 +131,7 @@ int run_loadgen(const LoadOptions& o) {
   } else {
     fmt::print("{} requests from {} at {}x speed against {} ({} clipped to the model's context of {}"
                " or --max-output), {}-token shared prefix\n",
-               m.requests, o.trace, o.speed, o.url, clipped, context, o.shared_prefix);
+               m.requests, o.trace, o.shaping.speed, o.url, clipped, context, o.shaping.shared_prefix);
     gpulab::Table t;
     for (const char* h : {"completed", "429", "failed", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms",
                           "tok/s", "goodput_tok/s", "slo_met", "cached_tok"})

@@ -113,22 +113,19 @@ std::span<const float> Model::rope_sin(std::size_t pos) const {
   return {rope_sin_.data() + pos * half, half};
 }
 
-std::size_t Model::rows(Weight w) const {
+std::size_t weight_rows(const ModelConfig& c, Weight w) { return w == Weight::kDown ? c.ffn : c.d_model; }
+std::size_t weight_cols(const ModelConfig& c, Weight w) {
   switch (w) {
-    case Weight::kDown: return config_.ffn;
-    default: return config_.d_model;
-  }
-}
-std::size_t Model::cols(Weight w) const {
-  switch (w) {
-    case Weight::kQkv: return config_.qkv_dim();
-    case Weight::kOut: return config_.d_model;
-    case Weight::kGateUp: return 2 * config_.ffn;
-    case Weight::kDown: return config_.d_model;
-    case Weight::kHead: return config_.vocab;
+    case Weight::kQkv: return c.qkv_dim();
+    case Weight::kOut: return c.d_model;
+    case Weight::kGateUp: return 2 * c.ffn;
+    case Weight::kDown: return c.d_model;
+    case Weight::kHead: return c.vocab;
   }
   return 0;
 }
+std::size_t Model::rows(Weight w) const { return weight_rows(config_, w); }
+std::size_t Model::cols(Weight w) const { return weight_cols(config_, w); }
 
 void Model::matmul(Workspace& ws, Weight w, std::size_t layer, const float* x, std::size_t m, float* out) const {
   const hal::DeviceBuffer* buf = &head_;

@@ -5,13 +5,15 @@
 // step before the decode step, so a long prompt stalls every running decode.
 // With a prefill chunk of N tokens (Sarathi-Serve), each iteration carries at
 // most N prompt tokens alongside the decodes, and a long prompt is spread over
-// several iterations.
+// several iterations. The rules of admission, decode first and chunking are
+// BatchPolicy's (batch_policy.hpp), shared with P12's serving engine.
 #pragma once
 
 #include <cstddef>
 #include <span>
 #include <vector>
 
+#include "batching/batch_policy.hpp"
 #include "batching/cost_model.hpp"
 #include "batching/kv_model.hpp"
 #include "batching/request.hpp"
@@ -21,6 +23,9 @@ namespace batching {
 struct ContinuousOptions {
   std::size_t max_batch = 16;
   std::size_t prefill_chunk = 0;  // 0: whole prompts in a separate step
+  // The chunk budget holds the decode rows too (BatchPolicy::budget_counts_decodes):
+  // how P12's serving engine spends its --max-batched-tokens.
+  bool budget_counts_decodes = false;
   // SLO-aware admission: a queued request whose TTFT can no longer beat
   // shed_ttft_ms (time waited + its prefill) is rejected instead of served.
   bool shed_late = false;

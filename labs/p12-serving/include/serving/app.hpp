@@ -9,14 +9,10 @@
 
 #include "gpulab/json.hpp"
 #include "serving/engine.hpp"
+#include "serving/model_loading.hpp"
 #include "serving/server.hpp"
 
 namespace serving {
-
-struct ModelChoice {
-  std::string model = "small";  // preset name or JSON file
-  std::string backend = "auto";
-};
 
 struct ServeOptions {
   ModelChoice choice;

@@ -1,4 +1,5 @@
-// The serving engine: continuous batching over a paged KV cache.
+// The serving engine: continuous batching over a paged KV cache, with P07's
+// batching policy (batching::BatchPolicy, shared with batching-sim).
 //
 // Each step() builds one batch under a token budget, decode first: every
 // running sequence that is generating contributes its one pending token;
@@ -21,6 +22,7 @@
 #include <optional>
 #include <vector>
 
+#include "batching/batch_policy.hpp"
 #include "gpulab/expected.hpp"
 #include "paged_kv/block_allocator.hpp"
 #include "paged_kv/prefix_cache.hpp"
@@ -69,6 +71,7 @@ struct EngineStats {
   std::uint64_t preemptions = 0;
   std::uint64_t steps = 0;
   std::uint64_t prefill_tokens = 0;    // prompt (and recomputed) tokens run through the model
+  std::uint64_t decode_rows = 0;       // rows that fed back a generated token (one per generating sequence a step)
   std::uint64_t generated_tokens = 0;  // tokens sampled
   std::uint64_t finished = 0;
   double matmul_flops = 0;
@@ -108,6 +111,7 @@ class Engine {
 
   const Model* model_;
   EngineOptions options_;
+  batching::BatchPolicy policy_;  // admission, decode first, chunking: P07's rules
   paged_kv::BlockAllocator pool_;
   std::unique_ptr<paged_kv::PrefixCache> cache_;
   KvStore kv_;

@@ -10,18 +10,15 @@
 #include <string>
 
 #include "batching/metrics.hpp"
+#include "serving/trace_workload.hpp"
 
 namespace serving {
 
 struct LoadOptions {
   std::string url = "http://127.0.0.1:8000";
   std::string trace;              // CSV file
-  std::size_t max_requests = 0;   // 0: the whole trace
-  double speed = 1;               // arrivals come `speed` times faster than the trace says
+  TraceShaping shaping;
   batching::Slo slo;
-  std::uint64_t seed = 1;         // the prompts' token ids
-  std::size_t shared_prefix = 0;  // every prompt starts with the same this many tokens (a system prompt)
-  std::size_t max_output = 0;     // cap on each request's output tokens (0: the trace's)
   bool json = false;
 };
 

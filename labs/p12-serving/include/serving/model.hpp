@@ -18,6 +18,11 @@ namespace serving {
 namespace hal = gpulab::hal;
 
 enum class Weight { kQkv, kOut, kGateUp, kDown, kHead };
+inline constexpr Weight kLayerWeights[] = {Weight::kQkv, Weight::kOut, Weight::kGateUp, Weight::kDown};
+
+// A weight's matrix is weight_rows x weight_cols (its matmul's k x n).
+[[nodiscard]] std::size_t weight_rows(const ModelConfig& c, Weight w);
+[[nodiscard]] std::size_t weight_cols(const ModelConfig& c, Weight w);
 
 // Scratch HAL buffers for the activations of one caller (the engine thread,
 // a reference decoder); they grow to the largest matmul seen. Not shared
