@@ -8,6 +8,7 @@
 #include <set>
 
 #include "conformance/session.hpp"
+#include "gpulab/inventory/device_access.hpp"
 #include "gpulab/errors.hpp"
 #include "hal/hal.hpp"
 #include "platform/job_spec.hpp"
@@ -53,13 +54,13 @@ Device hal_device(std::string_view backend, int backend_ordinal, int node_ordina
   return d;
 }
 
-int backend_ordinal(const Device& d) {
-  const auto colon = d.id.rfind(':');
-  try {
-    return colon == std::string::npos ? 0 : std::stoi(d.id.substr(colon + 1));
-  } catch (const std::exception&) {
-    return 0;
-  }
+int backend_ordinal(const Device& d) { return inv::backend_ordinal(d.id); }
+
+inv::NodeInventory node_inventory(std::string_view node, const std::vector<Device>& devices) {
+  inv::NodeInventory out;
+  out.node = std::string(node);
+  out.accelerators.assign(devices.begin(), devices.end());  // the shared part; dtypes stay here
+  return out;
 }
 
 void link_devices(std::vector<Device>& devices) {
