@@ -136,7 +136,7 @@ TEST(InventoryNode, BadInventoriesAreRefusedNamingTheField) {
   EXPECT_EQ(refusal(shuffled), "inv.json: accelerators[2].index: must be 2 (its place in the list), got 7");
   auto unknown = agent_node();
   unknown.accelerators[0].backend = "tpu";
-  EXPECT_NE(refusal(unknown).find("inv.json: node-a.accelerators[0].backend: unknown backend 'tpu'"),
+  EXPECT_NE(refusal(unknown).find("inv.json: accelerators[0].backend: unknown backend 'tpu'"),
             std::string::npos)
       << refusal(unknown);
   EXPECT_THROW(dp::DeviceState(dp::node_config_from_inventory(agent_node(), "x"), dp::Mode::kTimeslice),
