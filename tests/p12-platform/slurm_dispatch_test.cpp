@@ -244,34 +244,34 @@ TEST_F(SlurmDispatchTest, AJobOverTheLicenceCapWaitsWithTheNativeExecutorsReason
   n.devices = parse_device_spec("cpu_ref:16");
   for (auto& d : n.devices) d.dtypes = {"f32"};
   cp->register_node(n);
-  Json native = spec(9);
+  Json native = spec(16);
   native.erase("executor");
   const auto native_id = cp->submit(native, "").first.id;
-  const auto over_id = cp->submit(spec(9), "").first.id;
+  const auto over_id = cp->submit(spec(16), "").first.id;
   cp->tick();
   const auto over = cp->get_job(over_id);
   EXPECT_EQ(over.state, JobState::kPending);
   EXPECT_EQ(over.attempt, 0) << "never submitted";
-  EXPECT_EQ(over.reason, "licence allows 8 devices in use; 0 in use, job needs 9");
+  EXPECT_EQ(over.reason, "licence allows 8 devices in use; 0 in use, job needs 16");
   EXPECT_EQ(cp->get_job(native_id).reason, over.reason) << "the same words from either executor";
   EXPECT_FALSE(std::filesystem::exists(dir_ / "submitted"));
 
-  cp->cancel(native_id);
+  cp->cancel(native_id);  // (cancelled jobs hold nothing)
   cp->cancel(over_id);
-  Json six = native;
-  six["gpus"] = 6;
-  const auto six_id = cp->submit(six, "").first.id;
+  Json four = native;
+  four["gpus"] = 4;
+  const auto four_id = cp->submit(four, "").first.id;
   cp->tick();
-  ASSERT_EQ(cp->get_job(six_id).state, JobState::kRunning);  // 6 agent tasks hold devices
-  const auto two_id = cp->submit(spec(2), "").first.id;
+  ASSERT_EQ(cp->get_job(four_id).state, JobState::kRunning);  // 4 agent tasks hold devices
+  const auto slurm4_id = cp->submit(spec(4), "").first.id;
   const auto one_id = cp->submit(spec(1), "").first.id;
   cp->tick();
-  EXPECT_EQ(cp->get_job(two_id).reason, "submitted to Slurm as job 100");
+  EXPECT_EQ(cp->get_job(slurm4_id).reason, "submitted to Slurm as job 100");
   EXPECT_EQ(cp->get_job(one_id).reason, "licence allows 8 devices in use; 8 in use, job needs 1")
-      << "6 native tasks and a live 2-rank Slurm job";
+      << "4 native tasks and a live 4-rank Slurm job";
   slurm_says(line(100, "COMPLETED"));
   cp->tick();
-  ASSERT_EQ(cp->get_job(two_id).state, JobState::kSucceeded);
+  ASSERT_EQ(cp->get_job(slurm4_id).state, JobState::kSucceeded);
   cp->tick();
   EXPECT_EQ(cp->get_job(one_id).reason, "submitted to Slurm as job 101");
 }
