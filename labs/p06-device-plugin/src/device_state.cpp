@@ -21,6 +21,28 @@ bool parse_int(std::string_view s, int& out) {
 
 [[noreturn]] void fail(ErrorCode c, const std::string& what) { throw DeviceError(c, what); }
 
+// --inventory: what the platform's agent gives a task on these devices (of
+// one backend: one resource is one backend), its visible-devices variable and
+// device files, from the functions the agent uses.
+ContainerAllocation agent_allocation(const NodeConfig& cfg, const std::vector<int>& devices) {
+  namespace inv = gpulab::inventory;
+  ContainerAllocation a;
+  std::vector<std::string> ordinals;
+  std::string variable;
+  for (const int i : devices) {
+    const inv::Accelerator& g = cfg.gpu(i);
+    const int ordinal = inv::backend_ordinal(g.id);
+    variable = inv::visible_devices_variable(g.backend);
+    ordinals.push_back(std::to_string(ordinal));
+    for (const auto& f : inv::device_files(g.backend, ordinal)) {
+      if (std::none_of(a.devices.begin(), a.devices.end(), [&](const DeviceNodeSpec& d) { return d.host_path == f; }))
+        a.devices.push_back({f, f, "rw"});
+    }
+  }
+  if (!variable.empty()) a.envs[variable] = fmt::format("{}", fmt::join(ordinals, ","));
+  return a;
+}
+
 }  // namespace
 
 std::string_view mode_name(Mode m) {
@@ -239,26 +261,13 @@ std::vector<ContainerAllocation> DeviceState::allocate(std::string_view resource
     }
   }
   std::vector<ContainerAllocation> out;
-  for (std::size_t c = 0; c < containers.size() && cfg_.from_inventory; ++c) {
-    // What the platform's agent gives a task on these devices: the backend's
-    // visible-devices variable (one resource is one backend) and device files.
-    ContainerAllocation a;
-    std::vector<std::string> ordinals;
-    std::string variable;
-    for (const Parsed& p : parsed[c]) {
-      const gpulab::inventory::Accelerator& g = cfg_.gpu(p.gpu);
-      const int ordinal = gpulab::inventory::backend_ordinal(g.id);
-      variable = gpulab::inventory::visible_devices_variable(g.backend);
-      ordinals.push_back(std::to_string(ordinal));
-      for (const auto& f : gpulab::inventory::device_files(g.backend, ordinal)) {
-        if (std::none_of(a.devices.begin(), a.devices.end(), [&](const DeviceNodeSpec& d) { return d.host_path == f; }))
-          a.devices.push_back({f, f, "rw"});
-      }
+  for (std::size_t c = 0; c < containers.size(); ++c) {
+    if (cfg_.from_inventory) {
+      std::vector<int> devices;
+      for (const Parsed& p : parsed[c]) devices.push_back(p.gpu);
+      out.push_back(agent_allocation(cfg_, devices));
+      continue;
     }
-    if (!variable.empty()) a.envs[variable] = fmt::format("{}", fmt::join(ordinals, ","));
-    out.push_back(std::move(a));
-  }
-  for (std::size_t c = 0; c < containers.size() && !cfg_.from_inventory; ++c) {
     ContainerAllocation a;
     std::vector<std::string> visible;
     std::vector<int> gpus;
@@ -496,11 +505,11 @@ std::map<std::string, std::string> DeviceState::feature_labels() const {
   std::map<std::string, std::string> l;
   if (cfg_.from_inventory) {
     // The nvidia.com labels describe one GPU product; a HAL node has a count per backend.
+    std::map<std::string, int> per_backend;
+    for (const auto& g : cfg_.inventory.accelerators) ++per_backend[g.backend];
+    for (const auto& [backend, n] : per_backend)
+      l[fmt::format("{}/{}.count", kInventoryResourceDomain, backend)] = std::to_string(n);
     l[fmt::format("{}/device.count", kInventoryResourceDomain)] = std::to_string(cfg_.gpu_count());
-    for (const auto& g : cfg_.inventory.accelerators) {
-      auto& n = l[fmt::format("{}/{}.count", kInventoryResourceDomain, g.backend)];
-      n = std::to_string((n.empty() ? 0 : std::stoi(n)) + 1);
-    }
     return l;
   }
   l["nvidia.com/gpu.product"] = cfg_.product();

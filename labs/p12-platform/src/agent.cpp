@@ -511,11 +511,14 @@ void Agent::write_inventory() {
     if (version == inventory_written_) return;
     text = gpulab::inventory::to_json(node_inventory(options_.name, devices_)).dump(2) + "\n";
   }
-  // Marked written even when the write fails, so a full disk costs one message per change.
-  inventory_written_ = version;
   if (auto r = gpulab::write_file(options_.inventory_out.string(), text); !r) {
+    // Retried on the next pass (a stale file would advertise a dead device
+    // as healthy), reported once per change.
+    if (inventory_failed_ == version) return;
+    inventory_failed_ = version;
     throw gpulab::RunError(fmt::format("--inventory-out: {}", r.error().message));
   }
+  inventory_written_ = version;
 }
 
 void Agent::send_status(const TaskReport& r) {

@@ -99,7 +99,8 @@ class Agent {
   std::vector<std::string> container_device_nodes(const Task& t) const;
   void send_status(const TaskReport& r);
   // Writes options_.inventory_out when the devices' health changed since the
-  // last write. Throws gpulab::RunError naming the file when it cannot.
+  // last write. Throws gpulab::RunError naming the file when it cannot (once
+  // per change: a retry that fails again returns quietly).
   void write_inventory();
 
   AgentOptions options_;
@@ -124,7 +125,10 @@ class Agent {
   std::uint64_t tasks_started_ = 0;
   std::uint64_t tasks_stopped_unhealthy_ = 0;
   std::uint64_t health_changes_ = 0;      // under mu_
-  std::uint64_t inventory_written_ = ~std::uint64_t{0};  // health_changes_ at the last write
+  // health_changes_ at the last write of --inventory-out, and at the last
+  // failed one (watch thread; the constructor before it starts).
+  std::uint64_t inventory_written_ = ~std::uint64_t{0};
+  std::uint64_t inventory_failed_ = ~std::uint64_t{0};
 };
 
 }  // namespace platform
