@@ -1,8 +1,8 @@
 // What a container needs to reach one device, shared by the platform's agent
 // and the device plugin's --inventory mode.
-#include <gtest/gtest.h>
-
 #include "gpulab/inventory/device_access.hpp"
+
+#include <gtest/gtest.h>
 
 namespace inv = gpulab::inventory;
 

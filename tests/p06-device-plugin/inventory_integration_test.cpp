@@ -2,8 +2,8 @@
 // the node inventory the platform's agent writes, the mock kubelet registers
 // one resource per HAL backend, allocates, and sees a health change the agent
 // writes into the file; bad inventories exit 2 naming the file.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,7 +80,8 @@ inv::NodeInventory agent_node() {
 }
 
 // True once `file` holds `text` (the plugin's log), within `timeout`.
-bool wait_for_text(const std::string& file, const std::string& text, std::chrono::milliseconds timeout) {
+bool wait_for_text(const std::string& file, const std::string& text,
+                   std::chrono::milliseconds timeout) {
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < end) {
     std::ifstream f(file);
@@ -144,7 +145,8 @@ TEST(InventoryProcess, AdvertisesTheAgentsDevicesAndFollowsTheirHealth) {
   EXPECT_TRUE(kubelet.wait_for_capacity("gpulab.dev/cuda", 2, 20s));
   std::ifstream f(features);
   const std::string labels((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(labels, "gpulab.dev/cpu_ref.count=1\ngpulab.dev/cuda.count=2\ngpulab.dev/device.count=3\n");
+  EXPECT_EQ(labels,
+            "gpulab.dev/cpu_ref.count=1\ngpulab.dev/cuda.count=2\ngpulab.dev/device.count=3\n");
   EXPECT_EQ(plugin.stop(), 0);
   kubelet.stop();
 }
@@ -164,8 +166,10 @@ TEST(InventoryProcess, AFileThatStopsParsingOrListsOtherDevicesKeepsTheLastHealt
   n.accelerators.pop_back();  // a device gone: needs a restart, not a silent shrink
   n.accelerators[1].health = inv::Health::unhealthy("Xid 79");
   write_inventory(file, n);
-  ASSERT_TRUE(wait_for_text(log, file + ": the node's devices changed; restart the plugin to advertise them", 20s));
-  EXPECT_EQ(kubelet.capacity("gpulab.dev/cuda"), 2) << "cuda:1's health from a file that lists other devices";
+  ASSERT_TRUE(wait_for_text(
+      log, file + ": the node's devices changed; restart the plugin to advertise them", 20s));
+  EXPECT_EQ(kubelet.capacity("gpulab.dev/cuda"), 2)
+      << "cuda:1's health from a file that lists other devices";
   n = agent_node();
   n.accelerators[0].health = inv::Health::unhealthy("Xid 79");
   write_inventory(file, n);  // the plugin follows health again once the file describes its node
@@ -193,8 +197,12 @@ TEST(InventoryProcess, BadInventoriesExitTwoNamingTheFile) {
   write_inventory(good, agent_node());
   r = run("--inventory " + good + " --mode mig");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "gpu-device-plugin: error: --inventory serves whole HAL devices; --mode mig needs --config\n");
+  EXPECT_EQ(r.err,
+            "gpu-device-plugin: error: --inventory serves whole HAL devices; --mode mig needs "
+            "--config\n");
   r = run("--inventory " + good + " --config " + good);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "gpu-device-plugin: error: --inventory and --config both describe the node: give one\n");
+  EXPECT_EQ(
+      r.err,
+      "gpu-device-plugin: error: --inventory and --config both describe the node: give one\n");
 }

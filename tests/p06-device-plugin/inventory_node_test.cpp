@@ -1,11 +1,12 @@
 // --inventory: the node the platform's agent reports, served as whole HAL
 // devices, one gpulab.dev/<backend> resource per backend (no gRPC here; the
 // program over the real API is in inventory_integration_test.cpp).
+#include "device_plugin/inventory_node.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "device_plugin/inventory_node.hpp"
 #include "device_plugin/walkthrough.hpp"
 #include "gpulab/errors.hpp"
 #include "gpulab/inventory/inventory_json.hpp"
@@ -48,7 +49,8 @@ std::string refusal(inv::NodeInventory n) {
 }  // namespace
 
 TEST(InventoryNode, OneResourcePerBackendOneDevicePerHalDevice) {
-  const dp::DeviceState s(dp::node_config_from_inventory(agent_node(), "inv.json"), dp::Mode::kWhole);
+  const dp::DeviceState s(dp::node_config_from_inventory(agent_node(), "inv.json"),
+                          dp::Mode::kWhole);
   EXPECT_EQ(s.resources(), (std::vector<std::string>{"gpulab.dev/cuda", "gpulab.dev/fast"}));
   const auto cuda = s.list("gpulab.dev/cuda");
   ASSERT_EQ(cuda.size(), 2u);
@@ -97,7 +99,8 @@ TEST(InventoryNode, RefusalsKeepTheirStatusCodes) {
     }
     return dp::ErrorCode::kInvalidArgument;  // (never: each call below is refused)
   };
-  EXPECT_EQ(code("gpulab.dev/cuda", "fast:0"), dp::ErrorCode::kNotFound) << "another backend's device";
+  EXPECT_EQ(code("gpulab.dev/cuda", "fast:0"), dp::ErrorCode::kNotFound)
+      << "another backend's device";
   EXPECT_EQ(code("nvidia.com/gpu", "cuda:0"), dp::ErrorCode::kNotFound);
   EXPECT_EQ(code("gpulab.dev/cuda", "cuda:1"), dp::ErrorCode::kFailedPrecondition);
   s.allocate("gpulab.dev/cuda", {{"cuda:0"}});
@@ -119,10 +122,12 @@ TEST(InventoryNode, SetHealthReadvertisesOnlyWhenTheVerdictChanges) {
 }
 
 TEST(InventoryNode, FeatureLabelsCountDevicesPerBackend) {
-  const dp::DeviceState s(dp::node_config_from_inventory(agent_node(), "inv.json"), dp::Mode::kWhole);
-  EXPECT_EQ(s.feature_labels(), (std::map<std::string, std::string>{{"gpulab.dev/cuda.count", "2"},
-                                                                    {"gpulab.dev/device.count", "3"},
-                                                                    {"gpulab.dev/fast.count", "1"}}));
+  const dp::DeviceState s(dp::node_config_from_inventory(agent_node(), "inv.json"),
+                          dp::Mode::kWhole);
+  EXPECT_EQ(s.feature_labels(),
+            (std::map<std::string, std::string>{{"gpulab.dev/cuda.count", "2"},
+                                                {"gpulab.dev/device.count", "3"},
+                                                {"gpulab.dev/fast.count", "1"}}));
 }
 
 TEST(InventoryNode, BadInventoriesAreRefusedNamingTheField) {
@@ -130,17 +135,20 @@ TEST(InventoryNode, BadInventoriesAreRefusedNamingTheField) {
             "inv.json: accelerators: the node has no devices to advertise");
   auto many = inv::NodeInventory{"node-a", 0, {}};
   for (int i = 0; i < 257; ++i) many.accelerators.push_back(hal("cpu_ref", i, i));
-  EXPECT_EQ(refusal(many), "inv.json: accelerators: 257 devices, more than the 256 a node may have");
+  EXPECT_EQ(refusal(many),
+            "inv.json: accelerators: 257 devices, more than the 256 a node may have");
   auto shuffled = agent_node();
   shuffled.accelerators[2].index = 7;
-  EXPECT_EQ(refusal(shuffled), "inv.json: accelerators[2].index: must be 2 (its place in the list), got 7");
+  EXPECT_EQ(refusal(shuffled),
+            "inv.json: accelerators[2].index: must be 2 (its place in the list), got 7");
   auto unknown = agent_node();
   unknown.accelerators[0].backend = "tpu";
   EXPECT_NE(refusal(unknown).find("inv.json: accelerators[0].backend: unknown backend 'tpu'"),
             std::string::npos)
       << refusal(unknown);
-  EXPECT_THROW(dp::DeviceState(dp::node_config_from_inventory(agent_node(), "x"), dp::Mode::kTimeslice),
-               gpulab::UsageError);
+  EXPECT_THROW(
+      dp::DeviceState(dp::node_config_from_inventory(agent_node(), "x"), dp::Mode::kTimeslice),
+      gpulab::UsageError);
 }
 
 TEST(InventoryNode, FilesAreReadWithTheSharedReaderAndParser) {

@@ -24,8 +24,8 @@ NodeConfig node_config_from_inventory(inv::NodeInventory node, const std::string
   };
   if (node.accelerators.empty()) bad("accelerators: the node has no devices to advertise");
   if (node.accelerators.size() > kMaxInventoryDevices)
-    bad(fmt::format("accelerators: {} devices, more than the {} a node may have", node.accelerators.size(),
-                    kMaxInventoryDevices));
+    bad(fmt::format("accelerators: {} devices, more than the {} a node may have",
+                    node.accelerators.size(), kMaxInventoryDevices));
   for (std::size_t i = 0; i < node.accelerators.size(); ++i) {
     // DeviceState keeps health per place in the list; the agent writes index = place.
     if (node.accelerators[i].index != static_cast<int>(i))
@@ -52,14 +52,16 @@ NodeConfig load_inventory_node(const std::string& path) {
   return node_config_from_inventory(std::move(parsed).value(), path);
 }
 
-InventoryWatch::InventoryWatch(std::string path, Log log) : path_(std::move(path)), log_(std::move(log)) {
+InventoryWatch::InventoryWatch(std::string path, Log log)
+    : path_(std::move(path)), log_(std::move(log)) {
   seen_ = stamp();  // the plugin has just loaded this version
 }
 
 std::optional<InventoryWatch::Stamp> InventoryWatch::stamp() const {
   struct stat st {};
   if (::stat(path_.c_str(), &st) != 0) return std::nullopt;
-  return Stamp{static_cast<unsigned long long>(st.st_ino), static_cast<unsigned long long>(st.st_size),
+  return Stamp{static_cast<unsigned long long>(st.st_ino),
+               static_cast<unsigned long long>(st.st_size),
                static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
 }
 

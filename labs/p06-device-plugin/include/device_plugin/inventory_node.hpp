@@ -38,7 +38,8 @@ std::string inventory_resource(std::string_view backend);
 // kMaxInventoryDevices, each accelerator's index its place in the list, the
 // shared model's validate()), ids usable as kubelet device ids. Throws
 // gpulab::UsageError "<source>: <field>: <what>".
-NodeConfig node_config_from_inventory(gpulab::inventory::NodeInventory inv, const std::string& source);
+NodeConfig node_config_from_inventory(gpulab::inventory::NodeInventory inv,
+                                      const std::string& source);
 // Reads and parses FILE (gpulab::read_text_file with kMaxInventoryBytes).
 // Throws gpulab::UsageError naming the file.
 NodeConfig load_inventory_node(const std::string& path);
