@@ -45,9 +45,11 @@ int print_demo(const dp::DemoReport& r, bool json) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Kubernetes device plugin (v1beta1 gRPC) for a fake GPU node: whole GPUs, time-sliced replicas or MIG;\n"
-               "or, with --inventory, the HAL devices the platform's agent reports.\n"
-               "Serves on a Unix socket until SIGTERM; 'walkthrough' drives it through the mock kubelet."};
+  CLI::App app{
+      "Kubernetes device plugin (v1beta1 gRPC) for a fake GPU node: whole GPUs, time-sliced "
+      "replicas or MIG;\n"
+      "or, with --inventory, the HAL devices the platform's agent reports.\n"
+      "Serves on a Unix socket until SIGTERM; 'walkthrough' drives it through the mock kubelet."};
   app.require_subcommand(0, 1);
   gpulab::CommonOptions common;
   gpulab::add_json_flag(app, common);
@@ -60,9 +62,11 @@ int main(int argc, char** argv) {
   app.add_option("--mode", mode_name, "whole | timeslice | mig | mps")->capture_default_str();
   app.add_option("--config", config_path, "Node config JSON (default: the curriculum's 4 x H100 node)");
   std::string inventory_path;
-  app.add_option("--inventory", inventory_path,
-                 "Serve the node inventory the platform's agent writes (gpulabd agent --inventory-out): one "
-                 "gpulab.dev/<backend> resource per HAL backend, whole devices, re-read when its health changes");
+  app.add_option(
+      "--inventory", inventory_path,
+      "Serve the node inventory the platform's agent writes (gpulabd agent --inventory-out): one "
+      "gpulab.dev/<backend> resource per HAL backend, whole devices, re-read when its health "
+      "changes");
   app.add_option("--socket-dir", socket_dir, "Directory of kubelet.sock and the plugin's own socket")
       ->capture_default_str();
   app.add_option("--control-file", control_file,

@@ -212,7 +212,8 @@ TEST(Grpc, PluginReRegistersWhenTheKubeletRestarts) {
   EXPECT_EQ(second.registrations().size(), 1u);
   // The kubelet connects back (and counts the devices) while its Register
   // answer is still on the way to the plugin, which counts after the answer.
-  EXPECT_TRUE(second.wait_until([&] { return plugin.registrations() == 2; }, 10s)) << plugin.registrations();
+  EXPECT_TRUE(second.wait_until([&] { return plugin.registrations() == 2; }, 10s))
+      << plugin.registrations();
   plugin.stop();
   second.stop();
 }

@@ -35,7 +35,8 @@ ContainerAllocation agent_allocation(const NodeConfig& cfg, const std::vector<in
     variable = inv::visible_devices_variable(g.backend);
     ordinals.push_back(std::to_string(ordinal));
     for (const auto& f : inv::device_files(g.backend, ordinal)) {
-      if (std::none_of(a.devices.begin(), a.devices.end(), [&](const DeviceNodeSpec& d) { return d.host_path == f; }))
+      if (std::none_of(a.devices.begin(), a.devices.end(),
+                       [&](const DeviceNodeSpec& d) { return d.host_path == f; }))
         a.devices.push_back({f, f, "rw"});
     }
   }
@@ -73,9 +74,11 @@ std::pair<std::string, int> split_replica_id(std::string_view id) {
 DeviceState::DeviceState(NodeConfig cfg, Mode mode) : cfg_(std::move(cfg)), mode_(mode) {
   if (cfg_.gpu_count() == 0) throw gpulab::UsageError("the node has no GPUs");
   mig_.resize(cfg_.gpu_count());
-  for (const auto& g : cfg_.inventory.accelerators) health_.push_back(g.health);  // healthy unless an inventory says
+  for (const auto& g : cfg_.inventory.accelerators)
+    health_.push_back(g.health);  // healthy unless an inventory says
   if (cfg_.from_inventory && mode_ != Mode::kWhole)
-    throw gpulab::UsageError(fmt::format("--inventory serves whole HAL devices; --mode {} needs --config", mode_name(mode_)));
+    throw gpulab::UsageError(fmt::format(
+        "--inventory serves whole HAL devices; --mode {} needs --config", mode_name(mode_)));
 }
 
 std::string DeviceState::resource_of_gpu(const gpulab::inventory::Accelerator& g) const {
@@ -438,7 +441,8 @@ bool DeviceState::wait_for_change(std::uint64_t seen, std::chrono::milliseconds 
 
 std::string DeviceState::isolation() const {
   if (cfg_.from_inventory)
-    return "per backend: a cuda or fakegpu device is dedicated; HAL CPU devices (cpu_ref, fast, blas, opencl) share the "
+    return "per backend: a cuda or fakegpu device is dedicated; HAL CPU devices (cpu_ref, fast, "
+           "blas, opencl) share the "
            "host's cores and memory";
   switch (mode_) {
     case Mode::kWhole: return "STRONG (dedicated physical devices)";

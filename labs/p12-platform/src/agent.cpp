@@ -225,7 +225,8 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)) {
     device_nodes_[id].push_back(path);
   }
   choose_isolation();
-  if (!options_.inventory_out.empty()) write_inventory();  // before anything serves: a bad path fails the start
+  if (!options_.inventory_out.empty())
+    write_inventory();  // before anything serves: a bad path fails the start
 
   http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {

@@ -1,15 +1,14 @@
 #include "platform/inventory.hpp"
 
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <set>
 
 #include "conformance/session.hpp"
-#include "gpulab/inventory/device_access.hpp"
 #include "gpulab/errors.hpp"
+#include "gpulab/inventory/device_access.hpp"
 #include "hal/hal.hpp"
 #include "platform/job_spec.hpp"
 
@@ -54,7 +53,9 @@ Device hal_device(std::string_view backend, int backend_ordinal, int node_ordina
   return d;
 }
 
-int backend_ordinal(const Device& d) { return inv::backend_ordinal(d.id); }
+int backend_ordinal(const Device& d) {
+  return inv::backend_ordinal(d.id);
+}
 
 inv::NodeInventory node_inventory(std::string_view node, const std::vector<Device>& devices) {
   inv::NodeInventory out;

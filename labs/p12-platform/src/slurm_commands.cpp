@@ -50,11 +50,13 @@ SlurmCommands::SlurmCommands(CLI::App& app) {
       fmt::format("Write DIR/gres.conf and DIR/{} (for `Include` in slurm.conf) instead of "
                   "printing them",
                   kNodesFile));
-  gres_conf_->add_option("--gres-conf-out", gres_out_,
-                         "Write gres.conf to FILE (overrides --out's DIR/gres.conf; Slurm reads it beside "
-                         "slurm.conf)");
-  gres_conf_->add_option("--nodes-out", nodes_out_,
-                         fmt::format("Write the slurm.conf node line to FILE (overrides --out's DIR/{})", kNodesFile));
+  gres_conf_->add_option(
+      "--gres-conf-out", gres_out_,
+      "Write gres.conf to FILE (overrides --out's DIR/gres.conf; Slurm reads it beside "
+      "slurm.conf)");
+  gres_conf_->add_option(
+      "--nodes-out", nodes_out_,
+      fmt::format("Write the slurm.conf node line to FILE (overrides --out's DIR/{})", kNodesFile));
   gres_conf_->add_flag("--json", json_, "Print both as one JSON document");
 }
 
@@ -94,7 +96,8 @@ std::optional<int> SlurmCommands::run() const {
     fmt::print("wrote {} ({} device(s)) and {}:\n{}", gres_path, devices.size(), nodes_path,
                conf.node_line);
   } else if (!gres_path.empty()) {
-    fmt::print("wrote {} ({} device(s))\n# slurm.conf\n{}", gres_path, devices.size(), conf.node_line);
+    fmt::print("wrote {} ({} device(s))\n# slurm.conf\n{}", gres_path, devices.size(),
+               conf.node_line);
   } else if (!nodes_path.empty()) {
     fmt::print("{}wrote {}:\n{}", conf.gres_conf, nodes_path, conf.node_line);
   } else {

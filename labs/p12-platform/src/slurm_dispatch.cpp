@@ -74,7 +74,8 @@ void ControlPlane::sync_slurm() {
       if (task.state == TaskState::kAssigned || task.state == TaskState::kRunning) ++in_use;
     }
     for (const auto& [id, job] : jobs_) {
-      if (job.spec.executor != Executor::kSlurm || is_terminal(job.state) || job.attempt == 0) continue;
+      if (job.spec.executor != Executor::kSlurm || is_terminal(job.state) || job.attempt == 0)
+        continue;
       const auto a = slurm_->attempt(id, job.attempt);
       if (!a.slurm_id.empty() && !a.ended) in_use += job.spec.gpus;
     }

@@ -124,7 +124,7 @@ class Agent {
   std::atomic<std::uint64_t> heartbeat_failures_{0};  // the run thread counts, /metrics reads
   std::uint64_t tasks_started_ = 0;
   std::uint64_t tasks_stopped_unhealthy_ = 0;
-  std::uint64_t health_changes_ = 0;      // under mu_
+  std::uint64_t health_changes_ = 0;  // under mu_
   // health_changes_ at the last write of --inventory-out, and at the last
   // failed one (watch thread; the constructor before it starts).
   std::uint64_t inventory_written_ = ~std::uint64_t{0};

@@ -40,7 +40,8 @@ int backend_ordinal(const Device& d);
 // without what only the platform keeps (the certified dtypes). The file
 // `gpulabd agent --inventory-out` writes, and P06's `gpu-device-plugin
 // --inventory` reads.
-gpulab::inventory::NodeInventory node_inventory(std::string_view node, const std::vector<Device>& devices);
+gpulab::inventory::NodeInventory node_inventory(std::string_view node,
+                                                const std::vector<Device>& devices);
 // Replaces every device's links with the nominal ones described above.
 void link_devices(std::vector<Device>& devices);
 
