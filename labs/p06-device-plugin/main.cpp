@@ -10,6 +10,7 @@
 
 #include "device_plugin/control.hpp"
 #include "device_plugin/device_state.hpp"
+#include "device_plugin/inventory_node.hpp"
 #include "device_plugin/node_config.hpp"
 #include "device_plugin/plugin_server.hpp"
 #include "device_plugin/walkthrough.hpp"
@@ -44,8 +45,11 @@ int print_demo(const dp::DemoReport& r, bool json) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Kubernetes device plugin (v1beta1 gRPC) for a fake GPU node: whole GPUs, time-sliced replicas or MIG.\n"
-               "Serves on a Unix socket until SIGTERM; 'walkthrough' drives it through the mock kubelet."};
+  CLI::App app{
+      "Kubernetes device plugin (v1beta1 gRPC) for a fake GPU node: whole GPUs, time-sliced "
+      "replicas or MIG;\n"
+      "or, with --inventory, the HAL devices the platform's agent reports.\n"
+      "Serves on a Unix socket until SIGTERM; 'walkthrough' drives it through the mock kubelet."};
   app.require_subcommand(0, 1);
   gpulab::CommonOptions common;
   gpulab::add_json_flag(app, common);
@@ -57,6 +61,12 @@ int main(int argc, char** argv) {
   std::string feature_file;
   app.add_option("--mode", mode_name, "whole | timeslice | mig | mps")->capture_default_str();
   app.add_option("--config", config_path, "Node config JSON (default: the curriculum's 4 x H100 node)");
+  std::string inventory_path;
+  app.add_option(
+      "--inventory", inventory_path,
+      "Serve the node inventory the platform's agent writes (gpulabd agent --inventory-out): one "
+      "gpulab.dev/<backend> resource per HAL backend, whole devices, re-read when its health "
+      "changes");
   app.add_option("--socket-dir", socket_dir, "Directory of kubelet.sock and the plugin's own socket")
       ->capture_default_str();
   app.add_option("--control-file", control_file,
@@ -70,7 +80,13 @@ int main(int argc, char** argv) {
     if (*ext) return print_demo(dp::extensions(), common.json);
 
     const dp::Mode mode = dp::parse_mode(mode_name);
-    dp::NodeConfig node = config_path.empty() ? dp::default_node() : dp::load_node_config(config_path);
+    if (!inventory_path.empty() && !config_path.empty())
+      throw gpulab::UsageError("--inventory and --config both describe the node: give one");
+    // Stamped before the read, so a rewrite between the two is read again.
+    dp::InventoryWatch inventory(inventory_path, say);
+    dp::NodeConfig node = !inventory_path.empty() ? dp::load_inventory_node(inventory_path)
+                          : config_path.empty()   ? dp::default_node()
+                                                  : dp::load_node_config(config_path);
     struct stat st {};
     if (::stat(socket_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       if (socket_dir == dp::kDevicePluginPath)
@@ -107,6 +123,7 @@ int main(int argc, char** argv) {
         break;
       }
       if (!control_file.empty()) dp::apply_control(state, read_control_file(control_file), control_offset, say);
+      if (!inventory_path.empty()) inventory.poll(state);
     }
     runner.stop();
     return code;

@@ -62,6 +62,10 @@ int main(int argc, char** argv) {
   a->add_option("--serve-program", agent.agent.serve_program,
                 "The server serve jobs run (default: gpulab-serve beside gpulabd)");
   a->add_option("--ready-file", agent.ready_file, "Write the agent's URL here once registered-able");
+  a->add_option("--inventory-out", agent.agent.inventory_out,
+                "Write the node's inventory (the shared JSON form) here at start and on every "
+                "device health change, "
+                "for gpu-device-plugin --inventory");
 
   platform::DemoOptions demo;
   auto* d = app.add_subcommand("demo", "A control plane and two agents on loopback: a scripted day, every step checked.");

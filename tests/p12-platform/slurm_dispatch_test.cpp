@@ -230,3 +230,48 @@ TEST_F(SlurmDispatchTest, WhatSlurmCannotRunOrNoSbatchIsA400NamingTheField) {
 }
 
 }  // namespace
+
+// The licence's device cap (the community edition's 8) holds for Slurm jobs
+// as it does for native ones: a job that would pass it is not submitted, and
+// waits with the same reason the native scheduler gives; devices held by
+// agents' tasks and by live Slurm jobs count as in use.
+TEST_F(SlurmDispatchTest, AJobOverTheLicenceCapWaitsWithTheNativeExecutorsReason) {
+  auto cp = make();
+  Node n;
+  n.name = "a";
+  n.protocol = kProtocolVersion;
+  n.isolation = "process";
+  n.devices = parse_device_spec("cpu_ref:16");
+  for (auto& d : n.devices) d.dtypes = {"f32"};
+  cp->register_node(n);
+  Json native = spec(16);
+  native.erase("executor");
+  const auto native_id = cp->submit(native, "").first.id;
+  const auto over_id = cp->submit(spec(16), "").first.id;
+  cp->tick();
+  const auto over = cp->get_job(over_id);
+  EXPECT_EQ(over.state, JobState::kPending);
+  EXPECT_EQ(over.attempt, 0) << "never submitted";
+  EXPECT_EQ(over.reason, "licence allows 8 devices in use; 0 in use, job needs 16");
+  EXPECT_EQ(cp->get_job(native_id).reason, over.reason) << "the same words from either executor";
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "submitted"));
+
+  cp->cancel(native_id);  // (cancelled jobs hold nothing)
+  cp->cancel(over_id);
+  Json four = native;
+  four["gpus"] = 4;
+  const auto four_id = cp->submit(four, "").first.id;
+  cp->tick();
+  ASSERT_EQ(cp->get_job(four_id).state, JobState::kRunning);  // 4 agent tasks hold devices
+  const auto slurm4_id = cp->submit(spec(4), "").first.id;
+  const auto one_id = cp->submit(spec(1), "").first.id;
+  cp->tick();
+  EXPECT_EQ(cp->get_job(slurm4_id).reason, "submitted to Slurm as job 100");
+  EXPECT_EQ(cp->get_job(one_id).reason, "licence allows 8 devices in use; 8 in use, job needs 1")
+      << "4 native tasks and a live 4-rank Slurm job";
+  slurm_says(line(100, "COMPLETED"));
+  cp->tick();
+  ASSERT_EQ(cp->get_job(slurm4_id).state, JobState::kSucceeded);
+  cp->tick();
+  EXPECT_EQ(cp->get_job(one_id).reason, "submitted to Slurm as job 101");
+}

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <charconv>
 
+#include "device_plugin/inventory_node.hpp"
 #include "gpulab/errors.hpp"
+#include "gpulab/inventory/device_access.hpp"
 
 namespace device_plugin {
 namespace {
@@ -18,6 +20,29 @@ bool parse_int(std::string_view s, int& out) {
 }
 
 [[noreturn]] void fail(ErrorCode c, const std::string& what) { throw DeviceError(c, what); }
+
+// --inventory: what the platform's agent gives a task on these devices (of
+// one backend: one resource is one backend), its visible-devices variable and
+// device files, from the functions the agent uses.
+ContainerAllocation agent_allocation(const NodeConfig& cfg, const std::vector<int>& devices) {
+  namespace inv = gpulab::inventory;
+  ContainerAllocation a;
+  std::vector<std::string> ordinals;
+  std::string variable;
+  for (const int i : devices) {
+    const inv::Accelerator& g = cfg.gpu(i);
+    const int ordinal = inv::backend_ordinal(g.id);
+    variable = inv::visible_devices_variable(g.backend);
+    ordinals.push_back(std::to_string(ordinal));
+    for (const auto& f : inv::device_files(g.backend, ordinal)) {
+      if (std::none_of(a.devices.begin(), a.devices.end(),
+                       [&](const DeviceNodeSpec& d) { return d.host_path == f; }))
+        a.devices.push_back({f, f, "rw"});
+    }
+  }
+  if (!variable.empty()) a.envs[variable] = fmt::format("{}", fmt::join(ordinals, ","));
+  return a;
+}
 
 }  // namespace
 
@@ -49,7 +74,15 @@ std::pair<std::string, int> split_replica_id(std::string_view id) {
 DeviceState::DeviceState(NodeConfig cfg, Mode mode) : cfg_(std::move(cfg)), mode_(mode) {
   if (cfg_.gpu_count() == 0) throw gpulab::UsageError("the node has no GPUs");
   mig_.resize(cfg_.gpu_count());
-  health_.resize(cfg_.gpu_count());
+  for (const auto& g : cfg_.inventory.accelerators)
+    health_.push_back(g.health);  // healthy unless an inventory says
+  if (cfg_.from_inventory && mode_ != Mode::kWhole)
+    throw gpulab::UsageError(fmt::format(
+        "--inventory serves whole HAL devices; --mode {} needs --config", mode_name(mode_)));
+}
+
+std::string DeviceState::resource_of_gpu(const gpulab::inventory::Accelerator& g) const {
+  return cfg_.from_inventory ? inventory_resource(g.backend) : std::string(kGpuResource);
 }
 
 std::string DeviceState::resource_of_profile(std::string_view profile) const {
@@ -58,6 +91,14 @@ std::string DeviceState::resource_of_profile(std::string_view profile) const {
 }
 
 std::vector<std::string> DeviceState::resources() const {
+  if (cfg_.from_inventory) {
+    std::vector<std::string> out;  // one per backend, in the inventory's order
+    for (const auto& g : cfg_.inventory.accelerators) {
+      std::string r = resource_of_gpu(g);
+      if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(std::move(r));
+    }
+    return out;
+  }
   if (mode_ != Mode::kMig) return {std::string(kGpuResource)};
   std::vector<std::string> out;
   const auto& names = cfg_.mig.dynamic ? cfg_.mig.profiles : cfg_.mig.layout;
@@ -88,7 +129,7 @@ std::vector<Device> DeviceState::list_locked(std::string_view resource) const {
     };
     switch (mode_) {
       case Mode::kWhole:
-        add(g.id);
+        if (resource_of_gpu(g) == resource) add(g.id);
         break;
       case Mode::kTimeslice:
       case Mode::kMps:
@@ -137,7 +178,7 @@ DeviceState::Parsed DeviceState::parse_id(std::string_view resource, const std::
   switch (mode_) {
     case Mode::kWhole:
       p.gpu = gpu_by_uuid(id);
-      if (p.gpu < 0) return unknown();
+      if (p.gpu < 0 || resource_of_gpu(cfg_.gpu(p.gpu)) != resource) return unknown();
       return p;
     case Mode::kTimeslice:
     case Mode::kMps: {
@@ -224,6 +265,12 @@ std::vector<ContainerAllocation> DeviceState::allocate(std::string_view resource
   }
   std::vector<ContainerAllocation> out;
   for (std::size_t c = 0; c < containers.size(); ++c) {
+    if (cfg_.from_inventory) {
+      std::vector<int> devices;
+      for (const Parsed& p : parsed[c]) devices.push_back(p.gpu);
+      out.push_back(agent_allocation(cfg_, devices));
+      continue;
+    }
     ContainerAllocation a;
     std::vector<std::string> visible;
     std::vector<int> gpus;
@@ -363,6 +410,20 @@ bool DeviceState::mark_healthy(int gpu) {
   return true;
 }
 
+bool DeviceState::set_health(const std::vector<gpulab::inventory::Health>& health) {
+  std::lock_guard lock(mu_);
+  if (health.size() != health_.size()) return false;
+  bool advertised = false, changed = false;
+  for (std::size_t i = 0; i < health.size(); ++i) {
+    if (health_[i] == health[i]) continue;
+    changed = true;
+    advertised = advertised || health_[i].healthy != health[i].healthy;
+    health_[i] = health[i];
+  }
+  if (advertised) bump();  // a new reason alone changes nothing the kubelet sees
+  return changed;
+}
+
 void DeviceState::bump() {
   ++generation_;
   changed_.notify_all();
@@ -379,6 +440,10 @@ bool DeviceState::wait_for_change(std::uint64_t seen, std::chrono::milliseconds 
 }
 
 std::string DeviceState::isolation() const {
+  if (cfg_.from_inventory)
+    return "per backend: a cuda or fakegpu device is dedicated; HAL CPU devices (cpu_ref, fast, "
+           "blas, opencl) share the "
+           "host's cores and memory";
   switch (mode_) {
     case Mode::kWhole: return "STRONG (dedicated physical devices)";
     case Mode::kTimeslice: return "NONE (replicas share memory + faults — WARMUP Ch. 4)";
@@ -442,6 +507,15 @@ gpulab::inventory::NodeInventory DeviceState::inventory() const {
 
 std::map<std::string, std::string> DeviceState::feature_labels() const {
   std::map<std::string, std::string> l;
+  if (cfg_.from_inventory) {
+    // The nvidia.com labels describe one GPU product; a HAL node has a count per backend.
+    std::map<std::string, int> per_backend;
+    for (const auto& g : cfg_.inventory.accelerators) ++per_backend[g.backend];
+    for (const auto& [backend, n] : per_backend)
+      l[fmt::format("{}/{}.count", kInventoryResourceDomain, backend)] = std::to_string(n);
+    l[fmt::format("{}/device.count", kInventoryResourceDomain)] = std::to_string(cfg_.gpu_count());
+    return l;
+  }
   l["nvidia.com/gpu.product"] = cfg_.product();
   l["nvidia.com/gpu.memory"] =
       std::to_string(cfg_.memory_bytes() >> 20);  // MiB, as gpu-feature-discovery writes it

@@ -99,7 +99,9 @@ class DevicePluginService final : public pb::DevicePlugin::Service {
       auto* dev = resp.add_devices();
       dev->set_id(d.id);
       dev->set_health(std::string(d.healthy ? kHealthy : kUnhealthy));
-      dev->mutable_topology()->add_nodes()->set_id(d.numa_node);
+      // No topology when the NUMA node is not known (-1): the kubelet's
+      // topology manager then treats the device as reachable from anywhere.
+      if (d.numa_node >= 0) dev->mutable_topology()->add_nodes()->set_id(d.numa_node);
     }
     return resp;
   }

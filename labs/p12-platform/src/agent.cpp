@@ -16,6 +16,8 @@
 #include <thread>
 
 #include "gpulab/errors.hpp"
+#include "gpulab/inventory/device_access.hpp"
+#include "gpulab/inventory/inventory_json.hpp"
 #include "gpulab/output_file.hpp"
 #include "gpulab/prom_text.hpp"
 #include "mininer/cgroup.hpp"
@@ -223,6 +225,8 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)) {
     device_nodes_[id].push_back(path);
   }
   choose_isolation();
+  if (!options_.inventory_out.empty())
+    write_inventory();  // before anything serves: a bad path fails the start
 
   http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
@@ -286,6 +290,7 @@ void Agent::update_health_locked() {
     Device& d = devices_[inj.gpu];
     if (!d.health.healthy) continue;
     d.health = gpulab::inventory::Health::unhealthy(xid_reason(inj.xid));
+    ++health_changes_;
     // Stop what runs there: the device is gone, the task would only hang or crash.
     for (auto& [id, r] : running_) {
       if (r.task.device != d.id) continue;
@@ -460,7 +465,10 @@ void Agent::start_task_locked(const Assignment& a) {
                                       isolation_};
     return;
   }
-  if (dev != devices_.end() && dev->backend == "cuda") env["CUDA_VISIBLE_DEVICES"] = std::to_string(backend_ordinal(*dev));
+  if (dev != devices_.end()) {
+    if (const auto var = gpulab::inventory::visible_devices_variable(dev->backend); !var.empty())
+      env[std::string(var)] = std::to_string(backend_ordinal(*dev));
+  }
   env["GPULAB_TASK_ID"] = a.task.id;
   try {
     std::filesystem::path program;
@@ -493,6 +501,25 @@ void Agent::start_task_locked(const Assignment& a) {
   }
   ++tasks_started_;
   running_.emplace(a.task.id, std::move(r));
+}
+
+void Agent::write_inventory() {
+  std::string text;
+  std::uint64_t version = 0;
+  {
+    std::lock_guard lock(mu_);
+    version = health_changes_;
+    if (version == inventory_written_) return;
+    text = gpulab::inventory::to_json(node_inventory(options_.name, devices_)).dump(2) + "\n";
+  }
+  if (auto r = gpulab::write_file(options_.inventory_out.string(), text); !r) {
+    // Retried on the next pass (a stale file would advertise a dead device
+    // as healthy), reported once per change.
+    if (inventory_failed_ == version) return;
+    inventory_failed_ = version;
+    throw gpulab::RunError(fmt::format("--inventory-out: {}", r.error().message));
+  }
+  inventory_written_ = version;
 }
 
 void Agent::send_status(const TaskReport& r) {
@@ -600,6 +627,13 @@ void Agent::watch_loop() {
       for (auto& [id, rep] : finished_) rep.log.clear();
     }
     for (const auto& rep : done) send_status(rep);
+    if (!options_.inventory_out.empty()) {
+      try {
+        write_inventory();
+      } catch (const gpulab::RunError& e) {
+        fmt::print(stderr, "gpulabd agent: {}\n", e.what());  // the agent keeps serving its tasks
+      }
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

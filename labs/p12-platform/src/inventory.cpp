@@ -1,7 +1,6 @@
 #include "platform/inventory.hpp"
 
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 
 #include "conformance/session.hpp"
 #include "gpulab/errors.hpp"
+#include "gpulab/inventory/device_access.hpp"
 #include "hal/hal.hpp"
 #include "platform/job_spec.hpp"
 
@@ -54,12 +54,14 @@ Device hal_device(std::string_view backend, int backend_ordinal, int node_ordina
 }
 
 int backend_ordinal(const Device& d) {
-  const auto colon = d.id.rfind(':');
-  try {
-    return colon == std::string::npos ? 0 : std::stoi(d.id.substr(colon + 1));
-  } catch (const std::exception&) {
-    return 0;
-  }
+  return inv::backend_ordinal(d.id);
+}
+
+inv::NodeInventory node_inventory(std::string_view node, const std::vector<Device>& devices) {
+  inv::NodeInventory out;
+  out.node = std::string(node);
+  out.accelerators.assign(devices.begin(), devices.end());  // the shared part; dtypes stay here
+  return out;
 }
 
 void link_devices(std::vector<Device>& devices) {

@@ -84,4 +84,10 @@ std::string LicencePolicy::admission_refusal(JobKind kind) const {
   return {};
 }
 
+std::string device_cap_refusal(int cap, int in_use, int want) {
+  if (cap < 0 || in_use + want <= cap) return {};
+  return fmt::format("licence allows {} devices in use; {} in use, job needs {}", cap, in_use,
+                     want);
+}
+
 }  // namespace platform

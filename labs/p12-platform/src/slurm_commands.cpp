@@ -50,6 +50,13 @@ SlurmCommands::SlurmCommands(CLI::App& app) {
       fmt::format("Write DIR/gres.conf and DIR/{} (for `Include` in slurm.conf) instead of "
                   "printing them",
                   kNodesFile));
+  gres_conf_->add_option(
+      "--gres-conf-out", gres_out_,
+      "Write gres.conf to FILE (overrides --out's DIR/gres.conf; Slurm reads it beside "
+      "slurm.conf)");
+  gres_conf_->add_option(
+      "--nodes-out", nodes_out_,
+      fmt::format("Write the slurm.conf node line to FILE (overrides --out's DIR/{})", kNodesFile));
   gres_conf_->add_flag("--json", json_, "Print both as one JSON document");
 }
 
@@ -66,25 +73,33 @@ std::optional<int> SlurmCommands::run() const {
   const auto devices = devices_ == "auto" ? discover_devices() : parse_device_spec(devices_);
   const std::string node = node_.empty() ? short_hostname() : node_;
   const auto conf = render_gres_conf(node, devices, files, node_attrs_);
-  std::string gres_path, nodes_path;
-  if (!out_dir_.empty()) {
-    gres_path = (std::filesystem::path(out_dir_) / "gres.conf").string();
-    nodes_path = (std::filesystem::path(out_dir_) / kNodesFile).string();
-    for (const auto& [path, text] :
-         {std::pair{gres_path, conf.gres_conf}, std::pair{nodes_path, conf.node_line}}) {
-      if (auto r = gpulab::write_file(path, text); !r) throw gpulab::RunError(r.error().message);
-    }
+  const auto in_dir = [&](const char* name) {
+    return out_dir_.empty() ? std::string() : (std::filesystem::path(out_dir_) / name).string();
+  };
+  const std::string gres_path = gres_out_.empty() ? in_dir("gres.conf") : gres_out_;
+  const std::string nodes_path = nodes_out_.empty() ? in_dir(kNodesFile) : nodes_out_;
+  gpulab::Json written = gpulab::Json::array();
+  for (const auto& [path, text] :
+       {std::pair{gres_path, conf.gres_conf}, std::pair{nodes_path, conf.node_line}}) {
+    if (path.empty()) continue;
+    if (auto r = gpulab::write_file(path, text); !r) throw gpulab::RunError(r.error().message);
+    written.push_back(path);
   }
   if (json_) {
     gpulab::Json j{{"node", node},
                    {"devices", devices.size()},
                    {"gres_conf", conf.gres_conf},
                    {"node_line", conf.node_line}};
-    if (!out_dir_.empty()) j["written"] = {gres_path, nodes_path};
+    if (!written.empty()) j["written"] = written;
     gpulab::print_json(j);
-  } else if (!out_dir_.empty()) {
+  } else if (!gres_path.empty() && !nodes_path.empty()) {
     fmt::print("wrote {} ({} device(s)) and {}:\n{}", gres_path, devices.size(), nodes_path,
                conf.node_line);
+  } else if (!gres_path.empty()) {
+    fmt::print("wrote {} ({} device(s))\n# slurm.conf\n{}", gres_path, devices.size(),
+               conf.node_line);
+  } else if (!nodes_path.empty()) {
+    fmt::print("{}wrote {}:\n{}", conf.gres_conf, nodes_path, conf.node_line);
   } else {
     fmt::print("{}# slurm.conf\n{}", conf.gres_conf, conf.node_line);
   }

@@ -2,7 +2,9 @@
 // instead of the scheduler's pass. The gpulab job stays the record users see
 // (gpulabctl jobs / describe / logs / cancel); Slurm runs it. Each tick:
 //
-//   pending, not yet in Slurm    -> attempt+1 saved, then sbatch (slurm_executor.hpp)
+//   pending, not yet in Slurm    -> over the licence's device cap: stays pending, the
+//                                   native scheduler's reason; else attempt+1 saved,
+//                                   then sbatch (slurm_executor.hpp)
 //   cancelled with a Slurm job   -> scancel
 //   in Slurm and not ended       -> one scontrol poll for all, states mirrored:
 //                                   PENDING keeps it pending (Slurm's reason shown),
@@ -17,6 +19,7 @@
 
 #include "gpulab/errors.hpp"
 #include "platform/control_plane.hpp"
+#include "platform/licence_policy.hpp"
 
 namespace platform {
 
@@ -61,6 +64,21 @@ void ControlPlane::sync_slurm() {
     if (!slurm_dirty_ && t - last_slurm_poll_ < interval) return;
     slurm_dirty_ = false;
     last_slurm_poll_ = t;
+    // The licence's device cap covers Slurm's jobs as it covers the native
+    // scheduler's: devices held by agents' tasks plus the tasks of every live
+    // Slurm job count as in use, and a job that would pass the cap is not
+    // submitted (it waits, with the native executor's reason).
+    const int cap = licence_.status().max_devices;
+    int in_use = 0;
+    for (const auto& [tid, task] : tasks_) {
+      if (task.state == TaskState::kAssigned || task.state == TaskState::kRunning) ++in_use;
+    }
+    for (const auto& [id, job] : jobs_) {
+      if (job.spec.executor != Executor::kSlurm || is_terminal(job.state) || job.attempt == 0)
+        continue;
+      const auto a = slurm_->attempt(id, job.attempt);
+      if (!a.slurm_id.empty() && !a.ended) in_use += job.spec.gpus;
+    }
     for (auto& [id, job] : jobs_) {
       if (job.spec.executor != Executor::kSlurm) continue;
       if (job.state == JobState::kCancelled && slurm_cancel_.count(id) != 0) {
@@ -70,6 +88,14 @@ void ControlPlane::sync_slurm() {
       if (is_terminal(job.state)) continue;
       const auto a = job.attempt > 0 ? slurm_->attempt(id, job.attempt) : SlurmAttempt{};
       if (job.state == JobState::kPending && (a.slurm_id.empty() || a.ended)) {
+        if (const auto why = device_cap_refusal(cap, in_use, job.spec.gpus); !why.empty()) {
+          if (job.reason != why) {
+            job.reason = why;
+            save_job(job);
+          }
+          continue;
+        }
+        in_use += job.spec.gpus;
         // A new attempt is saved before sbatch, so a control plane killed in
         // between resubmits this attempt instead of starting a second one.
         if (job.attempt == 0 || a.ended) ++job.attempt;

@@ -13,6 +13,7 @@
 #include <cctype>
 
 #include "gpulab/errors.hpp"
+#include "gpulab/inventory/device_access.hpp"
 #include "mininer/cgroup.hpp"
 #include "mininer/container.hpp"
 #include "mininer/sys.hpp"
@@ -95,12 +96,7 @@ std::vector<std::string> device_nodes_for(const std::string& device_id, const st
   const auto add = [&](const std::string& p) {
     if (exists(p) && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
   };
-  if (backend == "cuda") {
-    add(fmt::format("/dev/nvidia{}", index));
-    for (const char* shared : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}) add(shared);
-  } else if (backend == "fakegpu") {
-    add("/dev/fakegpu");
-  }
+  for (const auto& f : gpulab::inventory::device_files(backend, index)) add(f);
   if (const auto it = declared.find(device_id); it != declared.end()) {
     for (const auto& p : it->second) {
       if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);  // declared: must exist (checked at start)

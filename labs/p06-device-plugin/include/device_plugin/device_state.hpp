@@ -48,7 +48,7 @@ struct Device {
   std::string id;
   bool healthy = true;
   int gpu = 0;        // physical GPU index
-  int numa_node = 0;
+  int numa_node = -1;  // -1: not known (ListAndWatch sends no topology)
 };
 
 struct DeviceNodeSpec {
@@ -90,6 +90,9 @@ class DeviceState {
   // application Xids gpulab::inventory::xid_marks_unhealthy() lets pass.
   bool mark_unhealthy(int gpu, int xid);
   bool mark_healthy(int gpu);
+  // Health per device as an inventory reports it (--inventory: the agent's
+  // own verdicts, reasons included). True when anything changed.
+  bool set_health(const std::vector<gpulab::inventory::Health>& health);
 
   // The node as the shared inventory: each GPU with its health now and the
   // partitions that exist in this mode (time-slice replicas, MIG instances;
@@ -122,6 +125,8 @@ class DeviceState {
   [[nodiscard]] std::string resource_of_profile(std::string_view profile) const;
   [[nodiscard]] std::vector<Device> list_locked(std::string_view resource) const;
   [[nodiscard]] bool is_resource(std::string_view resource) const;
+  // The resource a device is advertised under.
+  [[nodiscard]] std::string resource_of_gpu(const gpulab::inventory::Accelerator& g) const;
   void bump();
 
   NodeConfig cfg_;

@@ -35,6 +35,9 @@ struct NodeConfig {
   // each way between paired GPUs. Partitions and health are DeviceState's.
   gpulab::inventory::NodeInventory inventory;
   std::vector<GpuPaths> paths;  // per GPU, same order
+  // From --inventory (inventory_node.hpp): HAL devices, whole only, one
+  // resource per backend, the agent's env and device files on Allocate.
+  bool from_inventory = false;
   int replicas = 4;             // time-slicing replicas per GPU
   int mps_replicas = 4;         // MPS clients per GPU ("mps": {"replicas": N})
   MigConfig mig;

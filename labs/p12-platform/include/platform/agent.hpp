@@ -39,6 +39,10 @@ struct AgentOptions {
   std::string inject;                  // exporter syntax: "xid:79:0@5s" (device ordinal, time from start)
   std::chrono::milliseconds heartbeat_interval{1000};
   bool certify = true;  // run conformance on the backends at start
+  // Where the node's inventory (inventory.hpp's node_inventory, the shared JSON
+  // form) is written at start and again whenever a device's health changes:
+  // what P06's gpu-device-plugin --inventory advertises to the kubelet.
+  std::filesystem::path inventory_out;
 };
 
 // Xid codes the platform treats as "device unusable until replaced".
@@ -94,6 +98,10 @@ class Agent {
   // The host nodes a task's container gets (none for a process, or a CPU backend).
   std::vector<std::string> container_device_nodes(const Task& t) const;
   void send_status(const TaskReport& r);
+  // Writes options_.inventory_out when the devices' health changed since the
+  // last write. Throws gpulab::RunError naming the file when it cannot (once
+  // per change: a retry that fails again returns quietly).
+  void write_inventory();
 
   AgentOptions options_;
   std::vector<Device> devices_;
@@ -116,6 +124,11 @@ class Agent {
   std::atomic<std::uint64_t> heartbeat_failures_{0};  // the run thread counts, /metrics reads
   std::uint64_t tasks_started_ = 0;
   std::uint64_t tasks_stopped_unhealthy_ = 0;
+  std::uint64_t health_changes_ = 0;  // under mu_
+  // health_changes_ at the last write of --inventory-out, and at the last
+  // failed one (watch thread; the constructor before it starts).
+  std::uint64_t inventory_written_ = ~std::uint64_t{0};
+  std::uint64_t inventory_failed_ = ~std::uint64_t{0};
 };
 
 }  // namespace platform

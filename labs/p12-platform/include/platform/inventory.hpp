@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpulab/inventory/node_inventory.hpp"
 #include "platform/model.hpp"
 
 namespace platform {
@@ -35,6 +36,12 @@ inline constexpr double kNetworkLinkGbps = 12.5, kNetworkLinkUs = 10;  // 100 Gb
 Device hal_device(std::string_view backend, int backend_ordinal, int node_ordinal, std::string island = {});
 // The n of "<backend>:<n>" (CUDA_VISIBLE_DEVICES for a cuda device).
 int backend_ordinal(const Device& d);
+// What the agent of `node` reports, as the shared inventory: its devices
+// without what only the platform keeps (the certified dtypes). The file
+// `gpulabd agent --inventory-out` writes, and P06's `gpu-device-plugin
+// --inventory` reads.
+gpulab::inventory::NodeInventory node_inventory(std::string_view node,
+                                                const std::vector<Device>& devices);
 // Replaces every device's links with the nominal ones described above.
 void link_devices(std::vector<Device>& devices);
 

@@ -60,6 +60,12 @@ class LicencePolicy {
   LicenceStatus status_;
 };
 
+// Empty when `want` more devices fit under the licence's device cap with
+// `in_use` already held (cap < 0: no cap); else why the job waits, in the
+// words of the native scheduler's pending reason, so a job reads the same
+// whichever executor holds it back.
+std::string device_cap_refusal(int cap, int in_use, int want);
+
 // The licence feature a job kind needs ("training", "serving"); matmul needs none.
 std::optional<std::string> feature_for(JobKind kind);
 

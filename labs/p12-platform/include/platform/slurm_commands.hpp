@@ -1,6 +1,7 @@
 // gpulabctl's `slurm` subcommands, which need no control plane:
 // `slurm gres-conf` renders a node's gpulab inventory as Slurm's gres.conf and
-// slurm.conf node line (slurm_gres_conf.hpp), printed or written to --out DIR.
+// slurm.conf node line (slurm_gres_conf.hpp), printed or written to --out DIR
+// (or each to a file of its own: --gres-conf-out, --nodes-out).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -24,6 +25,8 @@ class SlurmCommands {
   std::vector<std::string> device_files_;
   std::string node_attrs_;
   std::string out_dir_;
+  std::string gres_out_;   // --gres-conf-out FILE (default with --out: DIR/gres.conf)
+  std::string nodes_out_;  // --nodes-out FILE (default with --out: DIR/gpulab-nodes.conf)
   bool json_ = false;
 };
 
