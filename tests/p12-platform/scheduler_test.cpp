@@ -478,7 +478,7 @@ void run_oracle(std::uint64_t seed, cluster_sim::QueueOrder order) {
   }
   // The walk did exercise placement and preemption, and the queue was kept
   // across most passes (rebuilt only when a backend appeared).
-  EXPECT_GT(plane.placed(), 100);
+  EXPECT_GT(plane.placed(), 50);
   EXPECT_GT(plane.preempted(), 5);
   EXPECT_LT(kept.rebuilds(), 5);
 }
@@ -508,13 +508,13 @@ TEST(SchedulerKeptQueue, OutOfSeqOrderQueueStartsFromAnEmptyQueue) {
   kept.pass(in, {&first, &second});
   kept.pass(in, {&first, &second});
   EXPECT_EQ(kept.rebuilds(), 1);
-  EXPECT_EQ(kept.queued(), (std::vector<std::string>{"j-000001", "j-000002"}));
+  EXPECT_EQ(kept.queued(), (std::vector<std::int64_t>{1, 2}));
   // Seqs out of order (or equal): the order could depend on submission
   // history, so the pass rebuilds and serves them by seq as schedule() does.
   const auto plan = kept.pass(in, {&second, &first});
   EXPECT_EQ(kept.rebuilds(), 2);
   EXPECT_EQ(plan_text(plan), plan_text(schedule(in, {&second, &first})));
-  EXPECT_EQ(kept.queued(), (std::vector<std::string>{"j-000001", "j-000002"}));
+  EXPECT_EQ(kept.queued(), (std::vector<std::int64_t>{1, 2}));
 }
 
 }  // namespace

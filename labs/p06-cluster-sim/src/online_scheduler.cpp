@@ -259,15 +259,21 @@ bool OnlineScheduler::nothing_can_start() const {
 // head() would have offered them (FIFO: key order; DRF: shares do not change
 // while nothing starts, so by tenant share, then key). They stay queued.
 void OnlineScheduler::wait_all_queued(std::vector<std::pair<JobId, Wait>>& aside) const {
-  std::vector<QueueEntry> rest(queue_.begin(), queue_.end());
-  if (cfg_.order == QueueOrder::kDrf) {
-    std::vector<double> share(tenant_names_.size());
-    for (std::size_t t = 0; t < share.size(); ++t) share[t] = share_of(t);
-    std::stable_sort(rest.begin(), rest.end(), [&](const QueueEntry& a, const QueueEntry& b) {
-      return share[jobs_.at(a.second).tenant] < share[jobs_.at(b.second).tenant];
-    });
+  aside.reserve(aside.size() + queue_.size());
+  const auto wait_of = [&](JobId id) {
+    return cfg_.gpu_cap >= 0 && capped(jobs_.at(id).request) ? Wait::kCapped : Wait::kNoRoom;
+  };
+  if (cfg_.order == QueueOrder::kFifo) {  // key order is the order: no copy to sort
+    for (const auto& [key, id] : queue_) aside.emplace_back(id, wait_of(id));
+    return;
   }
-  for (const auto& [key, id] : rest) aside.emplace_back(id, capped(jobs_.at(id).request) ? Wait::kCapped : Wait::kNoRoom);
+  std::vector<QueueEntry> rest(queue_.begin(), queue_.end());
+  std::vector<double> share(tenant_names_.size());
+  for (std::size_t t = 0; t < share.size(); ++t) share[t] = share_of(t);
+  std::stable_sort(rest.begin(), rest.end(), [&](const QueueEntry& a, const QueueEntry& b) {
+    return share[jobs_.at(a.second).tenant] < share[jobs_.at(b.second).tenant];
+  });
+  for (const auto& [key, id] : rest) aside.emplace_back(id, wait_of(id));
 }
 
 SchedulePass OnlineScheduler::schedule(double now) {

@@ -66,6 +66,7 @@ Pools build_pools(const std::vector<Node>& nodes) {
   std::array<Pool, kBackends> by_backend;
   Pools out;
   out.at.resize(nodes.size());
+  out.node_of.reserve(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const Node& node = nodes[i];
     out.node_of.emplace(node.name, static_cast<int>(i));
@@ -83,7 +84,7 @@ Pools build_pools(const std::vector<Node>& nodes) {
         pool_node[b] = static_cast<int>(p.members.size());
         p.members.push_back(static_cast<int>(i));
         p.view.node_names.push_back(node.name);
-        p.view.devices.emplace_back();
+        p.view.devices.emplace_back().reserve(node.devices.size());
       }
       auto& devs = p.view.devices[static_cast<std::size_t>(pool_node[b])];
       if (devs.size() >= 64) continue;  // a pool node is one 64-bit mask
@@ -161,21 +162,38 @@ namespace {
 constexpr cs::JobId kRunningBase = cs::JobId{1} << 48;
 
 // A job in the kept queue: what its request was made of, to see whether the
-// job the next pass names is still the same request.
+// job the next pass names is still the same request. No strings: the tenant
+// and backend are indices into the kept queue's names.
 struct Queued {
   cs::JobId id = 0;
   std::int64_t seq = 0;
-  std::string job;
   int gpus = 0;
   int priority = 0;
-  std::string tenant;
-  std::string backend;
+  std::uint32_t tenant = 0;
+  std::uint32_t backend = 0;
   JobKind kind = JobKind::kMatmul;
+};
 
-  [[nodiscard]] bool same_request(const Job& j) const {
-    return j.seq == seq && j.spec.gpus == gpus && j.spec.priority == priority && j.spec.kind == kind &&
-           j.id == job && j.spec.tenant == tenant && j.spec.backend == backend;
+// Strings a kept queue names again and again (tenants, backends), by index.
+class Names {
+ public:
+  std::uint32_t index(const std::string& s) {
+    if (last_ < names_.size() && names_[last_] == s) return last_;
+    for (std::uint32_t i = 0; i < names_.size(); ++i) {
+      if (names_[i] == s) return last_ = i;
+    }
+    names_.push_back(s);
+    return last_ = static_cast<std::uint32_t>(names_.size() - 1);
   }
+  [[nodiscard]] const std::string& operator[](std::uint32_t i) const { return names_[i]; }
+  void clear() {
+    names_.clear();
+    last_ = 0;
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::uint32_t last_ = 0;
 };
 
 // The pools a job may use, preferred first, for one (backend, kind): a pass
@@ -213,6 +231,8 @@ struct Scheduler::State {
   cs::QueueOrder order = cs::QueueOrder::kFifo;
   bool preempt = true;
   std::vector<Queued> queued;  // the kept queue, by seq
+  std::vector<Queued> next;    // the next kept queue, while merge() builds it
+  Names names;                 // tenants and backends of `queued`
   std::vector<cs::JobId> free_ids;
   cs::JobId next_id = 0;
   int rebuilds = 0;
@@ -261,9 +281,14 @@ struct Scheduler::State {
   // The kept queue brought to `queue` (in strictly increasing seq): a merge of
   // two seq-ordered lists, so a job that stayed costs two comparisons and a
   // lookup, not a tree insert.
+  [[nodiscard]] bool same_request(const Queued& q, const Job& j) const {
+    return j.seq == q.seq && j.spec.gpus == q.gpus && j.spec.priority == q.priority && j.spec.kind == q.kind &&
+           j.spec.tenant == names[q.tenant] && j.spec.backend == names[q.backend];
+  }
+
   void merge(const std::vector<const Job*>& q, const std::map<std::string, int, std::less<>>& pool_of) {
     std::vector<PoolChoice> choices;
-    std::vector<Queued> next;
+    next.clear();
     next.reserve(q.size());
     std::size_t p = 0;
     for (std::size_t k = 0; k < q.size(); ++k) {
@@ -271,10 +296,10 @@ struct Scheduler::State {
       while (p < queued.size() && queued[p].seq < job.seq) drop(queued[p++]);
       bool kept = false;
       if (p < queued.size() && queued[p].seq == job.seq) {
-        Queued& old = queued[p++];
-        kept = old.same_request(job) && sched->queued(old.id);
+        const Queued& old = queued[p++];
+        kept = same_request(old, job) && sched->queued(old.id);
         if (kept) {
-          next.push_back(std::move(old));
+          next.push_back(old);
         } else {
           drop(old);
         }
@@ -292,13 +317,13 @@ struct Scheduler::State {
         if (pos_of.size() <= id) pos_of.resize(id + 1);
         pos_of[id] = k;
         sched->submit(id, std::move(r));
-        next.push_back(Queued{id, job.seq, job.id, job.spec.gpus, job.spec.priority, job.spec.tenant,
-                              job.spec.backend, job.spec.kind});
+        next.push_back(Queued{id, job.seq, job.spec.gpus, job.spec.priority, names.index(job.spec.tenant),
+                              names.index(job.spec.backend), job.spec.kind});
       }
       pos_of[next.back().id] = k;
     }
     while (p < queued.size()) drop(queued[p++]);
-    queued = std::move(next);
+    std::swap(queued, next);
   }
 };
 
@@ -309,12 +334,12 @@ Scheduler& Scheduler::operator=(Scheduler&&) noexcept = default;
 
 int Scheduler::rebuilds() const { return state_->rebuilds; }
 
-std::vector<std::string> Scheduler::queued() const {
-  std::vector<std::string> out;
+std::vector<std::int64_t> Scheduler::queued() const {
+  std::vector<std::int64_t> out;
   if (!state_->sched) return out;
-  std::unordered_map<cs::JobId, const std::string*> name;
-  for (const auto& q : state_->queued) name.emplace(q.id, &q.job);
-  for (const cs::JobId id : state_->sched->queued_jobs()) out.push_back(*name.at(id));
+  std::unordered_map<cs::JobId, std::int64_t> seq;
+  for (const auto& q : state_->queued) seq.emplace(q.id, q.seq);
+  for (const cs::JobId id : state_->sched->queued_jobs()) out.push_back(seq.at(id));
   return out;
 }
 
@@ -349,22 +374,23 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
   clusters.reserve(pools.size());
   for (const auto& p : pools) clusters.emplace_back(static_cast<int>(p.members.size()), p.gpus_per_node);
 
-  // The allocated devices, [node][device index].
-  std::vector<std::vector<char>> held(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) held[i].assign(nodes[i].devices.size(), 0);
+  // Node i's devices are [first[i], first[i + 1]) of the flat per-device tables.
+  std::vector<std::size_t> first(nodes.size() + 1, 0);
+  for (std::size_t i = 0; i < nodes.size(); ++i) first[i + 1] = first[i] + nodes[i].devices.size();
+  // The allocated devices.
+  std::vector<char> held(first.back(), 0);
   for (const auto& key : in.allocated) {
     const auto slash = key.rfind('/');
     if (slash == std::string::npos) continue;
     const std::string_view k = key;
     if (const auto at = index.find(nodes, k.substr(0, slash), k.substr(slash + 1))) {
-      held[static_cast<std::size_t>(at->first)][static_cast<std::size_t>(at->second)] = 1;
+      held[first[static_cast<std::size_t>(at->first)] + static_cast<std::size_t>(at->second)] = 1;
     }
   }
 
   // Running jobs hold the allocated devices of their placement; allocated
   // devices no running job accounts for (a task still stopping) are blocked.
-  std::vector<std::vector<char>> owned(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) owned[i].assign(nodes[i].devices.size(), 0);
+  std::vector<char> owned(first.back(), 0);
   std::vector<std::pair<std::size_t, std::vector<Bit>>> adopted;  // (index into in.running, its bits)
   for (std::size_t k = 0; k < in.running.size(); ++k) {
     std::vector<Bit> bits;
@@ -374,9 +400,9 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
       const auto i = static_cast<std::size_t>(at->first);
       const auto j = static_cast<std::size_t>(at->second);
       const Bit& b = index.at[i][j];
-      if (held[i][j] == 0 || b.pool < 0 || owned[i][j] != 0) continue;
+      if (held[first[i] + j] == 0 || b.pool < 0 || owned[first[i] + j] != 0) continue;
       if (!bits.empty() && b.pool != bits.front().pool) continue;  // one pool per job
-      owned[i][j] = 1;
+      owned[first[i] + j] = 1;
       bits.push_back(b);
     }
     if (!bits.empty()) adopted.emplace_back(k, std::move(bits));
@@ -396,10 +422,10 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     for (std::size_t j = 0; j < nodes[i].devices.size(); ++j) {
       const Bit& b = index.at[i][j];
-      if (b.pool < 0 || owned[i][j] != 0) continue;
-      unowned += held[i][j];
+      if (b.pool < 0 || owned[first[i] + j] != 0) continue;
+      unowned += held[first[i] + j];
       const auto& backend = pools[static_cast<std::size_t>(b.pool)].backend;
-      if (held[i][j] != 0 || !usable(nodes[i], nodes[i].devices[j], backend)) {
+      if (held[first[i] + j] != 0 || !usable(nodes[i], nodes[i].devices[j], backend)) {
         blocked[static_cast<std::size_t>(b.pool)][static_cast<std::size_t>(b.node)] |= std::uint64_t{1} << b.bit;
       }
     }
@@ -435,6 +461,7 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
     ++st.rebuilds;
     st.sched.reset();
     st.queued.clear();
+    st.names.clear();
     st.free_ids.clear();
     st.next_id = 0;
     st.order = in.order;

@@ -24,6 +24,7 @@
 // random sequences of changes).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -97,8 +98,8 @@ class Scheduler {
 
   Plan pass(const SchedulerInput& in, const std::vector<const Job*>& queue);
 
-  // Ids of the jobs the kept queue holds, in the order it serves them (for tests).
-  [[nodiscard]] std::vector<std::string> queued() const;
+  // Seqs of the jobs the kept queue holds, in the order it serves them (for tests).
+  [[nodiscard]] std::vector<std::int64_t> queued() const;
   // Passes that started from an empty queue (the first, and any after a change the queue cannot follow).
   [[nodiscard]] int rebuilds() const;
 
