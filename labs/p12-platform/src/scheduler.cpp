@@ -53,9 +53,13 @@ struct Pools {
                                                         std::string_view device) const {
     const auto n = node_of.find(node);
     if (n == node_of.end()) return std::nullopt;
-    const auto& devs = nodes[static_cast<std::size_t>(n->second)].devices;
+    return find_on(nodes, n->second, device);
+  }
+  [[nodiscard]] static std::optional<std::pair<int, int>> find_on(const std::vector<Node>& nodes, int n,
+                                                                  std::string_view device) {
+    const auto& devs = nodes[static_cast<std::size_t>(n)].devices;
     for (std::size_t j = 0; j < devs.size(); ++j) {
-      if (devs[j].id == device) return std::pair{n->second, static_cast<int>(j)};
+      if (devs[j].id == device) return std::pair{n, static_cast<int>(j)};
     }
     return std::nullopt;
   }
@@ -379,11 +383,20 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
   for (std::size_t i = 0; i < nodes.size(); ++i) first[i + 1] = first[i] + nodes[i].devices.size();
   // The allocated devices.
   std::vector<char> held(first.back(), 0);
+  // The set is sorted, so a node's devices come together: look its name up once.
+  std::string_view last_node;
+  int last_index = -1;
   for (const auto& key : in.allocated) {
     const auto slash = key.rfind('/');
     if (slash == std::string::npos) continue;
     const std::string_view k = key;
-    if (const auto at = index.find(nodes, k.substr(0, slash), k.substr(slash + 1))) {
+    if (k.substr(0, slash) != last_node || last_index < 0) {
+      last_node = k.substr(0, slash);
+      const auto n = index.node_of.find(last_node);
+      last_index = n == index.node_of.end() ? -1 : n->second;
+    }
+    if (last_index < 0) continue;
+    if (const auto at = Pools::find_on(nodes, last_index, k.substr(slash + 1))) {
       held[first[static_cast<std::size_t>(at->first)] + static_cast<std::size_t>(at->second)] = 1;
     }
   }
