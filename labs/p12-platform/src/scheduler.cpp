@@ -242,14 +242,14 @@ struct Scheduler::State {
   int rebuilds = 0;
 
   // This pass: what the scheduler's hooks look up by job id.
-  const std::vector<Pool>* pools = nullptr;
-  const std::vector<const Job*>* queue = nullptr;
-  const std::vector<const Job*>* running = nullptr;
+  const std::vector<Pool>* pass_pools = nullptr;
+  const std::vector<const Job*>* pass_queue = nullptr;
+  const std::vector<const Job*>* pass_running = nullptr;
   std::vector<std::size_t> pos_of;  // [queued job id] -> index into *queue
   std::vector<std::optional<TopologyEstimate>> estimates;  // by queue index
 
   [[nodiscard]] const Job& job_of(cs::JobId k) const {
-    return k >= kRunningBase ? *(*running)[k - kRunningBase] : *(*queue)[pos_of[k]];
+    return k >= kRunningBase ? *(*pass_running)[k - kRunningBase] : *(*pass_queue)[pos_of[k]];
   }
 
   cs::SchedulerHooks hooks() {
@@ -260,13 +260,15 @@ struct Scheduler::State {
     // estimate of the last placement found for a job is the one it starts on
     // (the scheduler starts a job on the placement it was just given).
     h.place = [this](cs::JobId k, const cs::Request& r, int pool, const cs::Cluster& c) -> std::optional<cs::Placement> {
-      auto choice = place_by_topology(c, (*pools)[static_cast<std::size_t>(pool)].view, job_of(k).spec, r.gpus);
+      auto choice = place_by_topology(c, (*pass_pools)[static_cast<std::size_t>(pool)].view, job_of(k).spec, r.gpus);
       if (!choice) return std::nullopt;
       if (k < kRunningBase) estimates[pos_of[k]] = std::move(choice->estimate);
       return std::move(choice->placement);
     };
     return h;
   }
+
+  Plan run(const SchedulerInput& in, const std::vector<const Job*>& queue);
 
   cs::JobId new_id() {
     if (free_ids.empty()) return next_id++;
@@ -282,14 +284,14 @@ struct Scheduler::State {
     free_ids.push_back(q.id);
   }
 
-  // The kept queue brought to `queue` (in strictly increasing seq): a merge of
-  // two seq-ordered lists, so a job that stayed costs two comparisons and a
-  // lookup, not a tree insert.
   [[nodiscard]] bool same_request(const Queued& q, const Job& j) const {
     return j.seq == q.seq && j.spec.gpus == q.gpus && j.spec.priority == q.priority && j.spec.kind == q.kind &&
            j.spec.tenant == names[q.tenant] && j.spec.backend == names[q.backend];
   }
 
+  // The kept queue brought to `q` (in strictly increasing seq): a merge of
+  // two seq-ordered lists, so a job that stayed costs two comparisons and a
+  // lookup, not a tree insert.
   void merge(const std::vector<const Job*>& q, const std::map<std::string, int, std::less<>>& pool_of) {
     std::vector<PoolChoice> choices;
     next.clear();
@@ -368,7 +370,19 @@ std::string plan_text(const Plan& plan) {
 }
 
 Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& queue) {
-  State& st = *state_;
+  try {
+    return state_->run(in, queue);
+  } catch (...) {
+    // Half a pass leaves the kept queue unknown: the next one starts afresh.
+    const int rebuilds = state_->rebuilds;
+    state_ = std::make_unique<State>();
+    state_->rebuilds = rebuilds;
+    throw;
+  }
+}
+
+Plan Scheduler::State::run(const SchedulerInput& in, const std::vector<const Job*>& queue) {
+  State& st = *this;
   const auto& nodes = *in.nodes;
 
   Pools index = build_pools(nodes);
@@ -463,9 +477,9 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
               st.backends.size() == pools.size();
   for (std::size_t pi = 0; keep && pi < pools.size(); ++pi) keep = st.backends[pi] == pools[pi].backend;
   for (std::size_t k = 1; keep && k < queue.size(); ++k) keep = queue[k - 1]->seq < queue[k]->seq;
-  st.pools = &pools;
-  st.queue = &queue;
-  st.running = &in.running;
+  st.pass_pools = &pools;
+  st.pass_queue = &queue;
+  st.pass_running = &in.running;
   st.estimates.assign(queue.size(), std::nullopt);
   if (keep) {
     st.sched->replace_pools(std::move(clusters));
@@ -483,7 +497,6 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
     for (const auto& p : pools) st.backends.push_back(p.backend);
     st.sched.emplace(std::move(clusters), cfg, st.hooks());
   }
-  cs::OnlineScheduler& sched = *st.sched;
 
   const auto request = [&](const Job& j, int gpus) {
     cs::Request r;
@@ -494,12 +507,12 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
     return r;
   };
   for (const auto& [k, bits] : adopted) {
-    sched.adopt(kRunningBase + k, request(*in.running[k], static_cast<int>(bits.size())),
+    st.sched->adopt(kRunningBase + k, request(*in.running[k], static_cast<int>(bits.size())),
                 cs::PoolPlacement{bits.front().pool, slices(bits)}, in.running[k]->started_at);
   }
   st.merge(queue, pool_of);
 
-  const auto pass = sched.schedule(0);
+  const auto pass = st.sched->schedule(0);
 
   Plan plan;
   std::vector<std::optional<std::vector<Slot>>> placed(queue.size());  // by queue index
@@ -526,7 +539,7 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
     placed[st.pos_of[ev.job]] = std::move(slots);
   }
 
-  const int in_use = unowned + sched.held_gpus();
+  const int in_use = unowned + st.sched->held_gpus();
   std::vector<bool> capped(queue.size());
   for (const auto& [k, wait] : pass.pending) {
     if (k < kRunningBase) capped[st.pos_of[k]] = wait == cs::Wait::kCapped;
@@ -551,9 +564,9 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
     plan.decisions.push_back(std::move(d));
   }
   // The hooks' view of this pass ends with it.
-  st.pools = nullptr;
-  st.queue = nullptr;
-  st.running = nullptr;
+  st.pass_pools = nullptr;
+  st.pass_queue = nullptr;
+  st.pass_running = nullptr;
   return plan;
 }
 
