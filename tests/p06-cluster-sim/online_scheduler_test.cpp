@@ -164,6 +164,56 @@ TEST(OnlineScheduler, OnAFullClusterASkipPassLeavesEveryJobQueuedInTheOrderTheHe
   EXPECT_EQ(next.pending, rest);
 }
 
+// replace_pools(): the running jobs leave, the queue stays, and the next
+// pass is the one a new scheduler given the same queue and pools would make —
+// including when a pool's nodes became narrower (the need counts are redone).
+TEST(OnlineScheduler, ReplacePoolsKeepsTheQueueAndForgetsWhatRan) {
+  for (const int width : {4, 2}) {
+    SCOPED_TRACE(width);
+    SchedulerConfig cfg;
+    cfg.blocking = Blocking::kSkip;
+    cfg.order = QueueOrder::kDrf;
+    OnlineScheduler kept({Cluster(2, 4)}, cfg);
+    Request a = req(4, 0, 1);
+    a.tenant = "a";
+    Request b = req(2, 1, 2);
+    b.tenant = "b";
+    Request c = req(3, 0, 3);
+    c.tenant = "a";
+    kept.submit(1, a);
+    kept.submit(2, b);
+    kept.submit(3, c);
+    EXPECT_EQ(started(kept.schedule(0)), (std::vector<JobId>{2, 1}));
+    EXPECT_EQ(kept.queued_jobs(), (std::vector<JobId>{3}));
+    EXPECT_FALSE(kept.queued(1));
+    EXPECT_TRUE(kept.queued(3));
+
+    // The next pass sees job 2 running elsewhere (adopted), 1 gone and one GPU blocked.
+    std::vector<Cluster> pools{Cluster(2, width)};
+    pools[0].take(Slice{1, 1, 0});
+    std::vector<Cluster> same = pools;
+    kept.replace_pools(std::move(pools));
+    kept.set_gpu_cap(6);
+    EXPECT_EQ(kept.held_gpus(), 0);
+    EXPECT_FALSE(kept.queued(2));
+    kept.adopt(20, b, PoolPlacement{0, {Slice{0, 0b11, 0}}}, 0);
+    kept.submit(4, req(1, 0, 4));
+
+    cfg.gpu_cap = 6;
+    OnlineScheduler fresh(std::move(same), cfg);
+    fresh.adopt(20, b, PoolPlacement{0, {Slice{0, 0b11, 0}}}, 0);
+    fresh.submit(3, c);
+    fresh.submit(4, req(1, 0, 4));
+    EXPECT_EQ(kept.stranded(), fresh.stranded());
+    EXPECT_EQ(kept.dominant_share("b"), fresh.dominant_share("b"));
+    const auto k = kept.schedule(1);
+    const auto f = fresh.schedule(1);
+    EXPECT_EQ(started(k), started(f));
+    EXPECT_EQ(k.pending, f.pending);
+    EXPECT_EQ(kept.queued_jobs(), fresh.queued_jobs());
+  }
+}
+
 }  // namespace
 
 TEST(OnlineScheduler, APlacementHookChoosesWhereAndSeesTheJob) {

@@ -13,12 +13,54 @@ constexpr double kUnknownEnd = std::numeric_limits<double>::infinity();
 
 OnlineScheduler::OnlineScheduler(std::vector<Cluster> pools, SchedulerConfig cfg, SchedulerHooks hooks)
     : pools_(std::move(pools)), cfg_(cfg), hooks_(std::move(hooks)) {
+  count_pools();
+}
+
+// The totals, the per-node job lists and the need counts' size, from pools_.
+void OnlineScheduler::count_pools() {
+  total_gpus_ = 0;
+  total_cpus_ = 0;
+  node_jobs_.clear();
   for (const Cluster& c : pools_) {
     total_gpus_ += c.total_gpus();
     total_cpus_ += static_cast<double>(c.cpus_per_node()) * c.nodes();
     node_jobs_.emplace_back(static_cast<std::size_t>(c.nodes()));
     needs_.resize(std::max(needs_.size(), static_cast<std::size_t>(c.gpus_per_node()) + 1));
   }
+}
+
+void OnlineScheduler::replace_pools(std::vector<Cluster> pools) {
+  for (const auto& [end, id] : running_) jobs_.erase(id);
+  running_.clear();
+  running_priorities_.clear();
+  held_gpus_ = 0;
+  std::fill(usage_.begin(), usage_.end(), Usage{});
+  // A queued job's need on one node is measured on its first pool: recount
+  // when any pool's node width changed.
+  bool same_widths = pools.size() == pools_.size();
+  for (std::size_t p = 0; same_widths && p < pools.size(); ++p) {
+    same_widths = pools[p].gpus_per_node() == pools_[p].gpus_per_node();
+  }
+  pools_ = std::move(pools);
+  count_pools();
+  if (!same_widths) {
+    std::fill(needs_.begin(), needs_.end(), 0);
+    for (const auto& [key, id] : queue_) {
+      ++needs_[static_cast<std::size_t>(std::max(0, need_on_one_node(jobs_.at(id).request)))];
+    }
+  }
+}
+
+bool OnlineScheduler::queued(JobId id) const {
+  const auto it = jobs_.find(id);
+  return it != jobs_.end() && !it->second.running;
+}
+
+std::vector<JobId> OnlineScheduler::queued_jobs() const {
+  std::vector<JobId> out;
+  out.reserve(queue_.size());
+  for (const auto& [key, id] : queue_) out.push_back(id);
+  return out;
 }
 
 const std::vector<int>& OnlineScheduler::pools_of(const Request& r) const {
@@ -217,15 +259,21 @@ bool OnlineScheduler::nothing_can_start() const {
 // head() would have offered them (FIFO: key order; DRF: shares do not change
 // while nothing starts, so by tenant share, then key). They stay queued.
 void OnlineScheduler::wait_all_queued(std::vector<std::pair<JobId, Wait>>& aside) const {
-  std::vector<QueueEntry> rest(queue_.begin(), queue_.end());
-  if (cfg_.order == QueueOrder::kDrf) {
-    std::vector<double> share(tenant_names_.size());
-    for (std::size_t t = 0; t < share.size(); ++t) share[t] = share_of(t);
-    std::stable_sort(rest.begin(), rest.end(), [&](const QueueEntry& a, const QueueEntry& b) {
-      return share[jobs_.at(a.second).tenant] < share[jobs_.at(b.second).tenant];
-    });
+  aside.reserve(aside.size() + queue_.size());
+  const auto wait_of = [&](JobId id) {
+    return cfg_.gpu_cap >= 0 && capped(jobs_.at(id).request) ? Wait::kCapped : Wait::kNoRoom;
+  };
+  if (cfg_.order == QueueOrder::kFifo) {  // key order is the order: no copy to sort
+    for (const auto& [key, id] : queue_) aside.emplace_back(id, wait_of(id));
+    return;
   }
-  for (const auto& [key, id] : rest) aside.emplace_back(id, capped(jobs_.at(id).request) ? Wait::kCapped : Wait::kNoRoom);
+  std::vector<QueueEntry> rest(queue_.begin(), queue_.end());
+  std::vector<double> share(tenant_names_.size());
+  for (std::size_t t = 0; t < share.size(); ++t) share[t] = share_of(t);
+  std::stable_sort(rest.begin(), rest.end(), [&](const QueueEntry& a, const QueueEntry& b) {
+    return share[jobs_.at(a.second).tenant] < share[jobs_.at(b.second).tenant];
+  });
+  for (const auto& [key, id] : rest) aside.emplace_back(id, wait_of(id));
 }
 
 SchedulePass OnlineScheduler::schedule(double now) {

@@ -461,7 +461,7 @@ void ControlPlane::schedule_locked() {
   in.device_cap = licence_.status().max_devices;
   in.preempt = options_.preempt;
   in.order = options_.queue_order;
-  const auto plan = schedule(in, queue);
+  const auto plan = scheduler_.pass(in, queue);
   const double t_now = now();
   store_.transaction([&] {
     // Evicted jobs first: their devices are what the preemptors were placed on.

@@ -119,12 +119,24 @@ class OnlineScheduler {
   // GPUs no job may use (unhealthy, held outside the scheduler) and back.
   void block(int pool, const Slice& s);
   void unblock(int pool, const Slice& s);
+  // Every running job leaves (as finish() would) and the pools are replaced,
+  // blocked GPUs included; the queue, its order and the tenants stay. A driver
+  // that sees the whole cluster anew each pass (the platform) keeps its queue
+  // this way and adopts what runs afresh, instead of submitting every queued
+  // job again. Each request keeps the pool indices it was submitted with.
+  void replace_pools(std::vector<Cluster> pools);
+  // The cap on GPUs running jobs may hold (SchedulerConfig::gpu_cap), for the next pass.
+  void set_gpu_cap(int gpu_cap) { cfg_.gpu_cap = gpu_cap; }
 
   SchedulePass schedule(double now);
 
   [[nodiscard]] const Cluster& pool(int p) const { return pools_[static_cast<std::size_t>(p)]; }
   [[nodiscard]] int pools() const { return static_cast<int>(pools_.size()); }
   [[nodiscard]] bool pending_empty() const { return queue_.empty(); }
+  // True while `id` is in the queue (submitted, not started, not withdrawn).
+  [[nodiscard]] bool queued(JobId id) const;
+  // The queued jobs in key order (priority, then seq, then id).
+  [[nodiscard]] std::vector<JobId> queued_jobs() const;
   // (expected end, job) of every running job, soonest first.
   [[nodiscard]] const std::set<std::pair<double, JobId>>& running() const { return running_; }
   // Tenants with at least one queued job.
@@ -160,6 +172,7 @@ class OnlineScheduler {
   [[nodiscard]] QueueKey key_of(const Entry& e) const { return {-e.request.priority, e.request.seq}; }
   [[nodiscard]] int need_on_one_node(const Request& r) const;
   [[nodiscard]] const std::vector<int>& pools_of(const Request& r) const;
+  void count_pools();
   void enqueue(JobId id);
   void dequeue(JobId id);
   [[nodiscard]] std::optional<JobId> head() const;

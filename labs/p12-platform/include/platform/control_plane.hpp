@@ -29,6 +29,7 @@
 #include "cluster_sim/online_scheduler.hpp"
 #include "platform/licence_policy.hpp"
 #include "platform/model.hpp"
+#include "platform/scheduler.hpp"
 #include "platform/slurm_executor.hpp"
 #include "platform/store.hpp"
 
@@ -173,6 +174,7 @@ class ControlPlane {
   std::map<std::pair<std::string, int>, std::map<int, gpulab::Json>> rendezvous_;
   std::int64_t next_seq_ = 1;
   bool dirty_ = true;  // something the scheduler should look at
+  Scheduler scheduler_;  // its queue is kept between passes (schedule_locked)
   double last_licence_refresh_ = 0;
   // Metrics.
   std::uint64_t submitted_total_ = 0;

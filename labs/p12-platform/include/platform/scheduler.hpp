@@ -14,9 +14,19 @@
 // inventory each pass: a device that is missing, unhealthy, not certified by
 // conformance for the job's dtype, on a lost or draining node, or held by a
 // task is a taken GPU bit. A pass costs O(nodes) to build plus O(G log N) per job.
+//
+// The control plane keeps one Scheduler between passes: the queue (P06's
+// ordered tree of pending jobs and their tenants) stays, and a pass applies
+// what changed since the last one — jobs that joined or left the queue — while
+// the pools and the running jobs, which the live inventory and the tasks
+// define, are rebuilt. schedule() is the same pass on a new Scheduler; the two
+// give the same plan for the same input (scheduler_test.cpp checks it after
+// random sequences of changes).
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -66,6 +76,37 @@ struct Plan {
 // submission order). Jobs earlier in that order get devices first; a job that
 // does not fit does not block later ones that do.
 Plan schedule(const SchedulerInput& in, const std::vector<const Job*>& queue);
+
+// A plan as text, one line per decision and preemption, every field: what
+// tests and the benchmark compare two plans by.
+std::string plan_text(const Plan& plan);
+
+// schedule() with the queue kept from one pass to the next. A queued job is
+// known by its id and seq; one whose spec changed is submitted again. The kept
+// queue is used when `queue` is in strictly increasing seq (the control
+// plane's order: ids are "j-" and the seq), the backends with devices and the
+// order and preemption settings are those of the last pass; otherwise the
+// pass starts from an empty queue, as schedule() does.
+class Scheduler {
+ public:
+  Scheduler();
+  ~Scheduler();
+  Scheduler(Scheduler&&) noexcept;
+  Scheduler& operator=(Scheduler&&) noexcept;
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  Plan pass(const SchedulerInput& in, const std::vector<const Job*>& queue);
+
+  // Seqs of the jobs the kept queue holds, in the order it serves them (for tests).
+  [[nodiscard]] std::vector<std::int64_t> queued() const;
+  // Passes that started from an empty queue (the first, and any after a change the queue cannot follow).
+  [[nodiscard]] int rebuilds() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Devices of `backend` on nodes that are ready, healthy and certified: what
 // the cluster could ever give one job (for "larger than the cluster" reasons).
