@@ -133,10 +133,10 @@ TEST_F(PlatformTest, AKilledAgentIsLostAndItsJobResumesFromTheCheckpointElsewher
                          60s));
   const std::string victim = api_->get("/v1/jobs/" + id).at("placement").at(0).at("node");
   cluster_->kill9(victim);
-  const auto killed = std::chrono::steady_clock::now();
+  // A deadline, not a measurement: the 3 s bound this had (timeout plus one tick) failed under
+  // ThreadSanitizer on the loaded CI machine. The rule itself is ControlPlaneTest's
+  // ANodeWithoutHeartbeatsIsLostAndItsJobMoves, on the control plane's own clock.
   ASSERT_TRUE(wait_until([&] { return node_state(victim) == "lost"; }, 10s));
-  // Within the timeout (1.5 s) plus one scheduler tick.
-  EXPECT_LT(std::chrono::steady_clock::now() - killed, 3s);
   job = wait_state(id, {"succeeded", "failed"}, 120s);
   ASSERT_EQ(job.at("state"), "succeeded") << job.dump();
   EXPECT_NE(job.at("placement").at(0).at("node"), victim);
