@@ -138,8 +138,8 @@ TEST_F(HttpServiceTest, PipelinedRequestsOnOneConnectionAreAllAnswered) {
 }
 
 // stop() from another thread, as the daemons' signal-waiting thread calls it: the accept
-// thread closes its own socket. httplib's stop() closed it on the caller's thread while the
-// accept thread polled it, which ThreadSanitizer reported (tsan-concurrent, exit 66).
+// thread closes its own socket (httplib's stop() closed it on the caller's thread while the
+// accept thread polled it).
 TEST(HttpServiceStop, AStopFromAnotherThreadEndsTheListen) {
   HttpService http;
   ASSERT_GT(http.bind("127.0.0.1:0"), 0);

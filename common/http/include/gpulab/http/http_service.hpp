@@ -46,9 +46,10 @@ class HttpService : public httplib::Server {
   bool listen_after_bind();
   // Asks the server to stop, from any thread (a signal-waiting thread, a test), before or
   // while it listens; returns at once. httplib's own stop() closes the listening socket on
-  // the calling thread while the accept thread polls it (a race on the descriptor that
-  // ThreadSanitizer reports): this one leaves the close to the accept thread itself, which
-  // looks at the request after each accepted connection and every kStopPoll while idle.
+  // the calling thread while the accept thread may be inside poll() or accept() on that
+  // number, which the next open() can reuse; and it does nothing before the loop runs. This
+  // one leaves the close to the accept thread itself, which looks at the request after each
+  // accepted connection and every kStopPoll while idle.
   // Hides httplib::Server::stop(), which is not virtual: call it through HttpService.
   void stop();
   static constexpr std::chrono::milliseconds kStopPoll{50};
