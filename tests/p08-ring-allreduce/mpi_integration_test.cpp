@@ -16,8 +16,10 @@ std::string mpirun_command(const std::string& args) {
   // CI runs as root; Open MPI refuses that unless told it is intended. Under
   // the asan preset, LeakSanitizer reports Open MPI's own allocations (libmpi
   // and its dlopen'ed components free nothing at MPI_Finalize), so leak
-  // checking is off for these runs only; the forked-rank tests cover our code.
-  return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" timeout 120 ") + mpiexec +
+  // checking is off for these runs only; the forked-rank tests cover our code. The
+  // timeout stops a hung mpirun short of ctest's 600 s (a straggler run took over 120 s
+  // under ThreadSanitizer on the loaded 2-core machine).
+  return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" timeout 540 ") + mpiexec +
          " --oversubscribe -np 4 " + GPULAB_BIN_DIR + "/ring-allreduce " + args + " 2>&1";
 }
 

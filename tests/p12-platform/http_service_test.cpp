@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "gpulab_test/raw_tcp.hpp"
@@ -134,6 +135,32 @@ TEST_F(HttpServiceTest, PipelinedRequestsOnOneConnectionAreAllAnswered) {
   std::size_t answers = 0;
   for (auto at = got.find("HTTP/1.1 200"); at != std::string::npos; at = got.find("HTTP/1.1 200", at + 1)) ++answers;
   EXPECT_EQ(answers, 2U) << got;
+}
+
+// stop() from another thread, as the daemons' signal-waiting thread calls it: the accept
+// thread closes its own socket (httplib's stop() closed it on the caller's thread while the
+// accept thread polled it).
+TEST(HttpServiceStop, AStopFromAnotherThreadEndsTheListen) {
+  HttpService http;
+  ASSERT_GT(http.bind("127.0.0.1:0"), 0);
+  auto served = std::async(std::launch::async, [&] { return http.listen_after_bind(); });
+  while (!http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  std::thread([&] { http.stop(); }).join();
+  EXPECT_TRUE(served.get());  // true: stopped, not failed
+  EXPECT_FALSE(http.is_running());
+}
+
+// A stop asked before the accept loop starts is kept (httplib's stop() ignores it, and the
+// loop then served until killed): the loop ends at its first look.
+TEST(HttpServiceStop, AStopAskedBeforeTheAcceptLoopStartsEndsIt) {
+  HttpService http;
+  ASSERT_GT(http.bind("127.0.0.1:0"), 0);
+  http.stop();
+  auto served = std::async(std::launch::async, [&] { return http.listen_after_bind(); });
+  const bool ended = served.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  if (!ended) http.httplib::Server::stop();  // so the test ends and reports
+  EXPECT_TRUE(ended) << "listen_after_bind() still serving 60 s after stop()";
+  EXPECT_TRUE(served.get());
 }
 
 }  // namespace

@@ -59,6 +59,10 @@ class PlatformTest : public ::testing::Test {
     ASSERT_TRUE(wait_until([&] { return static_cast<int>(api_->get("/v1/nodes").size()) == agents; }, 10s));
   }
 
+  // A 400-step training job run to its end, resumed or moved on the way: over 120 s, and once
+  // over 180 s, under ThreadSanitizer on the loaded 2-core machine.
+  static constexpr std::chrono::seconds kLongTrainDeadline{400};
+
   Json wait_state(const std::string& id, std::initializer_list<std::string_view> states, std::chrono::seconds t = 60s) {
     return wait_for_job(*api_, id, states, t);
   }
@@ -133,11 +137,11 @@ TEST_F(PlatformTest, AKilledAgentIsLostAndItsJobResumesFromTheCheckpointElsewher
                          60s));
   const std::string victim = api_->get("/v1/jobs/" + id).at("placement").at(0).at("node");
   cluster_->kill9(victim);
-  const auto killed = std::chrono::steady_clock::now();
+  // A deadline, not a measurement: the 3 s bound this had (timeout plus one tick) failed under
+  // ThreadSanitizer on the loaded CI machine. The rule itself is ControlPlaneTest's
+  // ANodeWithoutHeartbeatsIsLostAndItsJobMoves, on the control plane's own clock.
   ASSERT_TRUE(wait_until([&] { return node_state(victim) == "lost"; }, 10s));
-  // Within the timeout (1.5 s) plus one scheduler tick.
-  EXPECT_LT(std::chrono::steady_clock::now() - killed, 3s);
-  job = wait_state(id, {"succeeded", "failed"}, 120s);
+  job = wait_state(id, {"succeeded", "failed"}, kLongTrainDeadline);
   ASSERT_EQ(job.at("state"), "succeeded") << job.dump();
   EXPECT_NE(job.at("placement").at(0).at("node"), victim);
   EXPECT_GE(job.at("restarts").get<int>(), 1);
@@ -228,7 +232,7 @@ TEST_F(PlatformTest, AHighPriorityJobPreemptsTrainingWhichResumesFromItsCheckpoi
   const auto high = api_->post("/v1/jobs", high_spec.dump()).at("id").get<std::string>();
   const auto h = wait_state(high, {"succeeded", "failed"});
   EXPECT_EQ(h.at("state"), "succeeded") << h.dump();
-  const auto l = wait_state(low, {"succeeded", "failed"}, 180s);
+  const auto l = wait_state(low, {"succeeded", "failed"}, kLongTrainDeadline);
   ASSERT_EQ(l.at("state"), "succeeded") << l.dump();
   EXPECT_EQ(l.at("preemptions"), 1) << l.dump();
   EXPECT_EQ(l.at("restarts"), 0) << l.dump();
@@ -300,7 +304,7 @@ TEST_F(PlatformTest, AnXid79StopsTheTaskAndTheJobMovesToAHealthyDevice) {
   const auto res = agent.Post("/v1/faults", "xid:79:" + device.substr(device.find(':') + 1), "text/plain");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
-  const auto job = wait_state(id, {"succeeded", "failed"}, 120s);
+  const auto job = wait_state(id, {"succeeded", "failed"}, kLongTrainDeadline);
   ASSERT_EQ(job.at("state"), "succeeded") << job.dump();
   EXPECT_NE(job.at("placement").at(0).at("device"), device);
   EXPECT_GT(job.at("result").at("resumed_from").get<int>(), 0);

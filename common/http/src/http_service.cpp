@@ -11,6 +11,26 @@
 #include "gpulab/errors.hpp"
 
 namespace gpulab::http {
+namespace {
+
+// httplib's accept-side queue (one thread that hands sockets to the pool), with a hook that
+// runs on the accept thread: httplib calls enqueue() there after each accept, and on_idle()
+// there after each idle interval without a connection.
+class AcceptQueue : public httplib::ThreadPool {
+ public:
+  explicit AcceptQueue(std::function<void()> on_accept_thread)
+      : httplib::ThreadPool(1), on_accept_thread_(std::move(on_accept_thread)) {}
+  void enqueue(std::function<void()> fn) override {
+    httplib::ThreadPool::enqueue(std::move(fn));
+    on_accept_thread_();
+  }
+  void on_idle() override { on_accept_thread_(); }
+
+ private:
+  std::function<void()> on_accept_thread_;
+};
+
+}  // namespace
 
 void reuse_address_only(socket_t sock) {
   const int yes = 1;
@@ -21,8 +41,10 @@ HttpService::HttpService(const HttpLimits& limits)
     : limits_(limits),
       connections_(std::max<std::size_t>(2, limits.threads), limits.max_idle_connections,
                    [this](Connection c) { serve(std::move(c)); }) {
-  // httplib's own queue only passes accepted sockets to the pool: one thread.
-  new_task_queue = [] { return new httplib::ThreadPool(1); };
+  // httplib's own queue only passes accepted sockets to the pool: one thread. It also
+  // carries out stop() on the accept thread, which wakes every kStopPoll to look.
+  new_task_queue = [this] { return new AcceptQueue([this] { stop_if_asked(); }); };
+  set_idle_interval(kStopPoll);
   set_socket_options(reuse_address_only);
   // Without it a request's body waits for the ACK of its headers (Nagle vs
   // delayed ACK): 40 ms per request.
@@ -36,6 +58,12 @@ bool HttpService::listen_after_bind() {
   const bool ok = httplib::Server::listen_after_bind();
   connections_.shutdown();
   return ok;
+}
+
+void HttpService::stop() { stop_asked_ = true; }
+
+void HttpService::stop_if_asked() {
+  if (stop_asked_) httplib::Server::stop();  // this thread polls the socket: closing it here races nothing
 }
 
 bool HttpService::process_and_close_socket(socket_t sock) {

@@ -158,7 +158,8 @@ TEST_F(NetnsPlatformTest, ADownedLinkIsALostNodeAndTheGangResumesOnTheOthers) {
   // Within the timeout (1.5 s) plus one scheduler tick.
   EXPECT_LT(detect, 3s);
 
-  const auto job = wait_state(id, {"succeeded", "failed"}, 60s);
+  // Generous: the resumed gang ran past 60 s under ThreadSanitizer on the loaded machine.
+  const auto job = wait_state(id, {"succeeded", "failed"}, 400s);
   ASSERT_EQ(job.at("state"), "succeeded") << job.dump();
   for (const auto& p : job.at("placement")) EXPECT_NE(p.at("node"), victim);
   EXPECT_GE(job.at("restarts").get<int>(), 1);

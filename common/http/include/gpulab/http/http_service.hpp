@@ -12,6 +12,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -43,14 +44,27 @@ class HttpService : public httplib::Server {
   int bind(const std::string& host, int port);
   // Serves until stop(); returns after the requests in flight are answered.
   bool listen_after_bind();
+  // Asks the server to stop, from any thread (a signal-waiting thread, a test), before or
+  // while it listens; returns at once. httplib's own stop() closes the listening socket on
+  // the calling thread while the accept thread may be inside poll() or accept() on that
+  // number, which the next open() can reuse; and it does nothing before the loop runs. This
+  // one leaves the close to the accept thread itself, which looks at the request after each
+  // accepted connection and every kStopPoll while idle.
+  // Hides httplib::Server::stop(), which is not virtual: call it through HttpService.
+  void stop();
+  static constexpr std::chrono::milliseconds kStopPoll{50};
 
  private:
   // httplib hands each accepted socket here (on its one accept-side thread).
   bool process_and_close_socket(socket_t sock) override;
   void serve(Connection c);
 
+  // Runs on the accept thread: httplib's stop() once stop() was asked for.
+  void stop_if_asked();
+
   HttpLimits limits_;
   ConnectionPool connections_;
+  std::atomic<bool> stop_asked_{false};
 };
 
 }  // namespace gpulab::http
