@@ -3,6 +3,7 @@
 // it the way nccl-tests does. The tables come from src/*_report.cpp.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +80,16 @@ int main(int argc, char** argv) {
   app.add_option("--compute-ms", o.compute_ms, "--overlap: backward compute per bucket, ms")->capture_default_str();
   app.add_option("--kill-rank", o.kill_rank, "Failure demo: this rank exits mid-collective");
   app.add_option("--kill-step", o.kill_step, "... at the start of this ring step (0 .. 2(N-1)-1)");
+  app.add_option("--fatal-rank", o.fatal_rank,
+                 "Fatal-error demo: this rank's device context is lost (an injected sticky error, like "
+                 "cudaErrorIllegalAddress) and it exits with status 4")
+      ->check(gpulab::whole_in<int>(0, 63));
+  app.add_option("--fatal-step", o.fatal_step, "... at the start of this ring step of the first attempt")
+      ->check(gpulab::whole_in<int>(0, 125));
+  app.add_option("--max-restarts", o.max_restarts,
+                 "Supervisor: restart every rank this many times after one exits with status 4, 0..10")
+      ->check(gpulab::whole_in<int>(0, 10))
+      ->capture_default_str();
   app.add_option("--timeout-ms", o.timeout_ms, "Watchdog: fail when no byte moves for this long (0 = wait forever)")
       ->capture_default_str();
   app.add_option("--steps", o.steps,
@@ -108,6 +119,13 @@ int main(int argc, char** argv) {
   app.add_option("--listen-addr", o.listen_addr,
                  "Under mpirun: this rank's numeric IPv4 address for the ring's TCP connections")
       ->capture_default_str();
+  app.add_option("--rank-netns", o.rank_netns,
+                 "Ranks on separate hosts: rank r runs in network namespace r of this comma-separated list "
+                 "(ip netns names; needs root)")
+      ->delimiter(',');
+  app.add_option("--iface", o.iface,
+                 "With --rank-netns: the interface the ring's connections use, in NCCL_SOCKET_IFNAME's syntax "
+                 "(prefixes, =exact, ^exclude; overrides that variable; default: NCCL's rule, printed)");
   gpulab::add_metrics_out_flag(app, o.metrics_out,
                                "the byte-count run's per-rank all-reduce metrics (operations, timeouts, seconds, bytes) "
                                "and, with the straggler check, each rank's step times and score");
@@ -125,10 +143,14 @@ int main(int argc, char** argv) {
       o.mpi = mpi.get();
       o.world = mpi->world();  // MPI decides the world; --world is ignored
       if (o.world < 2) throw gpulab::UsageError("under mpirun the ring needs at least 2 ranks (mpirun -np 2 or more)");
-      if (o.kill_rank >= 0 || o.world_sweep)
-        throw gpulab::UsageError("--kill-rank and --world-sweep fork their own ranks; run them without mpirun");
+      if (o.kill_rank >= 0 || o.world_sweep || o.supervised())
+        throw gpulab::UsageError(
+            "--kill-rank, --fatal-rank, --max-restarts and --world-sweep fork their own ranks; run them without mpirun");
     }
     o.slow_factor_set = slow_factor->count() > 0;
+    if (const char* env = std::getenv("NCCL_SOCKET_IFNAME")) o.iface_env = env;
+    if (mpi && !o.rank_netns.empty())
+      throw gpulab::UsageError("--rank-netns forks its own ranks into namespaces; run it without mpirun");
     if (o.slow_rank >= 0 && o.steps == 0) o.steps = ring::kDefaultSteps;
     if (o.compare_mpi && !mpi)
       throw gpulab::UsageError("--compare-mpi times MPI_Allreduce, so it needs a run under mpirun");

@@ -9,6 +9,8 @@
 #include "gpulab/number_format.hpp"
 #include "gpulab/table.hpp"
 #include "ring_allreduce/commands.hpp"
+#include "ring_allreduce/fatal_error.hpp"
+#include "ring_allreduce/interface_report.hpp"
 #include "ring_allreduce/metrics_out.hpp"
 
 namespace ring {
@@ -54,7 +56,7 @@ int report_failure(const RunOptions& o, const std::vector<RankOutcome>& ranks, J
 }  // namespace
 
 int run_headline(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Exposition& metrics) {
-  const HeadlineSpec spec{o.size, dtype, o.kill_rank, o.kill_step};
+  const HeadlineSpec spec{o.size, dtype, o.kill_rank, o.kill_step, o.fatal_rank, o.fatal_step};
   const std::string type = dtype == DType::kF64 ? "doubles" : "floats";
   if (o.print()) fmt::print("ring all-reduce: world={}, vector={} {}\n", o.world, o.size, type);
   if (o.print() && o.mpi != nullptr)
@@ -66,9 +68,27 @@ int run_headline(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Expo
                "the survivors will wait forever, like NCCL without NCCL_TIMEOUT (Ctrl-C to stop)\n",
                o.kill_rank);
   std::fflush(stdout);
-  const auto ranks = launch(o, o.world, headline_job(spec));
+  const Supervised run = supervise(
+      [&](int attempt) {
+        HeadlineSpec s = spec;
+        if (attempt > 1) s.fatal_rank = s.fatal_step = -1;  // a new process has a new context: the error is gone
+        return launch(o, o.world, headline_job(s));
+      },
+      o.max_restarts);
+  const auto& ranks = run.attempts.back();
   if (ranks.empty()) return gpulab::kExitOk;  // an MPI rank other than 0: rank 0 reports
+  if (o.supervised()) metrics.merge(supervisor_metrics(run, o.world));
+  if (o.print()) print_attempts(run);
+  if (run.gave_up()) {
+    doc["failure"] = {{"fatal_rank", o.fatal_rank}, {"fatal_step", o.fatal_step}, {"restarts", run.restarts()},
+                      {"max_restarts", o.max_restarts}};
+    if (o.print())
+      fmt::print("FAIL: a rank exited with the fatal device status {} and no restart is left\n", kFatalDeviceExitCode);
+    return gpulab::kExitCheckFailed;
+  }
+  if (o.supervised()) doc["restarts"] = run.restarts();
   metrics.merge(headline_metrics(ranks));
+  metrics.merge(interface_metrics(ranks, o.size * dtype_size(dtype), o.world));
   if (!std::all_of(ranks.begin(), ranks.end(), finished)) return report_failure(o, ranks, doc);
 
   const auto h = fold_headline(ranks);
@@ -82,6 +102,7 @@ int run_headline(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Expo
                      {"correct", correct},        {"expected_sum", h.expected}, {"ring_bytes_per_rank", h.ring_bytes},
                      {"naive_bytes_per_rank", h.naive_bytes}, {"bound_bytes", bound}, {"ring_vs_bound", vs_bound},
                      {"naive_over_ring", fewer}, {"byte_count_failures", fails}};
+  if (const auto nics = interfaces_json(ranks, o.size * elem, o.world); !nics.is_null()) doc["headline"]["interfaces"] = nics;
   if (o.print()) {
     fmt::print("  correctness: {} (every rank's result == sum 1..{} = {})\n", correct ? "PASS" : "FAIL", o.world,
                h.expected);
@@ -90,6 +111,7 @@ int run_headline(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Expo
     fmt::print("  per-rank volume vs 2(N-1)/N*V bound: {:.2f}x  (1.00 = bandwidth-optimal)\n", vs_bound);
     fmt::print("  ring moves {:.1f}x fewer bytes than naive all-gather\n", fewer);
     for (const auto& f : fails) fmt::print("  FAIL: {}\n", f);
+    print_interfaces(ranks, o.size * elem, o.world);
   }
   return correct && fails.empty() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
 }

@@ -10,6 +10,7 @@
 #include "gpulab/stats.hpp"
 #include "gpulab/timing.hpp"
 #include "ring_allreduce/chunks.hpp"
+#include "ring_allreduce/fatal_error.hpp"
 
 namespace ring {
 namespace {
@@ -32,6 +33,10 @@ gpulab::Json headline_rank(Transport& t, const HeadlineSpec& spec) {
   if (spec.kill_rank == t.rank())
     kill = [&](int step) {
       if (step == spec.kill_step) ::_exit(kKilledExitCode);
+    };
+  if (spec.fatal_rank == t.rank())
+    kill = [&](int step) {
+      if (step == spec.fatal_step) exit_on_fatal_device_error(t.rank(), step);
     };
 
   std::vector<T> v(spec.count, fill);

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "gpulab/errors.hpp"
+#include "ring_allreduce/rank_netns.hpp"
 
 namespace ring {
 namespace {
@@ -41,6 +42,8 @@ void write_all(int fd, const std::string& text) {
   listeners.clear();  // close the other ranks' listeners in this process
   gpulab::Json report;
   try {
+    // On its own "host": the connections it opens leave through that namespace's interfaces.
+    if (!opts.rank_netns.empty()) enter_netns(opts.rank_netns[static_cast<std::size_t>(rank)]);
     Transport t = connect_mesh(rank, endpoints, std::move(mine), opts.timeout, Clock::now() + opts.setup_timeout,
                                opts.transport);
     report = run_rank_job(t, job);
@@ -75,10 +78,23 @@ std::vector<RankOutcome> launch_local(const LaunchOptions& opts, const RankJob& 
   if (const std::string why = memory_problem(opts.world, job.memory, available_memory_bytes()); !why.empty())
     throw gpulab::UsageError(why);
   const auto n = static_cast<std::size_t>(opts.world);
+  if (!opts.rank_netns.empty() && opts.rank_netns.size() != n)
+    throw std::invalid_argument("launch_local: one network namespace per rank");
   std::vector<Listener> listeners;
   std::vector<Endpoint> endpoints;
+  std::vector<IfaceChoice> picks(n);
   for (std::size_t r = 0; r < n; ++r) {
-    listeners.push_back(listen_tcp("127.0.0.1", opts.world));
+    if (opts.rank_netns.empty()) {
+      listeners.push_back(listen_tcp("127.0.0.1", opts.world));
+    } else {
+      try {
+        const NetnsSeat seat(opts.rank_netns[r]);  // the socket is created in the rank's namespace
+        picks[r] = choose_interface(ipv4_interfaces(), opts.iface_spec, opts.iface_source);
+        listeners.push_back(listen_tcp(picks[r].iface.address, opts.world));
+      } catch (const std::runtime_error& e) {
+        throw gpulab::UsageError(fmt::format("rank {} (--rank-netns {}): {}", r, opts.rank_netns[r], e.what()));
+      }
+    }
     endpoints.push_back({listeners.back().address, listeners.back().port});
   }
 
@@ -118,7 +134,12 @@ std::vector<RankOutcome> launch_local(const LaunchOptions& opts, const RankJob& 
   listeners.clear();
 
   std::vector<RankOutcome> out(n);
-  for (std::size_t r = 0; r < n; ++r) out[r].rank = static_cast<int>(r);
+  for (std::size_t r = 0; r < n; ++r) {
+    out[r].rank = static_cast<int>(r);
+    out[r].iface = picks[r].iface.name;
+    out[r].address = picks[r].iface.address;
+    out[r].iface_rule = picks[r].rule;
+  }
   const auto settled = [&](const Child& c) { return c.reported || c.ended; };
   bool trouble = false;
   Clock::time_point kill_at = Clock::time_point::max();

@@ -23,6 +23,20 @@ void validate(const RunOptions& o) {
   if (o.kill_step >= steps)
     throw gpulab::UsageError(fmt::format("--kill-step {}: a ring all-reduce on {} ranks has steps 0..{}", o.kill_step,
                                          o.world, steps - 1));
+  if ((o.fatal_rank >= 0) != (o.fatal_step >= 0))
+    throw gpulab::UsageError("--fatal-rank and --fatal-step go together");
+  if (o.fatal_rank >= o.world)
+    throw gpulab::UsageError(fmt::format("--fatal-rank {} is not a rank of a world of {}", o.fatal_rank, o.world));
+  if (o.fatal_step >= steps)
+    throw gpulab::UsageError(fmt::format("--fatal-step {}: a ring all-reduce on {} ranks has steps 0..{}",
+                                         o.fatal_step, o.world, steps - 1));
+  if (o.fatal_rank >= 0 && o.timeout_ms == 0)
+    throw gpulab::UsageError(
+        "--fatal-rank needs --timeout-ms: the other ranks' watchdog is what ends their wait for the dead rank");
+  if (o.fatal_rank >= 0 && o.kill_rank >= 0)
+    throw gpulab::UsageError("--fatal-rank and --kill-rank are separate demos: run one at a time");
+  if (o.max_restarts < 0 || o.max_restarts > 10)
+    throw gpulab::UsageError(fmt::format("--max-restarts {}: use 0..10", o.max_restarts));
   if (o.slow_factor_set && o.slow_rank < 0)
     throw gpulab::UsageError("--slow-factor needs --slow-rank (the rank to slow down)");
   if (o.slow_rank >= o.world)
@@ -31,8 +45,21 @@ void validate(const RunOptions& o) {
     throw gpulab::UsageError(fmt::format(
         "the straggler check needs at least 3 ranks (--world {}): with 2, each is as far from the median as the other",
         o.world));
+  if (o.straggler() && o.fatal_rank >= 0)
+    throw gpulab::UsageError("--fatal-rank and the straggler check (--steps, --slow-rank) are separate demos: run one at a time");
   if (o.straggler() && o.kill_rank >= 0)
     throw gpulab::UsageError("--kill-rank and the straggler check (--steps, --slow-rank) are separate demos: run one at a time");
+  if (!o.rank_netns.empty()) {
+    if (o.rank_netns.size() != static_cast<std::size_t>(o.world))
+      throw gpulab::UsageError(fmt::format("--rank-netns names {} namespaces for a world of {}: one per rank",
+                                           o.rank_netns.size(), o.world));
+    for (const auto& ns : o.rank_netns)
+      if (ns.empty()) throw gpulab::UsageError("--rank-netns: an empty namespace name");
+    if (o.world_sweep) throw gpulab::UsageError("--world-sweep changes the world size; --rank-netns fixes it: run one");
+  }
+  if (!o.iface.empty() && o.rank_netns.empty())
+    throw gpulab::UsageError(
+        "--iface picks the interface between hosts: it needs --rank-netns (ranks on one host talk over loopback)");
   if (o.buckets < 1 || o.buckets > 4096) throw gpulab::UsageError("--buckets must be 1..4096");
   if (!(o.compute_ms >= 0) || o.compute_ms > 10'000) throw gpulab::UsageError("--compute-ms must be 0..10000");
   if (o.sweep_min == 0 || o.sweep_min > o.sweep_max || o.sweep_max > (std::size_t{1} << 30))
@@ -71,6 +98,14 @@ LaunchOptions launch_options(const RunOptions& o, int world) {
   l.world = world;
   l.timeout = std::chrono::milliseconds(o.timeout_ms);
   l.transport = transport_options(o);
+  l.rank_netns = o.rank_netns;
+  if (!o.iface.empty()) {
+    l.iface_spec = o.iface;
+    l.iface_source = "--iface";
+  } else if (!o.iface_env.empty()) {
+    l.iface_spec = o.iface_env;
+    l.iface_source = "NCCL_SOCKET_IFNAME";
+  }
   return l;
 }
 

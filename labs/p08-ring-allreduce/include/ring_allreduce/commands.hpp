@@ -40,6 +40,9 @@ struct RunOptions {
   int kill_rank = -1;
   int kill_step = -1;
   int timeout_ms = 0;
+  int fatal_rank = -1;    // fatal-error demo (fatal_error.hpp): this rank's device context is lost ...
+  int fatal_step = -1;    // ... at the start of this ring step of the first attempt
+  int max_restarts = 0;   // the supervisor restarts the world this often after a fatal exit
   int steps = 0;        // straggler check: timed steps (0: off, or kDefaultSteps with --slow-rank)
   int slow_rank = -1;   // straggler check: the rank to slow down
   double slow_factor = 5.0;
@@ -47,6 +50,11 @@ struct RunOptions {
   bool compare_mpi = false;
   int rounds = 1;  // timing: rounds of interleaved rows, median reported
   std::string listen_addr = "127.0.0.1";
+  // Ranks on separate hosts (one network namespace each) and the interface
+  // their connections use: --iface, else NCCL_SOCKET_IFNAME, else NCCL's default.
+  std::vector<std::string> rank_netns;
+  std::string iface;
+  std::string iface_env;  // NCCL_SOCKET_IFNAME as main read it
   std::string transport = "auto";
   int spin_us = -1;  // shared-memory wait: spin before sleeping (-1: auto)
   std::string metrics_out;
@@ -55,6 +63,7 @@ struct RunOptions {
   [[nodiscard]] bool root() const { return mpi == nullptr || mpi->rank() == 0; }
   [[nodiscard]] bool print() const { return root() && !common.json; }
   [[nodiscard]] bool straggler() const { return steps > 0 || slow_rank >= 0; }
+  [[nodiscard]] bool supervised() const { return fatal_rank >= 0 || max_restarts > 0; }
 };
 
 // Steps the straggler check times when --slow-rank is given without --steps.

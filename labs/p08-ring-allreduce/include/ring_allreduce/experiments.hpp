@@ -20,6 +20,10 @@ struct HeadlineSpec {
   DType dtype = DType::kF64;
   int kill_rank = -1;  // failure demo: this rank exits at the start of ring step kill_step
   int kill_step = -1;
+  // fatal-error demo: this rank hits an injected sticky device error at the start
+  // of ring step fatal_step and exits with kFatalDeviceExitCode (fatal_error.hpp)
+  int fatal_rank = -1;
+  int fatal_step = -1;
 };
 RankJob headline_job(const HeadlineSpec& spec);
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpulab/json.hpp"
+#include "ring_allreduce/iface_select.hpp"
 #include "ring_allreduce/memory_budget.hpp"
 #include "ring_allreduce/transport.hpp"
 
@@ -27,6 +28,14 @@ struct LaunchOptions {
   std::chrono::milliseconds timeout{0};  // collective watchdog; 0 = wait forever
   std::chrono::milliseconds setup_timeout{30'000};
   TransportOptions transport;
+  // Empty: every rank on this host, over 127.0.0.1. Otherwise one network
+  // namespace per rank (rank_netns.hpp): rank r runs in rank_netns[r] and
+  // listens on the interface iface_spec picks there (iface_select.hpp, the
+  // NCCL_SOCKET_IFNAME syntax; empty = NCCL's default rule); iface_source
+  // names where the spec came from, for messages.
+  std::vector<std::string> rank_netns;
+  std::string iface_spec;
+  std::string iface_source = "--iface";
 };
 
 // What one rank does once connected (it runs in the child process), and the
@@ -54,6 +63,11 @@ struct RankOutcome {
   std::vector<int> suspects; // kFailed: ranks it found dead
   int exit_code = -1;        // -1 when killed by a signal
   double seconds = 0;        // from launch until the launcher saw the rank end
+  // With rank_netns: the interface the rank's ring connections use, its
+  // address, and the rule that chose it; empty otherwise.
+  std::string iface;
+  std::string address;
+  std::string iface_rule;
 };
 
 // Runs `job` on `opts.world` forked ranks and waits for all of them. Throws
