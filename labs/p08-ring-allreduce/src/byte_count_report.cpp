@@ -78,6 +78,7 @@ int run_headline(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Expo
   const auto& ranks = run.attempts.back();
   if (ranks.empty()) return gpulab::kExitOk;  // an MPI rank other than 0: rank 0 reports
   if (o.supervised()) metrics.merge(supervisor_metrics(run, o.world));
+  metrics.merge(headline_metrics(ranks));  // the last attempt's ranks
   if (o.print()) print_attempts(run);
   if (run.gave_up()) {
     doc["failure"] = {{"fatal_rank", o.fatal_rank}, {"fatal_step", o.fatal_step}, {"restarts", run.restarts()},
@@ -87,7 +88,6 @@ int run_headline(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Expo
     return gpulab::kExitCheckFailed;
   }
   if (o.supervised()) doc["restarts"] = run.restarts();
-  metrics.merge(headline_metrics(ranks));
   metrics.merge(interface_metrics(ranks, o.size * dtype_size(dtype), o.world));
   if (!std::all_of(ranks.begin(), ranks.end(), finished)) return report_failure(o, ranks, doc);
 
@@ -102,7 +102,8 @@ int run_headline(const RunOptions& o, DType dtype, Json& doc, gpulab::prom::Expo
                      {"correct", correct},        {"expected_sum", h.expected}, {"ring_bytes_per_rank", h.ring_bytes},
                      {"naive_bytes_per_rank", h.naive_bytes}, {"bound_bytes", bound}, {"ring_vs_bound", vs_bound},
                      {"naive_over_ring", fewer}, {"byte_count_failures", fails}};
-  if (const auto nics = interfaces_json(ranks, o.size * elem, o.world); !nics.is_null()) doc["headline"]["interfaces"] = nics;
+  if (const auto nics = interfaces_json(ranks, o.size * elem, o.world); !nics.is_null())
+    doc["headline"]["interfaces"] = nics;
   if (o.print()) {
     fmt::print("  correctness: {} (every rank's result == sum 1..{} = {})\n", correct ? "PASS" : "FAIL", o.world,
                h.expected);
