@@ -53,6 +53,11 @@ step kernels-4096-json "$bin/cuda-kernels" --n 4096 --json --kernels naive,tiled
 step kernels-no-tail-guard "$bin/cuda-kernels" --no-tail-guard --kernels vec_add
 step kernels-drop-second-sync "$bin/cuda-kernels" --drop-second-sync --kernels tiled --reps 20
 step kernels-ptxas "$bin/cuda-kernels" ptxas
+# The host-pointer pitfall: which call reports the fault, asynchronous launches against
+# CUDA_LAUNCH_BLOCKING=1 (on a GPU with HMM/ATS the kernel may reach host memory and nothing fails).
+step pitfall-host-pointer "$bin/cuda-kernels" --pitfall host-pointer
+step pitfall-host-pointer-json "$bin/cuda-kernels" --pitfall host-pointer --json
+step pitfall-host-pointer-blocking env CUDA_LAUNCH_BLOCKING=1 "$bin/cuda-kernels" --pitfall host-pointer
 step coalescing "$bin/coalescing-bench"
 step coalescing-json "$bin/coalescing-bench" --json
 

@@ -8,6 +8,7 @@
 #include <gpulab/json.hpp>
 #include <optional>
 
+#include "kernels/pitfall_report.hpp"
 #include "kernels/report.hpp"
 #include "kernels/roofline_plot.hpp"
 
@@ -75,6 +76,11 @@ int main(int argc, char** argv) {
   app.add_flag("--drop-second-sync", mo.drop_second_sync,
                "Guided breakage: the tiled matmul without its second __syncthreads(); every run is "
                "verified");
+  std::string pitfall;
+  app.add_option("--pitfall", pitfall,
+                 "Guided breakage: host-pointer (a kernel handed a host std::vector's address; which "
+                 "call reports it, with and without CUDA_LAUNCH_BLOCKING=1)")
+      ->check(CLI::IsMember({"host-pointer"}));
   app.add_option("--rtol", mo.tolerance.rtol,
                  "Relative tolerance of the elementwise check, 0..1 (0: bit equality, which GPU "
                  "FMAs break)")
@@ -170,6 +176,14 @@ int main(int argc, char** argv) {
       return gpulab::kExitOk;
     }
 
+    if (!pitfall.empty()) {  // host-pointer, the only one CLI11 lets through
+      const auto run = kernels::run_host_pointer_pitfall(std::size_t{1} << 20);
+      if (common.json)
+        gpulab::print_json(kernels::host_pointer_json(run));
+      else
+        fmt::print("{}", kernels::render_host_pointer(run));
+      return gpulab::kExitOk;
+    }
     check_n(mo.n);
     mo.tail_guard = !no_tail_guard;
     if (no_tail_guard && vec_n_opt->count() == 0)

@@ -4,7 +4,10 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <stdexcept>
 #include <utility>
 
@@ -34,6 +37,12 @@ __global__ void vec_add(const float* a, const float* b, float* c, int n) {
 __global__ void copy_kernel(const float* in, float* out, long long n) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i];
+}
+
+// The host-pointer pitfall's kernel: nothing in it says where p points.
+__global__ void scale_in_place(float* p, long long n, float factor) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) p[i] *= factor;
 }
 
 // One thread per C element, every operand from global memory. B's column read
@@ -337,6 +346,26 @@ KernelResources matmul_resources(MatmulKernel kernel) {
   r.occupancy = max_threads > 0
                     ? static_cast<double>(r.blocks_per_sm * r.threads_per_block) / max_threads
                     : 0.0;
+  return r;
+}
+
+HostPointerRun run_host_pointer_pitfall(std::size_t n) {
+  open_device();  // device 0; no GPU: gpulab::Unsupported, exit 77
+  HostPointerRun r;
+  r.n = n;
+  const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+  r.launch_blocking = blocking != nullptr && std::string(blocking) == "1";
+  int pageable = 0;
+  GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, 0));
+  r.pageable_access = pageable != 0;
+  std::vector<float> host(n, 1.0f);
+  const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
+  // The pitfall: a host address where the kernel expects a device one.
+  scale_in_place<<<blocks, 256>>>(host.data(), static_cast<long long>(n), 2.0f);
+  r.after_launch = cudaGetErrorName(cudaGetLastError());
+  r.at_sync = cudaGetErrorName(cudaDeviceSynchronize());
+  r.after_sync = cudaGetErrorName(cudaGetLastError());
+  r.host_doubled = std::all_of(host.begin(), host.end(), [](float v) { return v == 2.0f; });
   return r;
 }
 

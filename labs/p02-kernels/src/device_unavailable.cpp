@@ -28,5 +28,8 @@ TimedRun run_matmul(MatmulKernel, const std::vector<float>&, const std::vector<f
 KernelResources matmul_resources(MatmulKernel) {
   unavailable();
 }
+HostPointerRun run_host_pointer_pitfall(std::size_t) {
+  unavailable();
+}
 
 }  // namespace kernels

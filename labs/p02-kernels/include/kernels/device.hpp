@@ -60,4 +60,21 @@ struct KernelResources {
 // Not available for kCublas (throws std::invalid_argument).
 KernelResources matmul_resources(MatmulKernel kernel);
 
+// The host-pointer pitfall (--pitfall host-pointer): scale_in_place, a kernel
+// that doubles n floats in place, launched with the address of a host
+// std::vector instead of a device buffer. Nothing at build time can tell: a
+// kernel's pointer parameter is just an address, and ptxas compiles the loads
+// and stores as global-memory accesses either way. What happens is read from
+// the runtime, at each call that can report it:
+struct HostPointerRun {
+  std::size_t n = 0;
+  bool launch_blocking = false;  // CUDA_LAUNCH_BLOCKING=1: every launch waits for its kernel
+  bool pageable_access = false;  // cudaDevAttrPageableMemoryAccess: the GPU may read malloc'd memory (HMM/ATS)
+  std::string after_launch;      // cudaGetLastError() right after the <<<>>> launch (an error name)
+  std::string at_sync;           // cudaDeviceSynchronize(), the first call that waits for the kernel
+  std::string after_sync;        // cudaGetLastError() once more: a sticky error is still there
+  bool host_doubled = false;     // every host element was doubled (the kernel did reach host memory)
+};
+HostPointerRun run_host_pointer_pitfall(std::size_t n);
+
 }  // namespace kernels
