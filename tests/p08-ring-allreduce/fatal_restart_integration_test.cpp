@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -71,6 +72,53 @@ TEST_F(FatalRestart, WithNoRestartLeftTheRunFails) {
   const auto e = gpulab_test::read_exposition(prom_);
   EXPECT_EQ(value(e, "allreduce_fatal_device_errors_total", {{"rank", "0"}}), 1.0);
   EXPECT_EQ(value(e, "allreduce_restarts_total", {}), 0.0);
+}
+
+// The drill as a test (docs/runbooks/worker-fatal-device-error.md): the values a real run
+// wrote, scraped once a minute after 10 quiet minutes, through the SLO pack's rules. The
+// ticket opens for the rank that hit the error and no other; a healthy supervised run
+// (the same flags, no injection) opens nothing.
+TEST_F(FatalRestart, TheRunsMetricsOpenTheTicketForThatRankOnly) {
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not found (apt-get install prometheus)";
+  const fs::path healthy = prom_.string() + ".healthy";
+  auto r = gpulab_test::run_program("ring-allreduce", "--world 4 --fatal-rank 2 --fatal-step 3 --timeout-ms 500 "
+                                                      "--max-restarts 1 --metrics-out " + prom_.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  r = gpulab_test::run_program("ring-allreduce", "--world 4 --timeout-ms 500 --max-restarts 1 --metrics-out " +
+                                                     healthy.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string series;
+  std::string firing;
+  for (const auto& [file, job] : {std::pair{prom_, std::string("faulted")}, std::pair{healthy, std::string("healthy")}}) {
+    const auto e = gpulab_test::read_exposition(file);
+    for (int rank = 0; rank < 4; ++rank) {
+      const auto v = value(e, "allreduce_fatal_device_errors_total", {{"rank", std::to_string(rank)}});
+      ASSERT_TRUE(v.has_value()) << file << " rank " << rank;
+      series += "      - series: 'allreduce_fatal_device_errors_total{instance=\"trainer-0\",job=\"" + job +
+                "\",rank=\"" + std::to_string(rank) + "\"}'\n        values: '_x10 " + std::to_string(*v) + "x20'\n";
+      if (*v > 0)
+        firing += "          - labels: 'ALERTS{alertname=\"WorkerFatalDeviceError\",alertstate=\"firing\",instance=\"trainer-0\","
+                  "job=\"" + job + "\",rank=\"" + std::to_string(rank) + "\",severity=\"ticket\"}'\n            value: 1\n";
+    }
+    const auto restarts = value(e, "allreduce_restarts_total", {});
+    ASSERT_TRUE(restarts.has_value()) << file;
+    series += "      - series: 'allreduce_restarts_total{instance=\"trainer-0\",job=\"" + job + "\"}'\n        values: '_x10 " +
+              std::to_string(*restarts) + "x20'\n";
+  }
+  EXPECT_EQ(firing.find("job=\"healthy\""), std::string::npos) << firing;
+  EXPECT_NE(firing.find("job=\"faulted\",rank=\"2\""), std::string::npos) << firing;
+  const fs::path rules = fs::path(GPULAB_LAB_DIR) / "../p10-exporter/slo/rules/fatal.rules.yml";
+  const fs::path test = prom_.string() + ".test.yml";
+  std::ofstream(test) << "rule_files:\n  - " << fs::weakly_canonical(rules).string()
+                      << "\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n"
+                      << series << "    promql_expr_test:\n"
+                      << "      - expr: ALERTS{alertstate=\"firing\"}\n        eval_time: 9m\n        exp_samples: []\n"
+                      << "      - expr: ALERTS{alertstate=\"firing\"}\n        eval_time: 12m\n        exp_samples:\n"
+                      << firing;
+  const auto p = gpulab_test::run_command("promtool test rules '" + test.string() + "'", gpulab_test::Stderr::kMerged);
+  fs::remove(test);
+  fs::remove(healthy);
+  EXPECT_EQ(p.exit_code, 0) << p.out;
 }
 
 TEST_F(FatalRestart, TheFlagsAreCheckedBeforeAnyRankStarts) {
