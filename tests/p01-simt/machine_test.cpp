@@ -165,3 +165,37 @@ TEST(Faults, AbsurdSizesAreUsageErrors) {
   c.mem_words = 0;
   EXPECT_THROW(run_source("TID r0\n", c), gpulab::UsageError);
 }
+
+// The assembler decodes a program once for all its runs; a Program built or
+// edited by hand carries no decoded form, and run() decodes it itself. Both
+// must run identically, on every kernel, with several warps and a pitfall on.
+TEST(Decode, APreDecodedAndAHandBuiltProgramRunAlike) {
+  for (const char* name : {"uniform", "warp_uniform", "even_odd", "max_divergent", "nested", "vote_any",
+                           "even_odd_selp"}) {
+    const simt::Program assembled = simt::load_builtin(name);
+    ASSERT_NE(assembled.decoded, nullptr) << name;
+    simt::Program by_hand{assembled.name, assembled.code, nullptr};
+    for (const bool unmasked : {false, true}) {
+      Config c;
+      c.warps = 3;
+      c.pitfalls.unmasked_writes = unmasked;
+      const auto a = run(assembled, c);
+      const auto b = run(by_hand, c);
+      EXPECT_EQ(a.mem, b.mem) << name;
+      EXPECT_EQ(a.stats.issues, b.stats.issues) << name;
+      EXPECT_EQ(a.stats.lane_cycles, b.stats.lane_cycles) << name;
+      EXPECT_EQ(a.stats.cycles, b.stats.cycles) << name;
+      for (std::size_t w = 0; w < a.warps.size(); ++w) EXPECT_EQ(a.warps[w].regs, b.warps[w].regs) << name << w;
+    }
+  }
+}
+
+// An edited Program whose decoded form no longer matches its code (a different
+// length) is decoded afresh rather than run from the stale form.
+TEST(Decode, AProgramEditedToADifferentLengthIsDecodedAfresh) {
+  simt::Program p = simt::assemble("TID r0\nST r0, r0\n", "t.simt");
+  p.code.pop_back();  // no ST left: memory stays zero
+  const auto r = run(p);
+  EXPECT_EQ(r.stats.issues, 1u);
+  for (std::size_t t = 0; t < 32; ++t) EXPECT_EQ(r.mem[t], 0) << t;
+}

@@ -93,6 +93,26 @@ TEST(FastBackend, ConcurrentCallersOnOneContextEachGetTheirOwnResult) {
   EXPECT_EQ(passed.load(), 12);
 }
 
+TEST(FastBackend, ConcurrentCallersOfASharedBPanelEachFinish) {
+  // Big enough for two parts split by rows, so B is packed once for both
+  // parts; a caller that finds the pool busy runs its parts one after the
+  // other, and its first part must then pack the whole panel (no waiting on a
+  // group nobody claimed).
+  ScopedThreads threads("2");
+  hal::Registry reg;
+  ASSERT_TRUE(reg.load(backend("fast")));
+  const hal::Backend& fast = *reg.find("fast");
+  std::atomic<int> passed{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t)
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < 2; ++i)
+        if (hal::check_matmul(fast, DType::kF32, 256 + t, 130, 140, 70 + t * 2 + i).pass) ++passed;
+    });
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(passed.load(), 6);
+}
+
 TEST(OpenclBackend, EdgeSizesMatchTheReference) {
   if (!hal_test::built("opencl"))
     GTEST_SKIP() << "opencl backend not built (no OpenCL headers/ICD loader)";

@@ -10,6 +10,7 @@
 #include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/text.hpp"
+#include "decode.hpp"
 #include "opcode_table.hpp"
 
 namespace simt {
@@ -48,8 +49,9 @@ class Assembler {
 
   Program run() {
     collect_lines_and_labels();
-    Program program{file_, {}};
+    Program program{file_, {}, nullptr};
     for (const auto& src : lines_) program.code.push_back(encode(src));
+    program.decoded = std::make_shared<const DecodedCode>(DecodedCode{decode(program)});
     return program;
   }
 

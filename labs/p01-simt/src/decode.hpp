@@ -44,6 +44,10 @@ struct DecodedOp {
   std::int64_t imm = 0;      // LI value or the ALU immediate
 };
 
+struct DecodedCode {
+  std::vector<DecodedOp> ops;
+};
+
 std::vector<DecodedOp> decode(const Program& program);
 
 }  // namespace simt

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -40,7 +41,9 @@ void store(std::int64_t* p, V v) { std::memcpy(p, &v, sizeof v); }
 // then kept where the lane's all-ones select word says so. The select words
 // are rebuilt only when the write mask changes, which in a divergent region is
 // once per path, not once per instruction. Each chunk of four lanes is read
-// whole before its result is stored, so rd may be ra or rb.
+// whole before its result is stored, so rd may be ra or rb. A mask of a few
+// lanes (a case body of a switch, where each lane takes its own case) skips
+// the blend: only those lanes' words are computed and stored.
 class Blend {
  public:
   template <class F>
@@ -50,6 +53,15 @@ class Blend {
       return;
     }
     if (mask != mask_) rebuild(mask);
+    if (sparse_) {
+      // Lanes are independent (a lane's result reads only that lane of its
+      // sources), so storing one lane cannot change the next one's value.
+      for (LaneMask m = mask; m != 0; m &= m - 1) {
+        const auto l = static_cast<std::size_t>(std::countr_zero(m));
+        dst[l] = static_cast<std::int64_t>(lanes(l / kPerV)[l % kPerV]);
+      }
+      return;
+    }
     for (std::size_t c = 0; c < kChunks; ++c) {
       const V keep = select_[c];
       store(&dst[c * kPerV], (lanes(c) & keep) | (load(&dst[c * kPerV]) & ~keep));
@@ -57,20 +69,37 @@ class Blend {
   }
 
  private:
+  static constexpr int kSparseLanes = 4;
+  // The 16 four-lane select patterns: rebuilding is one load per chunk.
+  static constexpr std::array<std::array<std::uint64_t, kPerV>, 16> kNibbles = [] {
+    std::array<std::array<std::uint64_t, kPerV>, 16> t{};
+    for (std::size_t n = 0; n < 16; ++n)
+      for (std::size_t l = 0; l < kPerV; ++l) t[n][l] = (n >> l) & 1 ? ~std::uint64_t{0} : 0;
+    return t;
+  }();
   void rebuild(LaneMask mask) {
     mask_ = mask;
-    const V bits = V{} + mask;
-    for (std::size_t c = 0; c < kChunks; ++c) select_[c] = -((bits >> (V{0, 1, 2, 3} + c * kPerV)) & 1);
+    LaneMask rest = mask;  // clear the lowest kSparseLanes lanes: none left means sparse
+    for (int i = 0; i < kSparseLanes; ++i) rest &= rest - 1;
+    sparse_ = rest == 0;
+    if (sparse_) return;
+    for (std::size_t c = 0; c < kChunks; ++c)
+      std::memcpy(&select_[c], kNibbles[(mask >> (c * kPerV)) & 15].data(), sizeof(V));
   }
   LaneMask mask_ = kFullMask;
+  bool sparse_ = false;
   std::array<V, kChunks> select_{};
 };
 
-// Lanes whose value is zero, as a mask (BRZ's predicate).
+// Lanes whose value is zero, as a mask (BRZ's and VOTE_ANY's predicate): each
+// chunk's compare gives all-ones lanes, and one shift per chunk moves its
+// four bits to their lane positions (a compare, an and, a shift and an or per
+// four lanes, instead of a compare and a shift per lane).
 LaneMask zero_lanes(const Lanes& v) {
-  LaneMask zero = 0;
-  for (std::size_t l = 0; l < kWarpSize; ++l) zero |= static_cast<LaneMask>(v[l] == 0) << l;
-  return zero;
+  V bits{};
+  for (std::size_t c = 0; c < kChunks; ++c)
+    bits |= (reinterpret_cast<V>(load(&v[c * kPerV]) == 0) & V{1, 2, 4, 8}) << (c * kPerV);
+  return static_cast<LaneMask>(bits[0] | bits[1] | bits[2] | bits[3]);
 }
 
 template <class F>
@@ -102,11 +131,24 @@ void check_backward(const Program& p, const Instruction& ins, const Warp& w, std
                               "make the loop condition warp-uniform", target, p.code[w.stack.top().branch_pc].line));
 }
 
+// What an issue reads besides the warp, copied out of RunState once per
+// slice: held in locals, they cannot alias the lanes and words the issue
+// stores (int64 stores may alias the uint64 fields of Config and RunStats, so
+// reading them through references reloaded them on every issue).
+struct Hot {
+  const Program& program;  // for fault messages
+  const DecodedOp* code;
+  std::int64_t* mem;
+  std::size_t mem_words;
+  std::uint64_t load_busy;  // 1 + load latency
+  Pitfalls bug;
+};
+
 // Executes w.pc's instruction with w.mask, updates pc/mask/stack, and returns
 // the cycles before the warp may issue again (1, or 1 + load latency after LD).
-[[gnu::always_inline]] inline std::uint64_t execute(Warp& w, RunState& run, Blend& blend) {
+[[gnu::always_inline]] inline std::uint64_t execute(Warp& w, const Hot& run, Blend& blend) {
   const DecodedOp& op = run.code[w.pc];
-  const Pitfalls& bug = run.config.pitfalls;
+  const Pitfalls& bug = run.bug;
   // Masks gate writes, never reads. The unmasked-writes bug lets every lane commit.
   const LaneMask write = bug.unmasked_writes ? kFullMask : w.mask;
   std::uint32_t next_pc = w.pc + 1;
@@ -182,18 +224,18 @@ void check_backward(const Program& p, const Instruction& ins, const Warp& w, std
       for (LaneMask m = write; m != 0; m &= m - 1) {
         const int l = std::countr_zero(m);
         const auto addr = w.reg(op.ra, l);
-        check_address(run.program, run.program.code[w.pc], addr, run.mem.size(), l, "LD");
+        check_address(run.program, run.program.code[w.pc], addr, run.mem_words, l, "LD");
         w.regs[op.rd][static_cast<std::size_t>(l)] = run.mem[static_cast<std::size_t>(addr)];
       }
       ++w.loads;
-      busy = 1 + static_cast<std::uint64_t>(run.config.load_latency);
+      busy = run.load_busy;
       break;
     }
     case Kind::kSt: {
       for (LaneMask m = write; m != 0; m &= m - 1) {  // on an address conflict the highest lane wins
         const int l = std::countr_zero(m);
         const auto addr = w.reg(op.ra, l);
-        check_address(run.program, run.program.code[w.pc], addr, run.mem.size(), l, "ST");
+        check_address(run.program, run.program.code[w.pc], addr, run.mem_words, l, "ST");
         run.mem[static_cast<std::size_t>(addr)] = w.reg(op.rb, l);
       }
       break;
@@ -248,35 +290,51 @@ void check_backward(const Program& p, const Instruction& ins, const Warp& w, std
 
 }  // namespace
 
-// Cloned for AVX2 and the baseline x86-64, picked once at load time: the 32
+// Cloned for x86-64-v3 (AVX2, BMI2, POPCNT) and the baseline x86-64, picked once at load time: the 32
 // 64-bit lanes of an ALU op are 8 AVX2 operations instead of 16 SSE2 ones.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 std::uint64_t issue_slice(Warp& w, bool stay, RunState& run, std::uint64_t cycle) {
-  RunStats& s = run.stats;
+  const Hot hot{run.program,
+                run.code.data(),
+                run.mem.data(),
+                run.mem.size(),
+                1 + static_cast<std::uint64_t>(run.config.load_latency),
+                run.config.pitfalls};
   const std::size_t size = run.code.size();
+  const std::uint64_t max_issues = run.config.max_issues;
+  const auto& on_issue = run.config.on_issue;
+  const bool trace = static_cast<bool>(on_issue);
+  // The counters live in registers for the slice and are written back once.
+  std::uint64_t issues = run.stats.issues;
+  std::uint64_t lane_cycles = run.stats.lane_cycles;
+  const std::uint64_t issues_before = issues;
   Blend blend;
   // The live-lane count changes only with the mask: recount only then.
   LaneMask counted = w.mask;
   auto live = static_cast<std::uint64_t>(std::popcount(counted));
   for (;;) {
-    if (s.issues == run.config.max_issues) [[unlikely]]
+    if (issues == max_issues) [[unlikely]]
       throw SimtError(fmt::format("{}: runtime error: more than {} issues (a loop that never ends?); raise --max-issues",
-                                  run.program.name, run.config.max_issues));
+                                  run.program.name, max_issues));
     // Every issue costs one slot whatever its mask; util% counts the live lanes.
-    ++s.issues;
-    ++w.issues;
+    ++issues;
     if (w.mask != counted) {
       counted = w.mask;
       live = static_cast<std::uint64_t>(std::popcount(counted));
     }
-    s.lane_cycles += live;
-    if (run.config.on_issue) run.config.on_issue({cycle, w.id, w.pc, w.mask, &run.program.code[w.pc]});
-    const std::uint64_t busy = execute(w, run, blend);
-    w.ready_cycle = cycle + busy;
+    lane_cycles += live;
+    if (trace) on_issue({cycle, w.id, w.pc, w.mask, &run.program.code[w.pc]});
+    const std::uint64_t busy = execute(w, hot, blend);
     ++cycle;
-    if (!stay || busy != 1 || w.pc >= size) return cycle;
+    if (!stay || busy != 1 || w.pc >= size) {
+      w.ready_cycle = cycle - 1 + busy;
+      w.issues += issues - issues_before;
+      run.stats.issues = issues;
+      run.stats.lane_cycles = lane_cycles;
+      return cycle;
+    }
   }
 }
 

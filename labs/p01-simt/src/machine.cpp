@@ -77,8 +77,11 @@ RunResult run(const Program& program, const Config& config) {
   for (int i = 0; i < config.warps; ++i) result.warps[static_cast<std::size_t>(i)].id = i;
 
   RunStats& s = result.stats;
-  const std::vector<DecodedOp> code = decode(program);
-  RunState state{program, code, result.mem, config, s};
+  // The assembler's decoded form, unless the Program was built or edited by hand.
+  std::vector<DecodedOp> decoded_here;
+  const bool pre_decoded = program.decoded != nullptr && program.decoded->ops.size() == program.code.size();
+  if (!pre_decoded) decoded_here = decode(program);
+  RunState state{program, pre_decoded ? program.decoded->ops : decoded_here, result.mem, config, s};
   Scheduler scheduler(result.warps, program.code.size(), config.policy);
   // The scheduler picks the warp that just issued again as long as it stays
   // eligible under greedy-then-oldest, and always with one warp: then the

@@ -58,13 +58,14 @@ gpulab::Expected<Allocation> CachingAllocator::allocate_segment(std::uint64_t ro
   ++stats_.device_mallocs;
   Block* b = block_pool_.make();
   b->addr = *base;
-  b->size = seg_bytes;
+  b->pool = pool;
+  resize(b, seg_bytes);
   b->segment = &segments_.emplace(*base, Segment{seg_bytes, pool, 1, 0, tick_}).first->second;
   b->stream = stream;
-  b->pool = pool;
   blocks_.insert(*base, b);
   stats_.reserved_bytes += seg_bytes;
   stats_.reserved_by_pool[pool_index(pool)] += seg_bytes;
+  stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
   ++stats_.segments;
   return take(b, false, rounded, requested, stream);
 }
@@ -73,15 +74,15 @@ gpulab::Expected<Allocation> CachingAllocator::allocate_segment(std::uint64_t ro
 void CachingAllocator::split(Block* b, std::uint64_t rounded) {
   Block* rest = block_pool_.make();
   rest->addr = b->addr + rounded;
-  rest->size = b->size - rounded;
+  rest->pool = b->pool;
+  resize(rest, b->size - rounded);
   rest->segment = b->segment;
   rest->prev = b;
   rest->next = b->next;
   rest->stream = b->stream;
-  rest->pool = b->pool;
   if (b->next != nullptr) b->next->prev = rest;
   b->next = rest;
-  b->size = rounded;
+  resize(b, rounded);
   bin_insert(rest);
   blocks_.insert(rest->addr, rest);
   ++rest->segment->blocks;
@@ -103,7 +104,7 @@ Block* CachingAllocator::merge_free_neighbours(Block* self) {
   if (mergeable(self->next)) {
     Block* n = self->next;
     bin_erase(n);
-    self->size += n->size;
+    resize(self, self->size + n->size);
     self->next = n->next;
     if (n->next != nullptr) n->next->prev = self;
     drop_block(n);
@@ -113,7 +114,7 @@ Block* CachingAllocator::merge_free_neighbours(Block* self) {
   if (mergeable(self->prev)) {
     Block* p = self->prev;
     bin_erase(p);
-    p->size += self->size;
+    resize(p, p->size + self->size);
     p->next = self->next;
     if (self->next != nullptr) self->next->prev = p;
     --p->segment->blocks;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,9 +41,17 @@ struct Instruction {
   std::string text;          // the source text, for --trace
 };
 
+// The executor's form of `code` (src/decode.hpp), built once when the program
+// is assembled: a run of a short kernel would otherwise spend a tenth of its
+// time decoding. Shared, so copies of a Program share it too.
+struct DecodedCode;
+
 struct Program {
   std::string name;  // file name, for diagnostics
   std::vector<Instruction> code;
+  // Set by assemble(); a Program built by hand (or whose `code` was edited
+  // afterwards) leaves it empty or resets it, and run() then decodes `code` itself.
+  std::shared_ptr<const DecodedCode> decoded;
 };
 
 std::string_view mnemonic(Opcode op);

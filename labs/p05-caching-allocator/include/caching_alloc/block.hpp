@@ -32,7 +32,9 @@ struct Block {
   Block* left = nullptr;
   Block* right = nullptr;
   bool red = false;
-  std::uint16_t bin = 0;  // index of the bin it sits in while free (pool x size class)
+  // The bin of its pool and size class (pool x kBinStride + class), the one it
+  // sits in while free; set with the size (CachingAllocator::resize).
+  std::uint16_t bin = 0;
   StreamId stream = 0;    // the stream it was last allocated on
   Pool pool = Pool::kSmall;
   bool allocated = false;

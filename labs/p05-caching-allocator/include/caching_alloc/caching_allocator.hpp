@@ -112,6 +112,9 @@ class CachingAllocator {
   [[nodiscard]] std::string check_invariants() const;
 
  private:
+  // Every change of a block's size goes through here, so its bin index
+  // always matches its size and a free does not recompute the size class.
+  static void resize(Block* b, std::uint64_t size);
   void bin_insert(Block* b);
   void bin_erase(Block* b);
   [[nodiscard]] Block* find_cached(Pool pool, std::uint64_t rounded, StreamId stream,
@@ -126,7 +129,6 @@ class CachingAllocator {
   Block* merge_free_neighbours(Block* b);
   void drop_block(Block* b);
   std::size_t release_free_segments(std::uint64_t min_idle_ticks, bool count_as_idle);
-  void note_peaks();
   static constexpr std::size_t pool_index(Pool p) { return static_cast<std::size_t>(p); }
   // The refusals live out of line so the inline hot paths carry no formatting code.
   [[noreturn, gnu::noinline, gnu::cold]] static void refuse_request(std::uint64_t bytes);
@@ -154,12 +156,15 @@ class CachingAllocator {
 // instructions of an alloc+free pair. The misses, splits and merges it
 // reaches stay out of line in caching_allocator.cpp.
 
+inline void CachingAllocator::resize(Block* b, std::uint64_t size) {
+  b->size = size;
+  b->bin = static_cast<std::uint16_t>(pool_index(b->pool) * kBinStride +
+                                      static_cast<std::size_t>(size_class(size)));
+}
+
 [[gnu::always_inline]] inline void CachingAllocator::bin_insert(Block* b) {
-  const std::size_t pool = pool_index(b->pool);
-  const int c = size_class(b->size);
-  b->bin = static_cast<std::uint16_t>(pool * kBinStride + static_cast<std::size_t>(c));
   bins_[b->bin].insert(b);
-  nonempty_[pool] |= std::uint32_t{1} << c;
+  nonempty_[b->bin / kBinStride] |= std::uint32_t{1} << (b->bin % kBinStride);
 }
 
 [[gnu::always_inline]] inline void CachingAllocator::bin_erase(Block* b) {
@@ -232,7 +237,9 @@ class CachingAllocator {
   ++stats_.active_blocks;
   ++stats_.allocs;
   if (from_cache) ++stats_.bin_hits;
-  note_peaks();
+  // Only allocated bytes grow here; the reserved peak moves with a new
+  // segment, in allocate_segment.
+  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
 
   out.addr = b->addr;
   out.size = b->size;
@@ -240,11 +247,6 @@ class CachingAllocator {
   out.stream = stream;
   out.from_cache = from_cache;
   return out;
-}
-
-[[gnu::always_inline]] inline void CachingAllocator::note_peaks() {
-  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
-  stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
 }
 
 [[gnu::always_inline]] inline void CachingAllocator::free(std::uint64_t addr) {

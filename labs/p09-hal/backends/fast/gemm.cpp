@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <vector>
 
 extern "C" {
 #include <gpulab_hal/gpulab_hal.h>
@@ -78,12 +80,76 @@ Packed packed(std::uint64_t floats) {
   return Packed(static_cast<float*>(std::aligned_alloc(64, bytes)));
 }
 
-// One thread's share: C[i0:i1, j0:j1] over the whole of k, with its own
-// packing buffers (each thread packs the B panel of its columns and the A
-// blocks of its rows: no barrier between threads).
+// All of B packed once for threads that split C by rows: every thread needs
+// the whole of B, and packing it in each thread packed it once per thread
+// (at N = 256 on two threads, a third of all packing). Each kc slice of B is
+// cut into groups of slivers; a thread that reaches a slice claims groups from
+// the slice's counter and packs them until none is left, then computes,
+// waiting only for a group another thread is still packing. No thread waits
+// for a group nobody claimed (it claims what is left before it computes), so
+// when the pool runs the parts one after another the first packs everything.
+class SharedB {
+ public:
+  // Groups of 4 slivers (64 columns): long enough runs of each B row for
+  // pack_b's row-by-row copy, and several groups to share at N = 256.
+  static constexpr std::uint64_t kGroupCols = 4 * kNR;
+
+  SharedB(const Matrix& b, std::uint64_t k, std::uint64_t n, std::uint64_t kc)
+      : b_(b), k_(k), n_(n), kc_(kc), slices_((k + kc - 1) / kc),
+        groups_((n + kGroupCols - 1) / kGroupCols),
+        panel_(packed(slices_ * kc * ((n + kNR - 1) / kNR * kNR))),
+        claimed_(slices_), done_(slices_ * groups_) {}
+
+  [[nodiscard]] bool ok() const { return panel_ != nullptr; }
+  [[nodiscard]] std::uint64_t kc() const { return kc_; }
+
+  // Packs unclaimed groups of slice `s` until there are none left.
+  void pack_slice(std::uint64_t s) {
+    const std::uint64_t pc = s * kc_, kc = std::min(kc_, k_ - pc);
+    for (;;) {
+      const std::uint64_t g = claimed_[s].fetch_add(1);
+      if (g >= groups_) return;
+      const std::uint64_t j = g * kGroupCols;
+      pack_b(b_, pc, kc, j, std::min(kGroupCols, n_ - j), slice(s) + j * kc);
+      std::atomic<std::uint32_t>& flag = done_[s * groups_ + g];
+      flag.store(1, std::memory_order_release);
+      flag.notify_all();
+    }
+  }
+
+  // Slice `s`, packed as pack_b(b, s * kc, kc, 0, n) lays it out, once the
+  // group holding column `j` is packed.
+  const float* ready(std::uint64_t s, std::uint64_t j) {
+    std::atomic<std::uint32_t>& flag = done_[s * groups_ + j / kGroupCols];
+    // A short spin (the other thread is usually mid-copy), then a futex wait.
+    for (int i = 0; i < 4096 && flag.load(std::memory_order_acquire) == 0; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    while (flag.load(std::memory_order_acquire) == 0) flag.wait(0, std::memory_order_acquire);
+    return slice(s);
+  }
+
+ private:
+  [[nodiscard]] float* slice(std::uint64_t s) const {
+    return panel_.get() + s * kc_ * ((n_ + kNR - 1) / kNR * kNR);
+  }
+
+  const Matrix& b_;
+  std::uint64_t k_, n_, kc_, slices_, groups_;
+  Packed panel_;
+  std::vector<std::atomic<std::uint64_t>> claimed_;  // per slice: the next group to claim
+  std::vector<std::atomic<std::uint32_t>> done_;     // per slice and group: packed
+};
+
+// One thread's share: C[i0:i1, j0:j1] over the whole of k. It packs the A
+// blocks of its rows itself; B comes packed from `shared` (all of B, shared by
+// the threads of a split by rows), or the thread packs the B panel of its
+// columns into a buffer of its own (no waiting on another thread at all).
 bool gemm_block(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint64_t k,
                 std::uint64_t i0, std::uint64_t i1, std::uint64_t j0, std::uint64_t j1, float* c,
-                std::uint64_t ldc) {
+                std::uint64_t ldc, SharedB* shared) {
   if (i1 <= i0 || j1 <= j0) return true;
   if (k == 0) {
     for (std::uint64_t i = i0; i < i1; ++i) std::fill(c + i * ldc + j0, c + i * ldc + j1, 0.0f);
@@ -92,10 +158,11 @@ bool gemm_block(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint
   // The blocking's sizes are upper bounds; equal blocks of about that size
   // (256 rows with mc 252 as two blocks of 128, not 252 + 4) keep the last
   // block from being a thin one that pays a full pass over the B panel.
-  const Blocking bl{balanced(k, e.blocking.kc, 1), balanced(i1 - i0, e.blocking.mc, kMR),
-                    balanced(j1 - j0, e.blocking.nc, kNR)};
-  Packed bp = packed(bl.kc * bl.nc), ap = packed(bl.kc * bl.mc);
-  if (!bp || !ap) return false;
+  const Blocking bl{shared != nullptr ? shared->kc() : balanced(k, e.blocking.kc, 1),
+                    balanced(i1 - i0, e.blocking.mc, kMR),
+                    shared != nullptr ? j1 - j0 : balanced(j1 - j0, e.blocking.nc, kNR)};
+  Packed bp = shared != nullptr ? nullptr : packed(bl.kc * bl.nc), ap = packed(bl.kc * bl.mc);
+  if ((shared == nullptr && !bp) || !ap) return false;
   alignas(64) float edge[kMR * kNR];
   const MicroKernel kernel = e.kernel.kernel;
   for (std::uint64_t jc = j0; jc < j1; jc += bl.nc) {
@@ -103,13 +170,18 @@ bool gemm_block(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint
     for (std::uint64_t pc = 0; pc < k; pc += bl.kc) {
       const std::uint64_t kc = std::min(bl.kc, k - pc);
       const bool accumulate = pc > 0;
-      pack_b(b, pc, kc, jc, nc, bp.get());
+      const std::uint64_t slice = pc / bl.kc;
+      if (shared != nullptr) {
+        shared->pack_slice(slice);
+      } else {
+        pack_b(b, pc, kc, jc, nc, bp.get());
+      }
       for (std::uint64_t ic = i0; ic < i1; ic += bl.mc) {
         const std::uint64_t mc = std::min(bl.mc, i1 - ic);
         pack_a(a, ic, mc, pc, kc, ap.get());
         for (std::uint64_t jr = 0; jr < nc; jr += kNR) {
           const std::uint64_t nr = std::min(kNR, nc - jr);
-          const float* b_sliver = bp.get() + jr * kc;
+          const float* b_sliver = (shared != nullptr ? shared->ready(slice, jr) : bp.get()) + jr * kc;
           for (std::uint64_t ir = 0; ir < mc; ir += kMR) {
             const std::uint64_t mr = std::min(kMR, mc - ir);
             const float* a_sliver = ap.get() + ir * kc;
@@ -150,13 +222,22 @@ bool gemm(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint64_t m
   const auto by_work = static_cast<std::uint64_t>(std::max(1.0, flops / 4e6));
   const auto parts =
       static_cast<unsigned>(std::min<std::uint64_t>({e.pool->size(), by_work, units}));
+  // Threads that split C by rows all read the whole of B: pack it once for
+  // all of them when it is one panel wide (n <= nc; wider B is packed panel by
+  // panel in each thread, as on one thread).
+  std::optional<SharedB> shared;
+  if (split_rows && parts > 1 && k > 0 && n <= e.blocking.nc) {
+    shared.emplace(b, k, n, balanced(k, e.blocking.kc, 1));
+    if (!shared->ok()) return false;
+  }
   std::atomic<bool> ok{true};
   e.pool->run(parts, [&](unsigned t) {
     const std::uint64_t extent = split_rows ? m : n;
     const std::uint64_t lo = std::min(extent, units * t / parts * unit);
     const std::uint64_t hi = std::min(extent, units * (t + 1) / parts * unit);
-    const bool done = split_rows ? gemm_block(e, a, b, k, lo, hi, 0, n, c, n)
-                                 : gemm_block(e, a, b, k, 0, m, lo, hi, c, n);
+    SharedB* const sb = shared ? &*shared : nullptr;
+    const bool done = split_rows ? gemm_block(e, a, b, k, lo, hi, 0, n, c, n, sb)
+                                 : gemm_block(e, a, b, k, 0, m, lo, hi, c, n, nullptr);
     if (!done) ok.store(false);
   });
   return ok.load();
