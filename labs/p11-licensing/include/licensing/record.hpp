@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpulab/cli.hpp"
+#include "gpulab/errors.hpp"
 #include "licensing/civil_date.hpp"
 
 namespace licensing {
