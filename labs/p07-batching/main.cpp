@@ -86,6 +86,22 @@ int main(int argc, char** argv) {
   app.add_option("--depths", mo.depths, "Batch depths of the goodput sweep")
       ->delimiter(',')
       ->capture_default_str();
+  app.add_option("--kv-blocks", mo.kv_blocks,
+                 "Page the continuous runs' KV as P12's serving engine does, in a pool of this many "
+                 "blocks (blocks on demand, preemption by recompute; 0: unlimited)")
+      ->capture_default_str();
+  app.add_option("--block-size", mo.block_size, "Tokens per KV block (with --kv-blocks)")
+      ->capture_default_str();
+  app.add_flag("--prefix-cache", mo.prefix_cache,
+               "With --kv-blocks: reuse computed full blocks of earlier identical prefixes");
+  app.add_option("--shared-fraction", s.setup.workload.shared_fraction,
+                 "Fraction of requests with a system prompt")
+      ->capture_default_str();
+  app.add_option("--system-prompts", s.setup.workload.system_prompts,
+                 "Distinct system prompts (Zipf popularity)")
+      ->capture_default_str();
+  app.add_option("--system-tokens", s.setup.workload.system_tokens, "Tokens per system prompt")
+      ->capture_default_str();
   app.add_option("--plot", plot,
                  "Write throughput and goodput against batch depth to this SVG (gnuplot)");
 
