@@ -89,7 +89,7 @@ MainReport run_main(const ServerSetup& s, const MainOptions& o) {
   validate(s);
   for (const auto d : o.depths)
     if (d == 0 || d > 100'000) throw gpulab::UsageError("--depths entries must be in 1..100000");
-  if (o.kv_blocks > 0 && (o.block_size == 0 || o.kv_blocks * o.block_size > (std::size_t{1} << 28)))
+  if (o.kv_blocks > 0 && (o.block_size == 0 || o.kv_blocks > (std::size_t{1} << 28) / o.block_size))
     throw gpulab::UsageError("--block-size must be >= 1 and --kv-blocks x --block-size at most 2^28 tokens");
   if (o.prefix_cache && o.kv_blocks == 0)
     throw gpulab::UsageError("--prefix-cache needs --kv-blocks (the cache lives in the KV pool)");
