@@ -87,9 +87,10 @@ int main(int argc, char** argv) {
   app.add_option("--depths", mo.depths, "Batch depths of the goodput sweep")
       ->delimiter(',')
       ->capture_default_str();
-  app.add_option("--kv-blocks", mo.kv_blocks,
-                 "Page the continuous runs' KV as P12's serving engine does, in a pool of this many "
-                 "blocks (blocks on demand, preemption by recompute; 0: unlimited)")
+  app.add_option(
+         "--kv-blocks", mo.kv_blocks,
+         "Page the continuous runs' KV as P12's serving engine does, in a pool of this many "
+         "blocks (blocks on demand, preemption by recompute; 0: unlimited)")
       ->check(gpulab::whole_in<std::size_t>(0, std::size_t{1} << 28))
       ->capture_default_str();
   app.add_option("--block-size", mo.block_size, "Tokens per KV block (with --kv-blocks)")

@@ -41,8 +41,8 @@ TEST(CompareSimCli, TheTableNamesEachRun) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* line :
        {"\nfit:     step_ms = ", "\nmeasured (engine) ", "\nbatching-sim, fit x max_batch ",
-        "\nbatching-sim, sim fit ", "\nsim fit, unlimited KV ", "\nsim kv:  the engine's 1024 blocks",
-        "\n  error "})
+        "\nbatching-sim, sim fit ", "\nsim fit, unlimited KV ",
+        "\nsim kv:  the engine's 1024 blocks", "\n  error "})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << " in\n" << r.out;
 }
 

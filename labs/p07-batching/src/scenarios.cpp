@@ -58,9 +58,11 @@ std::string workload_line(const ServerSetup& s, const std::string& trace, std::s
   if (!trace.empty()) return fmt::format("workload: {} requests replayed from {}", n, trace);
   const auto& w = s.workload;
   return fmt::format(
-      "workload: {} requests, Poisson {} req/s, prompt U{{{}..{}}}, output U{{{}..{}}} tokens, "
-      "seed {}",
-      w.requests, w.rate_per_s, w.prompt_min, w.prompt_max, w.output_min, w.output_max, s.seed) +
+             "workload: {} requests, Poisson {} req/s, prompt U{{{}..{}}}, output U{{{}..{}}} "
+             "tokens, "
+             "seed {}",
+             w.requests, w.rate_per_s, w.prompt_min, w.prompt_max, w.output_min, w.output_max,
+             s.seed) +
          (w.shared_fraction > 0
               ? fmt::format("; {:.0f}% start with one of {} system prompts of {} tokens",
                             100 * w.shared_fraction, w.system_prompts, w.system_tokens)
@@ -90,7 +92,8 @@ MainReport run_main(const ServerSetup& s, const MainOptions& o) {
   for (const auto d : o.depths)
     if (d == 0 || d > 100'000) throw gpulab::UsageError("--depths entries must be in 1..100000");
   if (o.kv_blocks > 0 && (o.block_size == 0 || o.kv_blocks > (std::size_t{1} << 28) / o.block_size))
-    throw gpulab::UsageError("--block-size must be >= 1 and --kv-blocks x --block-size at most 2^28 tokens");
+    throw gpulab::UsageError(
+        "--block-size must be >= 1 and --kv-blocks x --block-size at most 2^28 tokens");
   if (o.prefix_cache && o.kv_blocks == 0)
     throw gpulab::UsageError("--prefix-cache needs --kv-blocks (the cache lives in the KV pool)");
   const std::vector<Request> reqs =

@@ -22,15 +22,19 @@ hal::DeviceBuffer& BatchForward::buffer(std::size_t slot, std::size_t floats) {
   return dev_[slot];
 }
 
-void BatchForward::upload(hal::DeviceBuffer& dst, const std::vector<float>& src, std::size_t floats) {
+void BatchForward::upload(hal::DeviceBuffer& dst, const std::vector<float>& src,
+                          std::size_t floats) {
   if (const auto s = model_->backend().upload(dst, src.data(), floats * sizeof(float)); !s.ok())
-    throw gpulab::RunError(fmt::format("{} upload: {}", model_->backend().name(), hal::describe(s)));
+    throw gpulab::RunError(
+        fmt::format("{} upload: {}", model_->backend().name(), hal::describe(s)));
 }
 
-void BatchForward::download(std::vector<float>& dst, const hal::DeviceBuffer& src, std::size_t floats) {
+void BatchForward::download(std::vector<float>& dst, const hal::DeviceBuffer& src,
+                            std::size_t floats) {
   dst.resize(floats);
   if (const auto s = model_->backend().download(dst.data(), src, floats * sizeof(float)); !s.ok())
-    throw gpulab::RunError(fmt::format("{} download: {}", model_->backend().name(), hal::describe(s)));
+    throw gpulab::RunError(
+        fmt::format("{} download: {}", model_->backend().name(), hal::describe(s)));
 }
 
 const std::vector<float>& BatchForward::run(std::span<const BatchRow> rows) {

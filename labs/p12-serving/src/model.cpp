@@ -17,7 +17,9 @@ void reserve_buffer(const hal::Backend& backend, hal::DeviceBuffer& buf, std::si
   buf = std::move(fresh.value());
 }
 
-void Workspace::reserve(hal::DeviceBuffer& buf, std::size_t bytes) { reserve_buffer(*backend_, buf, bytes); }
+void Workspace::reserve(hal::DeviceBuffer& buf, std::size_t bytes) {
+  reserve_buffer(*backend_, buf, bytes);
+}
 
 void Workspace::matmul(const float* x, std::size_t m, std::size_t k, const hal::DeviceBuffer& w,
                        std::size_t n, float* out) {
@@ -33,11 +35,12 @@ void Workspace::matmul(const float* x, std::size_t m, std::size_t k, const hal::
   check(backend_->download(out, c_, m * n * sizeof(float)), "download");
 }
 
-void Workspace::matmul(const hal::DeviceBuffer& x, std::size_t m, std::size_t k, const hal::DeviceBuffer& w,
-                       std::size_t n, const hal::DeviceBuffer& out) {
+void Workspace::matmul(const hal::DeviceBuffer& x, std::size_t m, std::size_t k,
+                       const hal::DeviceBuffer& w, std::size_t n, const hal::DeviceBuffer& out) {
   if (m == 0) return;
   if (const auto s = backend_->matmul(hal::DType::kF32, m, n, k, x, w, out); !s.ok())
-    throw gpulab::RunError(fmt::format("{} matmul ({}x{}x{}): {}", backend_->name(), m, n, k, hal::describe(s)));
+    throw gpulab::RunError(
+        fmt::format("{} matmul ({}x{}x{}): {}", backend_->name(), m, n, k, hal::describe(s)));
   flops_ += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
 }
 
@@ -140,15 +143,18 @@ std::size_t Model::cols(Weight w) const { return weight_cols(config_, w); }
 const hal::DeviceBuffer& Model::weight(Weight w, std::size_t layer) const {
   if (w == Weight::kHead) return head_;
   const Layer& l = layers_.at(layer);
-  return w == Weight::kQkv ? l.qkv : w == Weight::kOut ? l.out : w == Weight::kGateUp ? l.gate_up : l.down;
+  return w == Weight::kQkv      ? l.qkv
+         : w == Weight::kOut    ? l.out
+         : w == Weight::kGateUp ? l.gate_up
+                                : l.down;
 }
 
 void Model::matmul(Workspace& ws, Weight w, std::size_t layer, const float* x, std::size_t m, float* out) const {
   ws.matmul(x, m, rows(w), weight(w, layer), cols(w), out);
 }
 
-void Model::matmul(Workspace& ws, Weight w, std::size_t layer, const hal::DeviceBuffer& x, std::size_t m,
-                   const hal::DeviceBuffer& out) const {
+void Model::matmul(Workspace& ws, Weight w, std::size_t layer, const hal::DeviceBuffer& x,
+                   std::size_t m, const hal::DeviceBuffer& out) const {
   ws.matmul(x, m, rows(w), weight(w, layer), cols(w), out);
 }
 

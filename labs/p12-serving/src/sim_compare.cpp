@@ -49,10 +49,12 @@ SideBySide compare_with_sim(Engine& engine, const TraceWorkload& w, const batchi
   s.fitted_unlimited_kv = batching::summarize(
       w.requests, batching::simulate_continuous(w.requests, co, s.calibration.sim_model), slo);
   // Like with like: the engine's pool, block size and prefix cache, held the engine's way.
-  auto run_with_engine_kv = [&](const batching::CostModel& cost, batching::EngineKvStats* kv_stats) {
+  auto run_with_engine_kv = [&](const batching::CostModel& cost,
+                                batching::EngineKvStats* kv_stats) {
     batching::EngineKv kv(eo.kv_blocks, eo.block_size, eo.prefix_cache);
     co.engine_kv = &kv;
-    auto m = batching::summarize(w.requests, batching::simulate_continuous(w.requests, co, cost), slo);
+    auto m =
+        batching::summarize(w.requests, batching::simulate_continuous(w.requests, co, cost), slo);
     co.engine_kv = nullptr;
     if (kv_stats) *kv_stats = kv.stats();
     return m;
@@ -101,39 +103,39 @@ int run_compare_sim(const CompareSimOptions& o) {
   const std::string backend(loaded->model->backend().name());
 
   if (o.json) {
-    gpulab::print_json({{"model", describe(loaded->config)},
-                        {"backend", backend},
-                        {"requests", w.requests.size()},
-                        {"clipped", w.clipped},
-                        {"steps", s.run.steps.size()},
-                        {"seconds", s.run.seconds},
-                        {"preemptions", s.run.stats.preemptions},
-                        {"fit_engine_form",
-                         {{"base_ms", c.engine.coef[0]},
-                          {"per_decode_row_ms", c.engine.coef[1]},
-                          {"per_prefill_token_ms", c.engine.coef[2]},
-                          {"rms_ms", c.engine.rms_ms},
-                          {"r2", c.engine.r2}}},
-                        {"fit_sim_form",
-                         {{"iteration_ms", c.sim.coef[0]},
-                          {"per_prefill_token_ms", c.sim.coef[1]},
-                          {"rms_ms", c.sim.rms_ms},
-                          {"r2", c.sim.r2}}},
-                        {"measured", metrics_json(s.measured)},
-                        {"sim_padded", metrics_json(s.padded)},
-                        {"sim_padded_error_percent", error_json(s.padded, s.measured)},
-                        {"prefix_tokens_skipped", s.run.stats.prefix_tokens_skipped},
-                        {"sim_kv",
-                         {{"kv_blocks", o.engine.kv_blocks},
-                          {"block_size", o.engine.block_size},
-                          {"prefix_cache", o.engine.prefix_cache},
-                          {"preemptions", s.sim_kv.preemptions},
-                          {"prefix_tokens_skipped", s.sim_kv.skipped_tokens}}},
-                        {"sim_fitted", metrics_json(s.fitted)},
-                        {"sim_fitted_error_percent", error_json(s.fitted, s.measured)},
-                        {"sim_fitted_unlimited_kv", metrics_json(s.fitted_unlimited_kv)},
-                        {"sim_fitted_unlimited_kv_error_percent",
-                         error_json(s.fitted_unlimited_kv, s.measured)}});
+    gpulab::print_json(
+        {{"model", describe(loaded->config)},
+         {"backend", backend},
+         {"requests", w.requests.size()},
+         {"clipped", w.clipped},
+         {"steps", s.run.steps.size()},
+         {"seconds", s.run.seconds},
+         {"preemptions", s.run.stats.preemptions},
+         {"fit_engine_form",
+          {{"base_ms", c.engine.coef[0]},
+           {"per_decode_row_ms", c.engine.coef[1]},
+           {"per_prefill_token_ms", c.engine.coef[2]},
+           {"rms_ms", c.engine.rms_ms},
+           {"r2", c.engine.r2}}},
+         {"fit_sim_form",
+          {{"iteration_ms", c.sim.coef[0]},
+           {"per_prefill_token_ms", c.sim.coef[1]},
+           {"rms_ms", c.sim.rms_ms},
+           {"r2", c.sim.r2}}},
+         {"measured", metrics_json(s.measured)},
+         {"sim_padded", metrics_json(s.padded)},
+         {"sim_padded_error_percent", error_json(s.padded, s.measured)},
+         {"prefix_tokens_skipped", s.run.stats.prefix_tokens_skipped},
+         {"sim_kv",
+          {{"kv_blocks", o.engine.kv_blocks},
+           {"block_size", o.engine.block_size},
+           {"prefix_cache", o.engine.prefix_cache},
+           {"preemptions", s.sim_kv.preemptions},
+           {"prefix_tokens_skipped", s.sim_kv.skipped_tokens}}},
+         {"sim_fitted", metrics_json(s.fitted)},
+         {"sim_fitted_error_percent", error_json(s.fitted, s.measured)},
+         {"sim_fitted_unlimited_kv", metrics_json(s.fitted_unlimited_kv)},
+         {"sim_fitted_unlimited_kv_error_percent", error_json(s.fitted_unlimited_kv, s.measured)}});
     return gpulab::kExitOk;
   }
   fmt::print("model:   {}, matmuls on {}\n", describe(loaded->config), backend);

@@ -33,8 +33,8 @@ struct SideBySide {
 // prefill_chunk = max_batched_tokens with the decodes counted in it (the
 // engine's BatchPolicy), and the engine's KV (batching::EngineKv: the same
 // pool and block size, blocks on demand, preemption by recompute, the prefix
-// cache when the engine has it on); `fitted_unlimited_kv` drops the KV model. Throws gpulab::UsageError
-// for a static-batching engine (batching-sim's static model waits for a whole
+// cache when the engine has it on); `fitted_unlimited_kv` drops the KV model. Throws
+// gpulab::UsageError for a static-batching engine (batching-sim's static model waits for a whole
 // batch to arrive, the engine does not) and gpulab::RunError when the steps
 // cannot be fitted.
 SideBySide compare_with_sim(Engine& engine, const TraceWorkload& workload,
