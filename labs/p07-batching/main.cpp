@@ -4,6 +4,7 @@
 // extensions. What each run computes and prints is in batching/scenarios.hpp.
 #include <fmt/core.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -85,6 +86,28 @@ int main(int argc, char** argv) {
                  "arrival_ms,prompt_tokens,output_tokens) instead of the synthetic load");
   app.add_option("--depths", mo.depths, "Batch depths of the goodput sweep")
       ->delimiter(',')
+      ->capture_default_str();
+  app.add_option(
+         "--kv-blocks", mo.kv_blocks,
+         "Page the continuous runs' KV as P12's serving engine does, in a pool of this many "
+         "blocks (blocks on demand, preemption by recompute; 0: unlimited)")
+      ->check(gpulab::whole_in<std::size_t>(0, std::size_t{1} << 28))
+      ->capture_default_str();
+  app.add_option("--block-size", mo.block_size, "Tokens per KV block (with --kv-blocks)")
+      ->check(gpulab::whole_in<std::size_t>(1, 4096))
+      ->capture_default_str();
+  app.add_flag("--prefix-cache", mo.prefix_cache,
+               "With --kv-blocks: reuse computed full blocks of earlier identical prefixes");
+  app.add_option("--shared-fraction", s.setup.workload.shared_fraction,
+                 "Fraction of requests with a system prompt")
+      ->check(gpulab::finite_in(0, 1))
+      ->capture_default_str();
+  app.add_option("--system-prompts", s.setup.workload.system_prompts,
+                 "Distinct system prompts (Zipf popularity)")
+      ->check(gpulab::whole_in<std::uint32_t>(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--system-tokens", s.setup.workload.system_tokens, "Tokens per system prompt")
+      ->check(gpulab::whole_in<std::uint32_t>(1, 1'000'000))
       ->capture_default_str();
   app.add_option("--plot", plot,
                  "Write throughput and goodput against batch depth to this SVG (gnuplot)");

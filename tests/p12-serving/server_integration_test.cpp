@@ -425,6 +425,25 @@ TEST(LoadGenerator, ReplaysATraceOverHttpAndSummarisesWithP07Metrics) {
   EXPECT_EQ(j["clipped"], 1) << "the 300-token prompt does not fit a 256-token context";
   EXPECT_GT(j["throughput_tok_s"].get<double>(), 0);
   EXPECT_LE(j["ttft_p50_ms"].get<double>(), j["ttft_p99_ms"].get<double>());
+  EXPECT_LE(j["goodput_tok_s"].get<double>(), j["throughput_tok_s"].get<double>());
+
+  // Goodput counts only requests inside both SLOs: an SLO no request can meet gives 0, and one
+  // every request meets gives the whole throughput.
+  const std::string url = "http://127.0.0.1:" + std::to_string(s.port());
+  const auto none =
+      gpulab_test::run_program("gpulab-serve", "loadgen --json --url " + url + " --trace " + trace +
+                                                   " --slo-ttft-ms 0.000001");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  const Json n = Json::parse(none.out);
+  EXPECT_EQ(n["slo_met"], 0);
+  EXPECT_EQ(n["goodput_tok_s"].get<double>(), 0.0);
+  const auto all =
+      gpulab_test::run_program("gpulab-serve", "loadgen --json --url " + url + " --trace " + trace +
+                                                   " --slo-ttft-ms 1e9 --slo-tpot-ms 1e9");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const Json a = Json::parse(all.out);
+  EXPECT_EQ(a["slo_met"], 4);
+  EXPECT_DOUBLE_EQ(a["goodput_tok_s"].get<double>(), a["throughput_tok_s"].get<double>());
 }
 
 TEST(LoadGenerator, AnUnreachableServerIsOneLineAndExit1) {

@@ -25,6 +25,9 @@ TEST(CompareSimCli, PrintsMeasuredAndPredictedWithTheFit) {
   EXPECT_EQ(j["measured"]["completed"], 8);
   EXPECT_EQ(j["sim_fitted"]["completed"], 8);
   EXPECT_EQ(j["sim_padded"]["completed"], 8);
+  EXPECT_EQ(j["sim_fitted_unlimited_kv"]["completed"], 8);
+  EXPECT_EQ(j["sim_kv"]["kv_blocks"], 1024);
+  EXPECT_EQ(j["sim_kv"]["prefix_cache"], true);
   EXPECT_GE(j["steps"].get<int>(), 3);
   EXPECT_GE(j["fit_engine_form"]["base_ms"].get<double>(), 0);
   EXPECT_GT(j["fit_sim_form"]["iteration_ms"].get<double>(), 0);
@@ -38,7 +41,8 @@ TEST(CompareSimCli, TheTableNamesEachRun) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* line :
        {"\nfit:     step_ms = ", "\nmeasured (engine) ", "\nbatching-sim, fit x max_batch ",
-        "\nbatching-sim, sim fit ", "\n  error "})
+        "\nbatching-sim, sim fit ", "\nsim fit, unlimited KV ",
+        "\nsim kv:  the engine's 1024 blocks", "\n  error "})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << " in\n" << r.out;
 }
 

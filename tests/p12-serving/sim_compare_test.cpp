@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "batching/continuous_batching.hpp"
+#include "batching/engine_kv.hpp"
 #include "gpulab/errors.hpp"
 #include "serving/trace_replay.hpp"
 #include "serving/trace_workload.hpp"
@@ -69,18 +70,57 @@ TEST(SimCompare, RunsBatchingSimOnTheFittedCostsBesideTheMeasuredRun) {
   EXPECT_EQ(s.fitted.completed, w.requests.size());
   EXPECT_EQ(s.calibration.engine.samples, s.run.steps.size());
   for (double v : s.calibration.engine.coef) EXPECT_GE(v, 0);
-  // The fitted run is batching-sim's own answer for that cost model and these engine options.
+  // The fitted run is batching-sim's own answer for that cost model and these engine options,
+  // KV included (the engine's pool, block size and prefix-cache setting).
   batching::ContinuousOptions co;
   co.max_batch = 4;
   co.prefill_chunk = 24;
   co.budget_counts_decodes = true;
+  batching::EngineKv kv(1024, 16, false);
+  co.engine_kv = &kv;
   const auto again = batching::summarize(
       w.requests, batching::simulate_continuous(w.requests, co, s.calibration.sim_model),
       batching::Slo{});
   EXPECT_DOUBLE_EQ(again.ttft_p99, s.fitted.ttft_p99);
   EXPECT_DOUBLE_EQ(again.throughput_tok_s, s.fitted.throughput_tok_s);
+  co.engine_kv = nullptr;
+  const auto unlimited = batching::summarize(
+      w.requests, batching::simulate_continuous(w.requests, co, s.calibration.sim_model),
+      batching::Slo{});
+  EXPECT_DOUBLE_EQ(unlimited.ttft_p99, s.fitted_unlimited_kv.ttft_p99);
   EXPECT_GT(s.measured.throughput_tok_s, 0);
   EXPECT_GT(s.fitted.tpot_p50, 0);
+}
+
+TEST(SimCompare, TheSimulatorPreemptsWhereTheEnginesPoolRunsDry) {
+  // Eight requests of 40 + 60 tokens at once, four at a time, in the smallest pool
+  // the tiny model allows (16 blocks of 16 = one 256-token context): 4 x 7 blocks do not fit.
+  std::vector<batching::Request> trace(8, batching::Request{0, 40, 60});
+  const TraceWorkload w = shape_trace(trace, TraceShaping{}, serving_test::tiny().max_context, "t");
+  EngineOptions o = small_engine();
+  o.kv_blocks = 16;
+  Engine engine(serving_test::tiny_model("fast"), o);
+  const SideBySide s = compare_with_sim(engine, w, batching::Slo{});
+  EXPECT_GT(s.run.stats.preemptions, 0u);
+  EXPECT_GT(s.sim_kv.preemptions, 0u);
+  EXPECT_EQ(s.fitted.completed, w.requests.size());
+  EXPECT_EQ(s.padded.completed, w.requests.size());
+}
+
+TEST(SimCompare, TheSimulatorSkipsTheSharedPrefixTheEngineCaches) {
+  // Six requests 200 ms apart (room for a loaded machine) behind the same
+  // 64-token prefix: each finds it computed.
+  std::vector<batching::Request> trace;
+  for (std::uint32_t i = 0; i < 6; ++i) trace.push_back({200.0 * i, 20, 3});
+  TraceShaping sh;
+  sh.shared_prefix = 64;
+  const TraceWorkload w = shape_trace(trace, sh, serving_test::tiny().max_context, "t");
+  EngineOptions o = small_engine();
+  o.prefix_cache = true;
+  Engine engine(serving_test::tiny_model("fast"), o);
+  const SideBySide s = compare_with_sim(engine, w, batching::Slo{});
+  EXPECT_EQ(s.run.stats.prefix_tokens_skipped, 5u * 64);
+  EXPECT_EQ(s.sim_kv.skipped_tokens, 5u * 64);
 }
 
 TEST(SimCompare, StaticBatchingHasNoSimulatorCounterpart) {

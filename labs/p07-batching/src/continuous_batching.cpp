@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <stdexcept>
 
 namespace batching {
@@ -12,6 +13,7 @@ struct Slot {
   std::uint32_t prefill_left;  // prompt tokens still to compute (chunked mode)
   std::uint32_t generated;     // output tokens emitted so far
   double last_token_ms;
+  std::uint32_t held = 0;  // engine_kv: tokens it prefills up to (prompt + generated at admission)
 };
 
 }  // namespace
@@ -22,7 +24,13 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
   for (std::size_t i = 1; i < reqs.size(); ++i)
     if (reqs[i].arrival_ms < reqs[i - 1].arrival_ms)
       throw std::invalid_argument("requests must be sorted by arrival");
+  if (opt.kv && opt.engine_kv) throw std::invalid_argument("kv and engine_kv are exclusive");
   std::vector<Outcome> out(reqs.size());
+  EngineKv* const ekv = opt.engine_kv;
+  // engine_kv: what a preempted request had emitted, and when, kept for its return.
+  std::vector<std::uint32_t> resume_generated(ekv ? reqs.size() : 0);
+  std::vector<double> resume_last(ekv ? reqs.size() : 0);
+  std::vector<char> admitted_before(ekv ? reqs.size() : 0);
   const BatchPolicy policy{opt.max_batch, opt.prefill_chunk, opt.budget_counts_decodes};
   const double iter = cost.iteration_ms(opt.max_batch);
   std::deque<std::size_t> queue;
@@ -40,12 +48,18 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
     s.last_token_ms = now;
     ++s.generated;
   };
+  // A decode row computes the K/V of the sequence's last emitted token.
+  auto mark_decode = [&](const Slot& s) {
+    const std::uint32_t pos = reqs[s.index].prompt_tokens + s.generated - 1;
+    ekv->computed(s.index, pos, pos + 1);
+  };
   auto retire = [&] {
     std::erase_if(running, [&](const Slot& s) {
       if (s.prefill_left > 0 || s.generated < reqs[s.index].output_tokens) return false;
       out[s.index].served = true;
       out[s.index].finish_ms = s.last_token_ms;
       if (opt.kv) opt.kv->finish(s.index);
+      if (ekv) ekv->release(s.index);
       ++done;
       return true;
     });
@@ -54,15 +68,75 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
   while (done < reqs.size()) {
     while (next < reqs.size() && reqs[next].arrival_ms <= t) queue.push_back(next++);
 
+    // engine_kv: every generating sequence's pending token claims its slot first; when the pool
+    // is dry the most recently admitted sequence is preempted (recomputed later), itself included.
+    std::size_t admit_budget = std::numeric_limits<std::size_t>::max();
+    if (ekv) {
+      auto preempt = [&](std::size_t k) {
+        const Slot& v = running[k];
+        resume_generated[v.index] = v.generated;
+        resume_last[v.index] = v.last_token_ms;
+        ekv->preempt(v.index);
+        queue.push_front(v.index);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+      };
+      const auto gen = static_cast<std::size_t>(std::count_if(
+          running.begin(), running.end(), [](const Slot& s) { return s.prefill_left == 0; }));
+      const std::size_t limit = policy.decode_rows(gen);
+      std::size_t claimed = 0;
+      for (std::size_t k = 0; k < running.size() && claimed < limit;) {
+        const Slot& s = running[k];
+        if (s.prefill_left > 0) {
+          ++k;
+          continue;
+        }
+        bool preempted_self = false;
+        while (!ekv->hold(s.index, reqs[s.index].prompt_tokens + s.generated)) {
+          const std::size_t victim = running.size() - 1;
+          preempt(victim);
+          if (victim == k) {
+            preempted_self = true;
+            break;
+          }
+        }
+        if (preempted_self) break;  // it was the last one
+        ++claimed;
+        ++k;
+      }
+      // As the engine: admission only while the step's token budget has room.
+      if (policy.chunked()) {
+        admit_budget = policy.prompt_budget(claimed);
+        for (const Slot& s : running)
+          if (s.prefill_left > 0) BatchPolicy::take_chunk(s.prefill_left, admit_budget);
+      }
+    }
+
     // Admit into free slots, oldest first.
     std::vector<Slot> admitted;
-    while (policy.has_slot(running.size() + admitted.size()) && !queue.empty()) {
+    while (policy.has_slot(running.size() + admitted.size()) && !queue.empty() &&
+           admit_budget > 0) {
       const std::size_t i = queue.front();
       const Request& r = reqs[i];
       if (opt.shed_late &&
           t - r.arrival_ms + cost.prefill_ms(r.prompt_tokens) >= opt.shed_ttft_ms) {
         queue.pop_front();  // it cannot meet its TTFT any more: serving it only delays others
         ++done;
+        continue;
+      }
+      if (ekv) {
+        if (!ekv->can_ever_fit(r)) {
+          queue.pop_front();  // larger than the whole KV pool: reject rather than wait forever
+          ++done;
+          continue;
+        }
+        const std::uint32_t held = r.prompt_tokens + resume_generated[i];
+        const auto computed = ekv->admit(i, r, held);
+        if (!computed) break;  // the pool is short: wait for running requests to free blocks
+        queue.pop_front();
+        if (!admitted_before[i]) out[i].cached_tokens = *computed;
+        admitted_before[i] = 1;
+        admitted.push_back({i, held - *computed, resume_generated[i], resume_last[i], held});
+        if (policy.chunked()) BatchPolicy::take_chunk(held - *computed, admit_budget);
         continue;
       }
       std::uint32_t cached = 0;
@@ -93,13 +167,17 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
         for (const Slot& s : admitted) tokens += s.prefill_left;
         t += cost.prefill_ms(tokens);
         for (Slot& s : admitted) {
+          if (ekv) ekv->computed(s.index, s.held - s.prefill_left, s.held);
           s.prefill_left = 0;
           emit(s, t);
         }
       }
       if (any_decoding) {
         t += iter;
-        for (Slot& s : running) emit(s, t);
+        for (Slot& s : running) {
+          if (ekv) mark_decode(s);
+          emit(s, t);
+        }
       }
       running.insert(running.end(), admitted.begin(), admitted.end());
     } else {
@@ -114,6 +192,7 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
         if (s.prefill_left == 0) continue;
         const auto take =
             static_cast<std::uint32_t>(BatchPolicy::take_chunk(s.prefill_left, budget));
+        if (ekv) ekv->computed(s.index, s.held - s.prefill_left, s.held - s.prefill_left + take);
         s.prefill_left -= take;
         chunk_tokens += take;
         if (s.prefill_left == 0) completes.push_back(k);
@@ -123,6 +202,7 @@ std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,
         std::size_t decoded = 0;
         for (Slot& s : running)
           if (s.prefill_left == 0 && s.generated > 0 && decoded < decodes) {
+            if (ekv) mark_decode(s);
             emit(s, t);
             ++decoded;
           }

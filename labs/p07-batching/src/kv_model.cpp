@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "batching/engine_kv.hpp"
 #include "paged_kv/prefix_cache.hpp"
 
 namespace batching {
@@ -35,13 +36,7 @@ std::optional<std::uint32_t> PagedPrefixKv::admit(std::size_t index, const Reque
     return std::nullopt;
   auto& p = impl_->prompt;
   p.clear();
-  // System prompt k is the same token string in every request that uses it;
-  // everything else is unique to the request.
-  for (std::uint32_t t = 0; t < r.system_tokens; ++t)
-    p.push_back(
-        static_cast<paged_kv::Token>(r.system_prompt * 1'000'000 + static_cast<std::int32_t>(t)));
-  for (std::uint32_t t = r.system_tokens; t < r.prompt_tokens; ++t)
-    p.push_back(-static_cast<paged_kv::Token>((index % 100'000) * 20'000 + t % 20'000) - 1);
+  for (std::uint32_t t = 0; t < r.prompt_tokens; ++t) p.push_back(simulated_token(index, r, t));
 
   std::uint32_t cached = 0;
   paged_kv::Sequence seq(impl_->pool);

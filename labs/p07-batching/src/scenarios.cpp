@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <memory>
 #include <string_view>
 #include <utility>
 
@@ -57,9 +58,15 @@ std::string workload_line(const ServerSetup& s, const std::string& trace, std::s
   if (!trace.empty()) return fmt::format("workload: {} requests replayed from {}", n, trace);
   const auto& w = s.workload;
   return fmt::format(
-      "workload: {} requests, Poisson {} req/s, prompt U{{{}..{}}}, output U{{{}..{}}} tokens, "
-      "seed {}",
-      w.requests, w.rate_per_s, w.prompt_min, w.prompt_max, w.output_min, w.output_max, s.seed);
+             "workload: {} requests, Poisson {} req/s, prompt U{{{}..{}}}, output U{{{}..{}}} "
+             "tokens, "
+             "seed {}",
+             w.requests, w.rate_per_s, w.prompt_min, w.prompt_max, w.output_min, w.output_max,
+             s.seed) +
+         (w.shared_fraction > 0
+              ? fmt::format("; {:.0f}% start with one of {} system prompts of {} tokens",
+                            100 * w.shared_fraction, w.system_prompts, w.system_tokens)
+              : "");
 }
 
 std::string cost_line(const CostModel& c, bool separate_prefill = true) {
@@ -84,6 +91,11 @@ MainReport run_main(const ServerSetup& s, const MainOptions& o) {
   validate(s);
   for (const auto d : o.depths)
     if (d == 0 || d > 100'000) throw gpulab::UsageError("--depths entries must be in 1..100000");
+  if (o.kv_blocks > 0 && (o.block_size == 0 || o.kv_blocks > (std::size_t{1} << 28) / o.block_size))
+    throw gpulab::UsageError(
+        "--block-size must be >= 1 and --kv-blocks x --block-size at most 2^28 tokens");
+  if (o.prefix_cache && o.kv_blocks == 0)
+    throw gpulab::UsageError("--prefix-cache needs --kv-blocks (the cache lives in the KV pool)");
   const std::vector<Request> reqs =
       o.trace.empty() ? generate(s.workload, s.seed) : load_trace(o.trace);
   MainReport r;
@@ -97,10 +109,20 @@ MainReport run_main(const ServerSetup& s, const MainOptions& o) {
     copt.max_batch = s.max_batch;
     r.stat = record(r.serving, "static", reqs, simulate_static(reqs, s.max_batch, s.cost), s.slo);
     progress.update(1);
+    // Each continuous run starts from an empty pool of its own.
+    auto engine_kv = [&] {
+      return o.kv_blocks > 0 ? std::make_unique<EngineKv>(o.kv_blocks, o.block_size, o.prefix_cache)
+                             : nullptr;
+    };
+    auto kv = engine_kv();
+    copt.engine_kv = kv.get();
     r.cont = record(r.serving, "continuous", reqs, simulate_continuous(reqs, copt, s.cost), s.slo);
+    if (kv) r.cont_kv = kv->stats();
     progress.update(2);
     for (const std::size_t d : o.depths) {
       copt.max_batch = d;
+      kv = engine_kv();
+      copt.engine_kv = kv.get();
       r.sweep.push_back(summarize(reqs, simulate_continuous(reqs, copt, s.cost), s.slo));
       progress.update(2 + r.sweep.size());
     }
@@ -169,6 +191,17 @@ std::string render(const MainReport& r) {
            fmt::format("{:.0f}", m->goodput_tok_s), fmt::format("{}/{}", m->slo_met, m->requests)});
   out += t.render();
   fmt::format_to(put, "{}\n{}\n", workload_line(s, o.trace, r.requests), cost_line(s.cost));
+  if (o.kv_blocks > 0) {
+    const EngineKvStats& k = r.cont_kv;
+    fmt::format_to(put,
+                   "kv: continuous runs page KV as the serving engine does ({} blocks x {} tokens, "
+                   "prefix cache {}; static: unlimited)\n",
+                   o.kv_blocks, o.block_size, o.prefix_cache ? "on" : "off");
+    fmt::format_to(put,
+                   "kv (continuous, max_batch {}): {} preemptions, {} of {} prompt blocks hit, {} "
+                   "prefill tokens skipped\n",
+                   s.max_batch, k.preemptions, k.block_hits, k.block_lookups, k.skipped_tokens);
+  }
   return out;
 }
 
@@ -193,6 +226,14 @@ Json to_json(const MainReport& r) {
               {"p99_ttft_gain", r.ttft_gain},
               {"sweep", rows}};
   doc["goodput_optimal_max_batch"] = r.sweep.empty() ? Json() : Json(o.depths[r.best]);
+  if (o.kv_blocks > 0)
+    doc["engine_kv"] = {{"kv_blocks", o.kv_blocks},
+                        {"block_size", o.block_size},
+                        {"prefix_cache", o.prefix_cache},
+                        {"preemptions", r.cont_kv.preemptions},
+                        {"block_lookups", r.cont_kv.block_lookups},
+                        {"block_hits", r.cont_kv.block_hits},
+                        {"skipped_tokens", r.cont_kv.skipped_tokens}};
   return doc;
 }
 

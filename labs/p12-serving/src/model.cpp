@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "gpulab/errors.hpp"
@@ -9,11 +10,15 @@
 
 namespace serving {
 
-void Workspace::reserve(hal::DeviceBuffer& buf, std::size_t bytes) {
-  if (buf.bytes() >= bytes) return;
-  auto fresh = backend_->allocate(bytes);
-  if (!fresh) throw gpulab::RunError(fmt::format("{}: {}", backend_->name(), fresh.error().message));
+void reserve_buffer(const hal::Backend& backend, hal::DeviceBuffer& buf, std::size_t bytes) {
+  if (buf.bytes() >= bytes && buf.handle() != nullptr) return;
+  auto fresh = backend.allocate(std::max<std::size_t>(bytes, 64));
+  if (!fresh) throw gpulab::RunError(fmt::format("{}: {}", backend.name(), fresh.error().message));
   buf = std::move(fresh.value());
+}
+
+void Workspace::reserve(hal::DeviceBuffer& buf, std::size_t bytes) {
+  reserve_buffer(*backend_, buf, bytes);
 }
 
 void Workspace::matmul(const float* x, std::size_t m, std::size_t k, const hal::DeviceBuffer& w,
@@ -26,8 +31,16 @@ void Workspace::matmul(const float* x, std::size_t m, std::size_t k, const hal::
       throw gpulab::RunError(fmt::format("{} {} ({}x{}x{}): {}", backend_->name(), what, m, n, k, hal::describe(s)));
   };
   check(backend_->upload(a_, x, m * k * sizeof(float)), "upload");
-  check(backend_->matmul(hal::DType::kF32, m, n, k, a_, w, c_), "matmul");
+  matmul(a_, m, k, w, n, c_);
   check(backend_->download(out, c_, m * n * sizeof(float)), "download");
+}
+
+void Workspace::matmul(const hal::DeviceBuffer& x, std::size_t m, std::size_t k,
+                       const hal::DeviceBuffer& w, std::size_t n, const hal::DeviceBuffer& out) {
+  if (m == 0) return;
+  if (const auto s = backend_->matmul(hal::DType::kF32, m, n, k, x, w, out); !s.ok())
+    throw gpulab::RunError(
+        fmt::format("{} matmul ({}x{}x{}): {}", backend_->name(), m, n, k, hal::describe(s)));
   flops_ += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
 }
 
@@ -127,13 +140,22 @@ std::size_t weight_cols(const ModelConfig& c, Weight w) {
 std::size_t Model::rows(Weight w) const { return weight_rows(config_, w); }
 std::size_t Model::cols(Weight w) const { return weight_cols(config_, w); }
 
+const hal::DeviceBuffer& Model::weight(Weight w, std::size_t layer) const {
+  if (w == Weight::kHead) return head_;
+  const Layer& l = layers_.at(layer);
+  return w == Weight::kQkv      ? l.qkv
+         : w == Weight::kOut    ? l.out
+         : w == Weight::kGateUp ? l.gate_up
+                                : l.down;
+}
+
 void Model::matmul(Workspace& ws, Weight w, std::size_t layer, const float* x, std::size_t m, float* out) const {
-  const hal::DeviceBuffer* buf = &head_;
-  if (w != Weight::kHead) {
-    const Layer& l = layers_.at(layer);
-    buf = w == Weight::kQkv ? &l.qkv : w == Weight::kOut ? &l.out : w == Weight::kGateUp ? &l.gate_up : &l.down;
-  }
-  ws.matmul(x, m, rows(w), *buf, cols(w), out);
+  ws.matmul(x, m, rows(w), weight(w, layer), cols(w), out);
+}
+
+void Model::matmul(Workspace& ws, Weight w, std::size_t layer, const hal::DeviceBuffer& x,
+                   std::size_t m, const hal::DeviceBuffer& out) const {
+  ws.matmul(x, m, rows(w), weight(w, layer), cols(w), out);
 }
 
 }  // namespace serving

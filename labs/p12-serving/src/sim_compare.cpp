@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "batching/continuous_batching.hpp"
+#include "batching/engine_kv.hpp"
 #include "batching/trace.hpp"
 #include "gpulab/errors.hpp"
 #include "gpulab/json.hpp"
@@ -44,10 +45,22 @@ SideBySide compare_with_sim(Engine& engine, const TraceWorkload& w, const batchi
   co.max_batch = eo.max_running;
   co.prefill_chunk = eo.max_batched_tokens;
   co.budget_counts_decodes = true;  // the engine's budget holds its decodes: the same BatchPolicy
-  s.padded = batching::summarize(
-      w.requests, batching::simulate_continuous(w.requests, co, s.calibration.engine_model), slo);
-  s.fitted = batching::summarize(
+  // The first comparison compare-sim printed: unlimited KV, no prefix cache.
+  s.fitted_unlimited_kv = batching::summarize(
       w.requests, batching::simulate_continuous(w.requests, co, s.calibration.sim_model), slo);
+  // Like with like: the engine's pool, block size and prefix cache, held the engine's way.
+  auto run_with_engine_kv = [&](const batching::CostModel& cost,
+                                batching::EngineKvStats* kv_stats) {
+    batching::EngineKv kv(eo.kv_blocks, eo.block_size, eo.prefix_cache);
+    co.engine_kv = &kv;
+    auto m =
+        batching::summarize(w.requests, batching::simulate_continuous(w.requests, co, cost), slo);
+    co.engine_kv = nullptr;
+    if (kv_stats) *kv_stats = kv.stats();
+    return m;
+  };
+  s.padded = run_with_engine_kv(s.calibration.engine_model, nullptr);
+  s.fitted = run_with_engine_kv(s.calibration.sim_model, &s.sim_kv);
   return s;
 }
 
@@ -90,38 +103,54 @@ int run_compare_sim(const CompareSimOptions& o) {
   const std::string backend(loaded->model->backend().name());
 
   if (o.json) {
-    gpulab::print_json({{"model", describe(loaded->config)},
-                        {"backend", backend},
-                        {"requests", w.requests.size()},
-                        {"clipped", w.clipped},
-                        {"steps", s.run.steps.size()},
-                        {"seconds", s.run.seconds},
-                        {"preemptions", s.run.stats.preemptions},
-                        {"fit_engine_form",
-                         {{"base_ms", c.engine.coef[0]},
-                          {"per_decode_row_ms", c.engine.coef[1]},
-                          {"per_prefill_token_ms", c.engine.coef[2]},
-                          {"rms_ms", c.engine.rms_ms},
-                          {"r2", c.engine.r2}}},
-                        {"fit_sim_form",
-                         {{"iteration_ms", c.sim.coef[0]},
-                          {"per_prefill_token_ms", c.sim.coef[1]},
-                          {"rms_ms", c.sim.rms_ms},
-                          {"r2", c.sim.r2}}},
-                        {"measured", metrics_json(s.measured)},
-                        {"sim_padded", metrics_json(s.padded)},
-                        {"sim_padded_error_percent", error_json(s.padded, s.measured)},
-                        {"sim_fitted", metrics_json(s.fitted)},
-                        {"sim_fitted_error_percent", error_json(s.fitted, s.measured)}});
+    gpulab::print_json(
+        {{"model", describe(loaded->config)},
+         {"backend", backend},
+         {"requests", w.requests.size()},
+         {"clipped", w.clipped},
+         {"steps", s.run.steps.size()},
+         {"seconds", s.run.seconds},
+         {"preemptions", s.run.stats.preemptions},
+         {"fit_engine_form",
+          {{"base_ms", c.engine.coef[0]},
+           {"per_decode_row_ms", c.engine.coef[1]},
+           {"per_prefill_token_ms", c.engine.coef[2]},
+           {"rms_ms", c.engine.rms_ms},
+           {"r2", c.engine.r2}}},
+         {"fit_sim_form",
+          {{"iteration_ms", c.sim.coef[0]},
+           {"per_prefill_token_ms", c.sim.coef[1]},
+           {"rms_ms", c.sim.rms_ms},
+           {"r2", c.sim.r2}}},
+         {"measured", metrics_json(s.measured)},
+         {"sim_padded", metrics_json(s.padded)},
+         {"sim_padded_error_percent", error_json(s.padded, s.measured)},
+         {"prefix_tokens_skipped", s.run.stats.prefix_tokens_skipped},
+         {"sim_kv",
+          {{"kv_blocks", o.engine.kv_blocks},
+           {"block_size", o.engine.block_size},
+           {"prefix_cache", o.engine.prefix_cache},
+           {"preemptions", s.sim_kv.preemptions},
+           {"prefix_tokens_skipped", s.sim_kv.skipped_tokens}}},
+         {"sim_fitted", metrics_json(s.fitted)},
+         {"sim_fitted_error_percent", error_json(s.fitted, s.measured)},
+         {"sim_fitted_unlimited_kv", metrics_json(s.fitted_unlimited_kv)},
+         {"sim_fitted_unlimited_kv_error_percent", error_json(s.fitted_unlimited_kv, s.measured)}});
     return gpulab::kExitOk;
   }
   fmt::print("model:   {}, matmuls on {}\n", describe(loaded->config), backend);
   fmt::print("trace:   {} requests of {} at {}x speed, {} clipped to the context or the caps\n",
              w.requests.size(), o.trace, o.shaping.speed, w.clipped);
   fmt::print(
-      "engine:  max-running {}, max-batched-tokens {}: {} steps in {:.1f} s, {} preemptions\n",
+      "engine:  max-running {}, max-batched-tokens {}: {} steps in {:.1f} s, {} preemptions, {} "
+      "prompt tokens skipped\n",
       o.engine.max_running, o.engine.max_batched_tokens, s.run.steps.size(), s.run.seconds,
-      s.run.stats.preemptions);
+      s.run.stats.preemptions, s.run.stats.prefix_tokens_skipped);
+  fmt::print(
+      "sim kv:  the engine's {} blocks x {} tokens, prefix cache {}: {} preemptions, {} prompt "
+      "tokens skipped (sim fit)\n",
+      o.engine.kv_blocks, o.engine.block_size, o.engine.prefix_cache ? "on" : "off",
+      s.sim_kv.preemptions, s.sim_kv.skipped_tokens);
   fmt::print(
       "fit:     step_ms = {:.3f} + {:.4f} x decode_rows + {:.4f} x prefill_tokens  (rms {:.2f} ms, "
       "R^2 {:.2f})\n",
@@ -150,6 +179,8 @@ int run_compare_sim(const CompareSimOptions& o) {
   error_row(s.padded);
   row("batching-sim, sim fit", s.fitted);
   error_row(s.fitted);
+  row("sim fit, unlimited KV", s.fitted_unlimited_kv);
+  error_row(s.fitted_unlimited_kv);
   fmt::print("{}", t.render());
   return gpulab::kExitOk;
 }

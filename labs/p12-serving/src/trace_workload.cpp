@@ -37,6 +37,9 @@ TraceWorkload shape_trace(std::vector<batching::Request> reqs, const TraceShapin
       output = std::min<std::uint32_t>(output, static_cast<std::uint32_t>(o.max_output));
     if (own != r.prompt_tokens || output != r.output_tokens) ++w.clipped;
     r.prompt_tokens = prompt;
+    // batching-sim's prefix cache sees the shared prefix as one system prompt.
+    r.system_prompt = o.shared_prefix > 0 ? 0 : -1;
+    r.system_tokens = static_cast<std::uint32_t>(o.shared_prefix);
     r.output_tokens = output;
     r.arrival_ms /= o.speed;
     std::vector<TokenId> ids = prefix;

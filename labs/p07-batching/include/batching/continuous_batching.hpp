@@ -15,6 +15,7 @@
 
 #include "batching/batch_policy.hpp"
 #include "batching/cost_model.hpp"
+#include "batching/engine_kv.hpp"
 #include "batching/kv_model.hpp"
 #include "batching/request.hpp"
 
@@ -31,6 +32,12 @@ struct ContinuousOptions {
   bool shed_late = false;
   double shed_ttft_ms = 300;
   KvModel* kv = nullptr;  // nullptr: unlimited KV memory, no prefix reuse
+  // KV the way P12's serving engine holds it (engine_kv.hpp): blocks taken as
+  // tokens arrive, preemption by recompute when a decode finds the pool dry,
+  // prefix hits only on computed blocks. Its decodes claim their blocks before
+  // admission and, with chunking, admission stops when the step's token budget
+  // is spent, both as in the engine. Exclusive with `kv`.
+  EngineKv* engine_kv = nullptr;
 };
 
 std::vector<Outcome> simulate_continuous(std::span<const Request> reqs,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "batching/cost_model.hpp"
+#include "batching/engine_kv.hpp"
 #include "batching/kv_model.hpp"
 #include "batching/metrics.hpp"
 #include "batching/metrics_out.hpp"
@@ -36,12 +37,20 @@ void validate(const ServerSetup& s);
 struct MainOptions {
   std::string trace;  // replay this CSV instead of the synthetic load
   std::vector<std::size_t> depths{4, 8, 16, 32, 64};
+  // > 0: the continuous runs hold KV as P12's serving engine does (EngineKv:
+  // blocks on demand, preemption by recompute), in a pool of this many blocks.
+  // 0: unlimited KV, no prefix reuse (the curriculum's model). Static batching
+  // keeps unlimited KV either way.
+  std::size_t kv_blocks = 0;
+  std::size_t block_size = 16;
+  bool prefix_cache = false;  // with kv_blocks: paged-kv's automatic prefix cache
 };
 struct MainReport {
   ServerSetup setup;
   MainOptions options;
   std::size_t requests = 0;
   Metrics stat, cont;
+  EngineKvStats cont_kv;       // the continuous run's KV (options.kv_blocks > 0)
   std::vector<Metrics> sweep;  // one per options.depths
   std::size_t best = 0;        // index of the goodput-optimal depth
   double thru_gain = 0, ttft_gain = 0;

@@ -2,7 +2,8 @@
 // sequence) and prefill rows (a chunk of a prompt) stacked into one matrix,
 // so each weight matrix is read once per step for the whole batch. Each
 // row's K/V goes into its sequence's paged blocks before attention, and
-// attention reads K/V through the block table.
+// attention reads K/V through the block table. A layer's activations stay in
+// backend buffers from op to op; only the residual stream lives on the host.
 #pragma once
 
 #include <cstddef>
@@ -32,12 +33,19 @@ class BatchForward {
   [[nodiscard]] double flops() const { return ws_.flops(); }
 
  private:
+  // The step's activations on the backend, grown to the largest batch seen.
+  enum Tensor : std::size_t { kX, kH, kQkv, kAttn, kProj, kGateUp, kAct, kLogits, kTensors };
+  gpulab::hal::DeviceBuffer& buffer(std::size_t slot, std::size_t floats);
+  void upload(gpulab::hal::DeviceBuffer& dst, const std::vector<float>& src, std::size_t floats);
+  void download(std::vector<float>& dst, const gpulab::hal::DeviceBuffer& src, std::size_t floats);
+
   const Model* model_;
   KvStore* kv_;
   std::size_t block_size_;
   Workspace ws_;
   LayerKernels ops_;
-  std::vector<float> x_, h_, qkv_, attn_, proj_, gate_up_, act_, logits_;
+  gpulab::hal::DeviceBuffer dev_[kTensors];
+  std::vector<float> x_, proj_, gathered_, logits_;  // the residual stream and what crosses to it
   std::vector<std::int32_t> positions_, tables_;
 };
 

@@ -6,8 +6,10 @@
 // order that depends neither on the other rows nor on where the K/V blocks
 // lie, and the cpu_ref and fast matmuls sum each output element in an order
 // that does not depend on m, so greedy tokens must match exactly, not just
-// closely. Activations travel between host and backend around each op (the
-// residual stream stays on the host, like the matmul Workspace's).
+// closely. Each op comes in two forms: on buffers of the backend (the batched
+// engine chains them, so a layer's activations stay there between ops) and on
+// host arrays (the reference decoder: upload, the same backend op, download).
+// The residual stream stays on the host: the HAL has no add op.
 #pragma once
 
 #include <cstddef>
@@ -33,8 +35,26 @@ class LayerKernels {
   // out[r] = x[r] / rms(x[r]) * gain, `rows` rows of gain's length; out may be x.
   void rms_norm(const float* x, std::size_t rows, std::size_t width,
                 const gpulab::hal::DeviceBuffer& gain, double eps, float* out);
+  void rms_norm(const gpulab::hal::DeviceBuffer& x, std::size_t rows, std::size_t width,
+                const gpulab::hal::DeviceBuffer& gain, double eps,
+                const gpulab::hal::DeviceBuffer& out);
   // out[r, i] = silu(gate_up[r, i]) * gate_up[r, ffn + i].
   void silu_mul(const float* gate_up, std::size_t rows, std::size_t ffn, float* out);
+  void silu_mul(const gpulab::hal::DeviceBuffer& gate_up, std::size_t rows, std::size_t ffn,
+                const gpulab::hal::DeviceBuffer& out);
+
+  // A step's rows: each row's position and its block table (rows x
+  // table_width block ids; entries past a row's last block are never read),
+  // uploaded once for every layer's RoPE and attention.
+  void stage_rows(const std::vector<std::int32_t>& positions,
+                  const std::vector<std::int32_t>& tables, std::size_t table_width);
+  // The attention sublayer of the staged rows, qkv and out on the backend:
+  // RoPE on q and k in place, the rotated rows downloaded once to write each
+  // row's K/V into its slot of `kv`, then paged attention of each query row
+  // against positions 0..pos of its own table into out (rows x d_model).
+  void attention(const gpulab::hal::DeviceBuffer& qkv, std::size_t rows, const ModelConfig& c,
+                 std::size_t layer, KvStore& kv, const gpulab::hal::DeviceBuffer& cos,
+                 const gpulab::hal::DeviceBuffer& sin, const gpulab::hal::DeviceBuffer& out);
 
   // The attention sublayer of `rows` fused QKV rows ([q | k | v], qkv_dim
   // each): rotates q and k by each row's position (cos/sin: max_context x
@@ -55,6 +75,9 @@ class LayerKernels {
 
   const gpulab::hal::Backend* backend_;
   std::vector<gpulab::hal::DeviceBuffer> buffers_;
+  std::vector<std::int32_t> positions_, tables_;  // the staged rows, for the K/V writes
+  std::size_t table_width_ = 0;
+  std::vector<float> rotated_;  // the last attention's qkv rows after RoPE
 };
 
 }  // namespace serving

@@ -27,12 +27,19 @@ inline constexpr Weight kLayerWeights[] = {Weight::kQkv, Weight::kOut, Weight::k
 // Scratch HAL buffers for the activations of one caller (the engine thread,
 // a reference decoder); they grow to the largest matmul seen. Not shared
 // between threads.
+// Grows `buf` to at least `bytes` on `backend` (its contents are not kept);
+// throws gpulab::RunError when the backend cannot allocate.
+void reserve_buffer(const hal::Backend& backend, hal::DeviceBuffer& buf, std::size_t bytes);
+
 class Workspace {
  public:
   explicit Workspace(const hal::Backend& backend) : backend_(&backend) {}
-  // out[m x n] = x[m x k] * w[k x n] on the backend.
+  // out[m x n] = x[m x k] * w[k x n] on the backend, x and out on the host.
   void matmul(const float* x, std::size_t m, std::size_t k, const hal::DeviceBuffer& w, std::size_t n,
               float* out);
+  // The same with x and out already in buffers of the backend: nothing crosses.
+  void matmul(const hal::DeviceBuffer& x, std::size_t m, std::size_t k, const hal::DeviceBuffer& w,
+              std::size_t n, const hal::DeviceBuffer& out);
   // Floating-point operations issued so far (2 m n k per matmul): the FLOP/s figure.
   [[nodiscard]] double flops() const { return flops_; }
 
@@ -68,6 +75,9 @@ class Model {
 
   // out[m x cols(w)] = x[m x rows(w)] * w, on the backend.
   void matmul(Workspace& ws, Weight w, std::size_t layer, const float* x, std::size_t m, float* out) const;
+  // The same on buffers of the backend (x: m x rows(w), out: m x cols(w)).
+  void matmul(Workspace& ws, Weight w, std::size_t layer, const hal::DeviceBuffer& x, std::size_t m,
+              const hal::DeviceBuffer& out) const;
   [[nodiscard]] std::size_t rows(Weight w) const;
   [[nodiscard]] std::size_t cols(Weight w) const;
 
@@ -78,6 +88,7 @@ class Model {
     hal::DeviceBuffer qkv, out, gate_up, down;
   };
   hal::DeviceBuffer upload(const std::vector<float>& host) const;
+  [[nodiscard]] const hal::DeviceBuffer& weight(Weight w, std::size_t layer) const;
 
   ModelConfig config_;
   const hal::Backend* backend_;

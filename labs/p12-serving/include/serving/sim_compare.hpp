@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "batching/engine_kv.hpp"
 #include "batching/metrics.hpp"
 #include "serving/cost_fit.hpp"
 #include "serving/model_loading.hpp"
@@ -23,12 +24,17 @@ struct SideBySide {
   batching::Metrics padded;
   // batching-sim with its own form fitted: one iteration cost whatever the width.
   batching::Metrics fitted;
+  batching::EngineKvStats sim_kv;  // what `fitted`'s KV did: preemptions, prefix tokens skipped
+  // `fitted` with unlimited KV and no prefix cache, as compare-sim first ran it.
+  batching::Metrics fitted_unlimited_kv;
 };
 
 // The engine's options set batching-sim's: max_batch = max_running,
 // prefill_chunk = max_batched_tokens with the decodes counted in it (the
-// engine's BatchPolicy), unlimited KV. Throws gpulab::UsageError
-// for a static-batching engine (batching-sim's static model waits for a whole
+// engine's BatchPolicy), and the engine's KV (batching::EngineKv: the same
+// pool and block size, blocks on demand, preemption by recompute, the prefix
+// cache when the engine has it on); `fitted_unlimited_kv` drops the KV model. Throws
+// gpulab::UsageError for a static-batching engine (batching-sim's static model waits for a whole
 // batch to arrive, the engine does not) and gpulab::RunError when the steps
 // cannot be fitted.
 SideBySide compare_with_sim(Engine& engine, const TraceWorkload& workload,
