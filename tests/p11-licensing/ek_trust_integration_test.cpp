@@ -7,7 +7,10 @@
 // where swtpm, swtpm-tools or tpm2-tools are not installed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "licensectl_run.hpp"
+#include "licensing/digest.hpp"
 #include "licensing/ek_trust.hpp"
 #include "licensing/tpm_tools.hpp"
 #include "gpulab/errors.hpp"
