@@ -73,7 +73,7 @@ TEST_F(EkTrust, AVerifiedChainAndActivationEnrol) {
             std::string::npos)
       << r.out;
   const std::string ak = licensing::ak_fingerprint(licensing::TpmTools(tpm_.tcti()).ak_public());
-  EXPECT_NE(read(dir_ / "policy.txt").find("ak_sha256 " + ak), std::string::npos)
+  EXPECT_NE(read(dir_ / "policy.txt").find("ak_sha256: " + ak), std::string::npos)
       << read(dir_ / "policy.txt");
 }
 

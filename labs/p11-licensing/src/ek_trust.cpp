@@ -7,6 +7,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "gpulab/errors.hpp"
@@ -159,8 +160,10 @@ Bytes ak_tpm_name(const Bytes& tpm_public, const Bytes& ak_der) {
     throw gpulab::UsageError("the AK public area and the AK's DER are different keys");
   const Digest d = sha256(std::string_view(reinterpret_cast<const char*>(tpm_public.data()) + 2,
                                            tpm_public.size() - 2));
-  Bytes name = {0x00, 0x0b};
-  name.insert(name.end(), d.begin(), d.end());
+  Bytes name(2 + d.size());
+  name[0] = 0x00;  // nameAlg TPM_ALG_SHA256, big-endian
+  name[1] = 0x0b;
+  std::copy(d.begin(), d.end(), name.begin() + 2);
   return name;
 }
 
