@@ -9,11 +9,11 @@
 
 #include <algorithm>
 
+#include "gpulab/errors.hpp"
 #include "licensectl_run.hpp"
 #include "licensing/digest.hpp"
 #include "licensing/ek_trust.hpp"
 #include "licensing/tpm_tools.hpp"
-#include "gpulab/errors.hpp"
 #include "swtpm_process.hpp"
 #include "test_support.hpp"
 
@@ -36,7 +36,9 @@ namespace {
   return ::testing::AssertionSuccess();
 }
 
-Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
+Bytes bytes_of(const std::string& s) {
+  return Bytes(s.begin(), s.end());
+}
 
 class EkTrust : public ::testing::Test {
  protected:

@@ -75,9 +75,10 @@ std::optional<int> AttestCommands::run(Date today, bool json) const {
     const TpmTools tpm(tcti_);
     const Bytes ak = tpm.ak_public();
     if (cas) bind_ak_to_certified_ek(tpm, *cas, ak, tpm.ak_tpm_public());
-    const std::string trust = cas ? fmt::format("EK certificate verified against {}, attestation "
-                                                "key bound to that EK by credential activation",
-                                                ek_ca_)
+    const std::string trust = cas ? fmt::format(
+                                        "EK certificate verified against {}, attestation "
+                                        "key bound to that EK by credential activation",
+                                        ek_ca_)
                                   : "trusted on first use (no --ek-ca)";
     AttestPolicy p{ent.license.id, ak_fingerprint(ak), sel, tpm.pcr_values(sel)};
     write_file_atomic(out_, format_policy(p), kPublicMode);

@@ -30,7 +30,9 @@ struct PkeyFree {
   void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
 };
 
-X509_STORE* as_store(void* p) { return static_cast<X509_STORE*>(p); }
+X509_STORE* as_store(void* p) {
+  return static_cast<X509_STORE*>(p);
+}
 
 // A bounds-checked reader over a TPM structure (big-endian fields).
 class TpmReader {
@@ -89,7 +91,8 @@ EkCaStore::EkCaStore(const std::string& path) : path_(path) {
   if (!bio || !store) throw std::runtime_error("OpenSSL: out of memory");
   store_ = store;
   int count = 0;
-  while (std::unique_ptr<X509, X509Free> cert{PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)}) {
+  while (std::unique_ptr<X509, X509Free> cert{
+      PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)}) {
     if (X509_STORE_add_cert(store, cert.get()) != 1) {
       ERR_clear_error();
       continue;  // a duplicate of one already added
@@ -104,7 +107,9 @@ EkCaStore::EkCaStore(const std::string& path) : path_(path) {
   }
 }
 
-EkCaStore::~EkCaStore() { X509_STORE_free(as_store(store_)); }
+EkCaStore::~EkCaStore() {
+  X509_STORE_free(as_store(store_));
+}
 
 std::string EkCaStore::verify_ek(const Bytes& der) const {
   if (der.empty() || der.size() > kMaxEkCertBytes)
@@ -121,8 +126,8 @@ std::string EkCaStore::verify_ek(const Bytes& der) const {
   if (X509_verify_cert(ctx.get()) != 1) {
     const int err = X509_STORE_CTX_get_error(ctx.get());
     ERR_clear_error();
-    throw gpulab::UsageError(fmt::format("the TPM's EK certificate does not chain to {}: {}",
-                                         path_, X509_verify_cert_error_string(err)));
+    throw gpulab::UsageError(fmt::format("the TPM's EK certificate does not chain to {}: {}", path_,
+                                         X509_verify_cert_error_string(err)));
   }
   EVP_PKEY* key = X509_get0_pubkey(cert.get());
   std::unique_ptr<BIO, BioFree> out(BIO_new(BIO_s_mem()));

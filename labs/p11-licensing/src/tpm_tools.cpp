@@ -185,8 +185,7 @@ namespace licensing {
 constexpr std::size_t kMaxCredentialBytes = 4096;
 constexpr std::size_t kMaxSecretBytes = 64;
 
-Bytes make_credential(const std::string& ek_public_pem, const Bytes& ak_name,
-                      const Bytes& secret) {
+Bytes make_credential(const std::string& ek_public_pem, const Bytes& ak_name, const Bytes& secret) {
   const ScratchDir dir;
   write_bytes(dir.file("ek.pem"), ek_public_pem);
   write_bytes(dir.file("secret.bin"), std::string(secret.begin(), secret.end()));
@@ -198,8 +197,8 @@ Bytes make_credential(const std::string& ek_public_pem, const Bytes& ak_name,
 Bytes TpmTools::ak_tpm_public() const {
   const ScratchDir dir;
   return with_ak(dir, tcti_, [&] {
-    run_tool(dir, {"tpm2_readpublic", "-T", tcti_, "-c", dir.file("ak.ctx"), "-o",
-                   dir.file("ak.pub")});
+    run_tool(dir,
+             {"tpm2_readpublic", "-T", tcti_, "-c", dir.file("ak.ctx"), "-o", dir.file("ak.pub")});
     return read_bytes(dir.file("ak.pub"), kMaxAkPublicBytes);
   });
 }
