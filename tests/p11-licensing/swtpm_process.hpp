@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -31,6 +32,64 @@ inline std::string swtpm_missing() {
   for (const char* tool : {"tpm2_createprimary", "tpm2_quote", "tpm2_pcrread", "tpm2_pcrextend"})
     if (!on_path(tool)) return std::string(tool) + " not installed (apt-get install tpm2-tools)";
   return "";
+}
+
+// Why TPMs with a vendor-signed EK certificate cannot be made here, or "".
+inline std::string swtpm_manufacture_missing() {
+  for (const char* tool : {"swtpm_setup", "swtpm_localca"})
+    if (!on_path(tool)) return std::string(tool) + " not installed (apt-get install swtpm-tools)";
+  for (const char* tool : {"tpm2_createek", "tpm2_makecredential", "tpm2_activatecredential",
+                           "tpm2_nvread", "openssl"})
+    if (!on_path(tool)) return std::string(tool) + " not installed";
+  return "";
+}
+
+// Manufactures a TPM in `state_dir` as a TPM vendor would: swtpm_setup makes
+// its EK and swtpm_localca signs an EK certificate into NV with the local CA
+// kept in `ca_dir` (created on first use; both config files live there, so
+// /etc and /var/lib/swtpm-localca are never used). "" on success, else why not.
+inline std::string manufacture_tpm(const std::filesystem::path& state_dir,
+                                   const std::filesystem::path& ca_dir) {
+  namespace fs = std::filesystem;
+  fs::create_directories(state_dir);
+  fs::create_directories(ca_dir / "state");
+  const auto put = [](const fs::path& p, const std::string& text) {
+    FILE* f = std::fopen(p.c_str(), "w");
+    if (!f) return false;
+    const bool ok = std::fputs(text.c_str(), f) >= 0;
+    return std::fclose(f) == 0 && ok;
+  };
+  const std::string ca = (ca_dir / "state").string();
+  if (!put(ca_dir / "localca.conf", "statedir = " + ca + "\nsigningkey = " + ca +
+                                        "/signkey.pem\nissuercert = " + ca +
+                                        "/issuercert.pem\ncertserial = " + ca + "/certserial\n") ||
+      !put(ca_dir / "localca.options", "--platform-manufacturer gpulab\n") ||
+      !put(ca_dir / "swtpm_setup.conf",
+           "create_certs_tool = /usr/bin/swtpm_localca\ncreate_certs_tool_config = " +
+               (ca_dir / "localca.conf").string() + "\ncreate_certs_tool_options = " +
+               (ca_dir / "localca.options").string() + "\nactive_pcr_banks = sha256\n"))
+    return "cannot write the swtpm_setup config in " + ca_dir.string();
+  const std::string log = (state_dir / "swtpm_setup.log").string();
+  const std::string cmd = "swtpm_setup --tpm2 --tpmstate " + state_dir.string() +
+                          " --create-ek-cert --overwrite --config " +
+                          (ca_dir / "swtpm_setup.conf").string() + " >" + log + " 2>&1";
+  if (std::system(cmd.c_str()) != 0) return "swtpm_setup failed (log: " + log + ")";
+  return "";
+}
+
+// The local CA's certificates (root, then the intermediate that signs EK
+// certificates) as one PEM bundle: what a TPM vendor publishes.
+inline std::string ek_ca_bundle(const std::filesystem::path& ca_dir) {
+  std::string out;
+  for (const char* name : {"swtpm-localca-rootca-cert.pem", "issuercert.pem"}) {
+    FILE* f = std::fopen((ca_dir / "state" / name).c_str(), "r");
+    if (!f) return "";
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    std::fclose(f);
+  }
+  return out;
 }
 
 class SwTpm {

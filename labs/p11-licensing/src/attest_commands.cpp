@@ -7,6 +7,7 @@
 #include "gpulab/errors.hpp"
 #include "gpulab/json.hpp"
 #include "licensing/attestation.hpp"
+#include "licensing/ek_trust.hpp"
 #include "licensing/record.hpp"
 #include "licensing/secure_file.hpp"
 #include "licensing/tpm_tools.hpp"
@@ -52,6 +53,10 @@ AttestCommands::AttestCommands(CLI::App& app) : tcti_(default_tcti()) {
                    "TPM to use (tpm2-tools TCTI; default $TPM2TOOLS_TCTI or the kernel's)")
       ->capture_default_str();
   enroll_->add_option("--out", out_, "Attestation policy to write")->required();
+  enroll_->add_option("--ek-ca", ek_ca_,
+                      "TPM vendor CA certificates (PEM): verify the TPM's EK certificate against "
+                      "them and bind the attestation key to that EK by credential activation; "
+                      "without it the key is trusted on first use");
 
   challenge_ = app.add_subcommand(
       "attest-challenge",
@@ -64,20 +69,30 @@ std::optional<int> AttestCommands::run(Date today, bool json) const {
   if (*enroll_) {
     const PcrSelection sel = parse_pcr_selection(pcrs_, "--pcrs");
     const SignedLicense ent = parse_license(read_file_limited(license_, kMaxLicenseBytes));
+    // Loaded before the TPM is touched, so a bad --ek-ca is refused at once.
+    const std::optional<EkCaStore> cas =
+        ek_ca_.empty() ? std::nullopt : std::make_optional<EkCaStore>(ek_ca_);
     const TpmTools tpm(tcti_);
-    AttestPolicy p{ent.license.id, ak_fingerprint(tpm.ak_public()), sel, tpm.pcr_values(sel)};
+    const Bytes ak = tpm.ak_public();
+    if (cas) bind_ak_to_certified_ek(tpm, *cas, ak, tpm.ak_tpm_public());
+    const std::string trust = cas ? fmt::format(
+                                        "EK certificate verified against {}, attestation "
+                                        "key bound to that EK by credential activation",
+                                        ek_ca_)
+                                  : "trusted on first use (no --ek-ca)";
+    AttestPolicy p{ent.license.id, ak_fingerprint(ak), sel, tpm.pcr_values(sel)};
     write_file_atomic(out_, format_policy(p), kPublicMode);
     if (json) {
       gpulab::print_json({{"policy", out_},
                           {"id", p.license_id},
                           {"ak_sha256", p.ak_sha256},
-                          {"pcrs", format_pcr_selection(sel)}});
+                          {"pcrs", format_pcr_selection(sel)},
+                          {"ak_trust", cas ? "ek-certified" : "first-use"}});
     } else {
       fmt::print(
           "wrote {}: attestation key {}... and PCRs {} recorded as golden for licence {}; carry it "
-          "to "
-          "the vendor\n",
-          out_, p.ak_sha256.substr(0, 16), format_pcr_selection(sel), p.license_id);
+          "to the vendor\nattestation key: {}\n",
+          out_, p.ak_sha256.substr(0, 16), format_pcr_selection(sel), p.license_id, trust);
     }
     return gpulab::kExitOk;
   }

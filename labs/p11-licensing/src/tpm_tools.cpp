@@ -13,6 +13,8 @@
 #include "gpulab/errors.hpp"
 #include "gpulab/file.hpp"
 #include "gpulab/text.hpp"
+#include "licensing/ek_trust.hpp"
+#include "licensing/secure_file.hpp"
 
 extern char** environ;
 
@@ -117,6 +119,10 @@ auto with_ak(const ScratchDir& dir, const std::string& tcti, F body) {
   }
 }
 
+void write_bytes(const std::string& path, const std::string& data) {
+  write_file_atomic(path, data, kPublicMode);
+}
+
 Bytes read_ak(const ScratchDir& dir, const std::string& tcti) {
   run_tool(dir, {"tpm2_readpublic", "-T", tcti, "-c", dir.file("ak.ctx"), "-f", "der", "-o",
                  dir.file("ak.der")});
@@ -168,6 +174,67 @@ TpmQuote TpmTools::quote(const PcrSelection& s, const Bytes& nonce) const {
     q.attest = read_bytes(dir.file("quote.msg"), kMaxAttestBytes);
     q.signature = read_bytes(dir.file("quote.sig"), kMaxSignatureBytes);
     return q;
+  });
+}
+
+}  // namespace licensing
+
+namespace licensing {
+
+// Credentials and EK certificates are small; these bound what is read back.
+constexpr std::size_t kMaxCredentialBytes = 4096;
+constexpr std::size_t kMaxSecretBytes = 64;
+
+Bytes make_credential(const std::string& ek_public_pem, const Bytes& ak_name, const Bytes& secret) {
+  const ScratchDir dir;
+  write_bytes(dir.file("ek.pem"), ek_public_pem);
+  write_bytes(dir.file("secret.bin"), std::string(secret.begin(), secret.end()));
+  run_tool(dir, {"tpm2_makecredential", "-T", "none", "-u", dir.file("ek.pem"), "-G", "rsa", "-s",
+                 dir.file("secret.bin"), "-n", to_hex(ak_name), "-o", dir.file("credential.bin")});
+  return read_bytes(dir.file("credential.bin"), kMaxCredentialBytes);
+}
+
+Bytes TpmTools::ak_tpm_public() const {
+  const ScratchDir dir;
+  return with_ak(dir, tcti_, [&] {
+    run_tool(dir,
+             {"tpm2_readpublic", "-T", tcti_, "-c", dir.file("ak.ctx"), "-o", dir.file("ak.pub")});
+    return read_bytes(dir.file("ak.pub"), kMaxAkPublicBytes);
+  });
+}
+
+Bytes TpmTools::ek_certificate() const {
+  const ScratchDir dir;
+  run_tool(dir, {"tpm2_nvread", "-T", tcti_, "0x01c00002", "-o", dir.file("ek.der")});
+  return read_bytes(dir.file("ek.der"), kMaxEkCertBytes);
+}
+
+Bytes TpmTools::activate_credential(const Bytes& credential) const {
+  const ScratchDir dir;
+  write_bytes(dir.file("credential.bin"), std::string(credential.begin(), credential.end()));
+  return with_ak(dir, tcti_, [&] {
+    // Saved contexts load again after a flush; without a resource manager
+    // swtpm has three transient slots, so each object is flushed once saved.
+    run_tool(dir, {"tpm2_flushcontext", "-T", tcti_, "-t"});
+    run_tool(dir, {"tpm2_createek", "-T", tcti_, "-G", "rsa", "-c", dir.file("ek.ctx")});
+    run_tool(dir, {"tpm2_flushcontext", "-T", tcti_, "-t"});
+    // The EK's policy: a session that has satisfied PolicySecret(endorsement).
+    run_tool(dir, {"tpm2_startauthsession", "-T", tcti_, "--policy-session", "-S",
+                   dir.file("session.ctx")});
+    try {
+      run_tool(dir, {"tpm2_policysecret", "-T", tcti_, "-S", dir.file("session.ctx"), "-c", "e"});
+      run_tool(dir, {"tpm2_activatecredential", "-T", tcti_, "-c", dir.file("ak.ctx"), "-C",
+                     dir.file("ek.ctx"), "-i", dir.file("credential.bin"), "-o",
+                     dir.file("secret.bin"), "-P", "session:" + dir.file("session.ctx")});
+    } catch (...) {
+      try {
+        run_tool(dir, {"tpm2_flushcontext", "-T", tcti_, dir.file("session.ctx")});
+      } catch (...) {
+      }
+      throw;
+    }
+    run_tool(dir, {"tpm2_flushcontext", "-T", tcti_, dir.file("session.ctx")});
+    return read_bytes(dir.file("secret.bin"), kMaxSecretBytes);
   });
 }
 

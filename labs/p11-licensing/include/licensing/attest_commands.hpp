@@ -42,7 +42,7 @@ class AttestCommands {
  private:
   CLI::App* enroll_ = nullptr;
   CLI::App* challenge_ = nullptr;
-  std::string license_, pcrs_, tcti_, policy_, out_;
+  std::string license_, pcrs_, tcti_, policy_, out_, ek_ca_;
 };
 
 }  // namespace licensing

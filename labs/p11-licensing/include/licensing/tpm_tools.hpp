@@ -20,6 +20,11 @@ namespace licensing {
 // --tcti's default: $TPM2TOOLS_TCTI when set, else the kernel's resource manager.
 std::string default_tcti();
 
+// The vendor's side of credential activation, no TPM needed (tpm2_makecredential
+// -T none): `secret` wrapped for the EK whose PEM public key is given, bound to
+// the TPM object name `ak_name`.
+Bytes make_credential(const std::string& ek_public_pem, const Bytes& ak_name, const Bytes& secret);
+
 class TpmTools {
  public:
   explicit TpmTools(std::string tcti) : tcti_(std::move(tcti)) {}
@@ -30,6 +35,15 @@ class TpmTools {
   std::vector<Bytes> pcr_values(const PcrSelection& s) const;
   // TPM2_Quote over `s` with `nonce` as qualifying data, plus the AK and the values.
   TpmQuote quote(const PcrSelection& s, const Bytes& nonce) const;
+
+  // The attestation key's TPM2B_PUBLIC (what its TPM name is computed over).
+  Bytes ak_tpm_public() const;
+  // The DER EK certificate the TPM vendor stored in NV (RSA EK, index 0x01c00002).
+  Bytes ek_certificate() const;
+  // TPM2_ActivateCredential with the AK and the (RSA) EK: the secret a
+  // credential from make_credential() wraps, or RunError when this TPM cannot
+  // unwrap it (another EK) or its integrity check fails (another AK name).
+  Bytes activate_credential(const Bytes& credential) const;
 
   // A tool that is missing throws gpulab::Unsupported (exit 77); one that
   // fails throws gpulab::RunError with its name and the last line it printed.
