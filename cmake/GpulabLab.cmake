@@ -29,12 +29,20 @@
 #     TEST_ENV "NAME=value"
 #     CUDA_SOURCES src/device.cu          # built when nvcc (and every CUDA_DEPS target) is found,
 #     CUDA_DEPS    CUDA::cudart CUDA::cublas  # as C++17 with the shared runtime; the lab then
-#     STUB_SOURCES src/device_unavailable.cpp)  # defines <NAME>_HAVE_CUDA (compile definition
+#     STUB_SOURCES src/device_unavailable.cpp  # defines <NAME>_HAVE_CUDA (compile definition
 #                                          # and CMake variable); without, the stubs (exit 77)
+#     STATIC_PROGRAMS fakegpu-client-static:client_main.cpp  # statically linked copies, for a
+#     STATIC_DEPS  CLI11::CLI11 Threads::Threads  # bare rootfs or an initramfs: SOURCES built
+#                  # again as gpulab_<name>_static, without gpulab::common's library (Debian's fmt
+#                  # has no static archive; common's headers are there), each program linked
+#                  # -static with STATIC_DEPS. Not built under sanitizers (their runtimes do not
+#                  # link statically). Not in the lab index (helpers found beside a program at
+#                  # run time); the lab's tests depend on them.
+#     )
 #
 # A macro, so that a lab whose prerequisite labs are missing returns from its
 # own CMakeLists.txt (what follows the call there wires targets that would not exist).
-set(_GPULAB_LAB_LISTS "PROGRAMS;SOURCES;LABS;DEPS;NEEDS;TEST_ENV;CUDA_SOURCES;CUDA_DEPS;STUB_SOURCES")
+set(_GPULAB_LAB_LISTS "PROGRAMS;SOURCES;LABS;DEPS;NEEDS;TEST_ENV;CUDA_SOURCES;CUDA_DEPS;STUB_SOURCES;STATIC_PROGRAMS;STATIC_DEPS")
 macro(gpulab_add_lab name)
   _gpulab_unmet_labs(_gpulab_unmet ${ARGN})
   if(_gpulab_unmet)
@@ -116,22 +124,32 @@ function(_gpulab_add_lab name)
 
   set(program_names "")
   foreach(spec IN LISTS LAB_PROGRAMS)
-    string(REPLACE ":" ";" parts "${spec}")
-    list(GET parts 0 prog)
-    list(LENGTH parts n)
-    if(n GREATER 1)
-      list(GET parts 1 main_src)
-    else()
-      set(main_src main.cpp)
-    endif()
+    _gpulab_program_spec("${spec}" prog main_src)
     add_executable(${prog} ${main_src})
     target_link_libraries(${prog} PRIVATE ${lib})
     gpulab_set_warnings(${prog})
     list(APPEND program_names ${prog})
   endforeach()
 
+  set(static_programs "")
+  if(LAB_STATIC_PROGRAMS AND NOT GPULAB_SANITIZE)
+    add_library(${lib}_static STATIC ${LAB_SOURCES})
+    target_include_directories(${lib}_static PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    target_include_directories(${lib}_static PRIVATE ${PROJECT_SOURCE_DIR}/common/include)
+    target_link_libraries(${lib}_static PUBLIC ${LAB_STATIC_DEPS})
+    gpulab_set_warnings(${lib}_static)
+    foreach(spec IN LISTS LAB_STATIC_PROGRAMS)
+      _gpulab_program_spec("${spec}" prog main_src)
+      add_executable(${prog} ${main_src})
+      target_link_libraries(${prog} PRIVATE ${lib}_static)
+      target_link_options(${prog} PRIVATE -static)
+      gpulab_set_warnings(${prog})
+      list(APPEND static_programs ${prog})
+    endforeach()
+  endif()
+
   if(GPULAB_BUILD_TESTS)
-    _gpulab_add_lab_tests(${name} ${folder} "${program_names}" "${LAB_TEST_ENV}")
+    _gpulab_add_lab_tests(${name} ${folder} "${program_names};${static_programs}" "${LAB_TEST_ENV}")
     # Wiring only the tests need (a fake library, a schema, extra test backends) lives
     # beside them, not in the lab's CMakeLists.txt.
     include(${PROJECT_SOURCE_DIR}/tests/${folder}/tests.cmake OPTIONAL)
@@ -147,6 +165,20 @@ function(_gpulab_add_lab name)
   set_property(GLOBAL PROPERTY GPULAB_LAB_${folder}_SUMMARY "${LAB_SUMMARY}")
   string(REPLACE ";" "," programs_csv "${program_names}")
   gpulab_feature("lab ${folder}" ON "${programs_csv}")
+endfunction()
+
+# "prog" -> prog, main.cpp; "prog:path.cpp" -> prog, path.cpp (a PROGRAMS or STATIC_PROGRAMS entry).
+function(_gpulab_program_spec spec out_prog out_main)
+  string(REPLACE ":" ";" parts "${spec}")
+  list(GET parts 0 prog)
+  list(LENGTH parts n)
+  if(n GREATER 1)
+    list(GET parts 1 main_src)
+  else()
+    set(main_src main.cpp)
+  endif()
+  set(${out_prog} ${prog} PARENT_SCOPE)
+  set(${out_main} ${main_src} PARENT_SCOPE)
 endfunction()
 
 # gpulab_lab_programs(prog...): programs a lab builds outside gpulab_add_lab() (an optional
