@@ -61,7 +61,8 @@ std::vector<Report> all_extensions() {
 }
 
 std::vector<Report> curriculum_tables() {
-  return {policy_comparison(scenario_trace("policy_mix")), gang_comparison(scenario_trace("gang_demo"))};
+  return {policy_comparison(scenario_trace("policy_mix")),
+          gang_comparison(scenario_trace("gang_demo"))};
 }
 
 }  // namespace cluster_sim

@@ -1,11 +1,12 @@
 // The subcommands' work without the program: `run`'s checks and its trace, `generate`'s CSV,
 // and the report lists of `extensions` and of the bare command.
+#include "cluster_sim/commands.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 
-#include "cluster_sim/commands.hpp"
 #include "gpulab/errors.hpp"
 
 namespace cs = cluster_sim;
