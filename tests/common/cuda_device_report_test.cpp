@@ -25,8 +25,9 @@ TEST(CudaDeviceReport, VersionNumbersReadAsMajorDotMinor) {
 TEST(CudaDeviceReport, LineAndJsonNameTheSameDevice) {
   EXPECT_EQ(gpulab::cuda::device_line(h200()),
             "device   NVIDIA H200 (sm_90, 132 SMs), driver 13.0, runtime 12.8\n");
-  EXPECT_EQ(gpulab::cuda::device_json(h200()).dump(),
-            R"({"name":"NVIDIA H200","compute_capability":"9.0","sms":132,"driver":"13.0","runtime":"12.8"})");
+  EXPECT_EQ(
+      gpulab::cuda::device_json(h200()).dump(),
+      R"({"name":"NVIDIA H200","compute_capability":"9.0","sms":132,"driver":"13.0","runtime":"12.8"})");
 }
 
 }  // namespace
