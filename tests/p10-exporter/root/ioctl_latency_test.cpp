@@ -87,14 +87,8 @@ class IoctlLatencyProbe : public ::testing::Test {
     mount_ = scratch_ + "/mnt";
     std::filesystem::create_directories(mount_);
     std::filesystem::create_directories(scratch_ + "/textfiles");
-    switch (daemon_.start(mount_, scratch_ + "/fakegpud.log")) {
-      case FakegpudProcess::Started::kMounted:
-        break;
-      case FakegpudProcess::Started::kCannotRunHere:
-        GTEST_SKIP() << daemon_.log();
-      case FakegpudProcess::Started::kFailed:
-        FAIL() << "fakegpud did not mount: " << daemon_.log();
-    }
+    gpulab_test::start_fakegpud_for_test(daemon_, mount_, scratch_ + "/fakegpud.log");
+    if (IsSkipped() || HasFatalFailure()) return;
     device_ = mount_ + "/fakegpu";
   }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -66,5 +67,21 @@ class FakegpudProcess {
   ChildProcess process_;
   std::string log_;
 };
+
+// The part of a fixture's SetUp that starts fakegpud: the test is skipped where fakegpud cannot
+// run here (its own reason: no FUSE) and fails when it does not mount. The caller returns when
+// IsSkipped() or HasFatalFailure().
+inline void start_fakegpud_for_test(FakegpudProcess& daemon, const std::string& mountdir,
+                                    const std::string& log, const std::string& mount_arg = "",
+                                    const std::string& cwd = "") {
+  switch (daemon.start(mountdir, log, mount_arg, cwd)) {
+    case FakegpudProcess::Started::kMounted:
+      return;
+    case FakegpudProcess::Started::kCannotRunHere:
+      GTEST_SKIP() << daemon.log();
+    case FakegpudProcess::Started::kFailed:
+      FAIL() << "fakegpud did not mount: " << daemon.log();
+  }
+}
 
 }  // namespace gpulab_test
