@@ -18,8 +18,8 @@ inline KernelResources kernel_resources(const void* fn, dim3 block) {
   r.local_bytes = attr.localSizeBytes;
   r.static_smem_bytes = attr.sharedSizeBytes;
   r.threads_per_block = static_cast<int>(block.x * block.y * block.z);
-  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, fn,
-                                                                  r.threads_per_block, 0));
+  GPULAB_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, fn, r.threads_per_block, 0));
   int device = 0, max_threads = 0;
   GPULAB_CUDA_CHECK(cudaGetDevice(&device));
   GPULAB_CUDA_CHECK(
