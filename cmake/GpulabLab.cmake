@@ -198,19 +198,22 @@ set(GPULAB_TESTS_LABELLED_BY_FILE_NAME
   p01-simt p02-kernels p05-caching-allocator p05-streams p06-device-plugin
   p07-batching p08-ring-allreduce p11-licensing p12-platform p12-serving)
 
-function(_gpulab_add_lab_tests name folder programs test_env)
-  set(test_dir ${PROJECT_SOURCE_DIR}/tests/${folder})
-  # Tests can read the lab's files (sample inputs) and run its programs.
-  set(defs GPULAB_LAB_DIR="${CMAKE_CURRENT_SOURCE_DIR}"
-           GPULAB_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
-  file(GLOB unit_tests CONFIGURE_DEPENDS ${test_dir}/unit/*.cpp)
-  file(GLOB integration_tests CONFIGURE_DEPENDS ${test_dir}/integration/*.cpp)
-  file(GLOB top_tests CONFIGURE_DEPENDS ${test_dir}/*.cpp)
+# _gpulab_lab_test_sources(test_dir folder unit_out integration_out): the GoogleTest sources of
+# a lab by label, from the folders tests/<folder>/unit/ and integration/ (and, for a lab on
+# GPULAB_TESTS_LABELLED_BY_FILE_NAME, the files at the top by name). tests/cmake/test_folders_test.cmake.
+function(_gpulab_lab_test_sources test_dir folder unit_out integration_out)
+  set(recheck CONFIGURE_DEPENDS)  # a new file reconfigures; not in the test's `cmake -P`
+  if(CMAKE_SCRIPT_MODE_FILE)
+    set(recheck "")
+  endif()
+  file(GLOB unit_tests ${recheck} ${test_dir}/unit/*.cpp)
+  file(GLOB integration_tests ${recheck} ${test_dir}/integration/*.cpp)
+  file(GLOB top_tests ${recheck} ${test_dir}/*.cpp)
   if(top_tests AND NOT folder IN_LIST GPULAB_TESTS_LABELLED_BY_FILE_NAME)
     list(GET top_tests 0 first)
-    file(RELATIVE_PATH first ${PROJECT_SOURCE_DIR} ${first})
-    message(FATAL_ERROR "${first}: a test file sits in the folder of its ctest label: "
-      "tests/${folder}/unit/ or tests/${folder}/integration/ (tools/move-tests-by-label ${folder})")
+    get_filename_component(first ${first} NAME)
+    message(FATAL_ERROR "tests/${folder}/${first}: a test file sits in the folder of its ctest "
+      "label, tests/${folder}/unit/ or tests/${folder}/integration/ (tools/move-tests-by-label ${folder})")
   endif()
   foreach(src IN LISTS top_tests)
     get_filename_component(base ${src} NAME)
@@ -220,6 +223,16 @@ function(_gpulab_add_lab_tests name folder programs test_env)
       list(APPEND unit_tests ${src})
     endif()
   endforeach()
+  set(${unit_out} "${unit_tests}" PARENT_SCOPE)
+  set(${integration_out} "${integration_tests}" PARENT_SCOPE)
+endfunction()
+
+function(_gpulab_add_lab_tests name folder programs test_env)
+  set(test_dir ${PROJECT_SOURCE_DIR}/tests/${folder})
+  # Tests can read the lab's files (sample inputs) and run its programs.
+  set(defs GPULAB_LAB_DIR="${CMAKE_CURRENT_SOURCE_DIR}"
+           GPULAB_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
+  _gpulab_lab_test_sources(${test_dir} ${folder} unit_tests integration_tests)
 
   foreach(kind unit integration)
     if(NOT ${kind}_tests)
