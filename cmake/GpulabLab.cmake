@@ -1,11 +1,16 @@
 # gpulab_add_lab(): one call turns a lab folder into
 #   gpulab_<name> / gpulab::<name>  the library (include/ is its public header dir)
 #   one executable per PROGRAMS entry ("prog" uses main.cpp, "prog:path.cpp" another file)
-#   test-<name>          GoogleTest suite from tests/<folder>/*.cpp   (ctest label: unit)
-#   test-<name>-integration  from tests/<folder>/*integration*.cpp    (label: integration)
+#   The folder a test file sits in is its ctest label (tests/<folder>/<label>/*.cpp):
+#   test-<name>          GoogleTest suite from tests/<folder>/unit/*.cpp        (label: unit)
+#   test-<name>-integration  from tests/<folder>/integration/*.cpp          (label: integration)
 #   test-<name>-root     from tests/<folder>/root/*.cpp, needs root; exits 77 (skipped) without
 #                        (labels: root, integration). A root/ with its own main.cpp is wired
 #                        by the lab itself (p04-mininer).
+#                        Other label folders (toolchain/, slurm/) hold tests that need more than
+#                        a GoogleTest binary; the lab or its tests.cmake wires them.
+#                        tests/<folder>/ itself keeps the headers, fixtures and tests.cmake the
+#                        suites share (it is on their include path).
 #   <name>.readme        the README expected-output check             (label: readme)
 #   bench-<name>         Google Benchmark suite from bench/<folder>/*.cpp, smoke-run (label: bench)
 #   tests/<folder>/tests.cmake, when it exists, is included after the tests are defined: the
@@ -24,12 +29,20 @@
 #     TEST_ENV "NAME=value"
 #     CUDA_SOURCES src/device.cu          # built when nvcc (and every CUDA_DEPS target) is found,
 #     CUDA_DEPS    CUDA::cudart CUDA::cublas  # as C++17 with the shared runtime; the lab then
-#     STUB_SOURCES src/device_unavailable.cpp)  # defines <NAME>_HAVE_CUDA (compile definition
+#     STUB_SOURCES src/device_unavailable.cpp  # defines <NAME>_HAVE_CUDA (compile definition
 #                                          # and CMake variable); without, the stubs (exit 77)
+#     STATIC_PROGRAMS fakegpu-client-static:client_main.cpp  # statically linked copies, for a
+#     STATIC_DEPS  CLI11::CLI11 Threads::Threads  # bare rootfs or an initramfs: SOURCES built
+#                  # again as gpulab_<name>_static, without gpulab::common's library (Debian's fmt
+#                  # has no static archive; common's headers are there), each program linked
+#                  # -static with STATIC_DEPS. Not built under sanitizers (their runtimes do not
+#                  # link statically). Not in the lab index (helpers found beside a program at
+#                  # run time); the lab's tests depend on them.
+#     )
 #
 # A macro, so that a lab whose prerequisite labs are missing returns from its
 # own CMakeLists.txt (what follows the call there wires targets that would not exist).
-set(_GPULAB_LAB_LISTS "PROGRAMS;SOURCES;LABS;DEPS;NEEDS;TEST_ENV;CUDA_SOURCES;CUDA_DEPS;STUB_SOURCES")
+set(_GPULAB_LAB_LISTS "PROGRAMS;SOURCES;LABS;DEPS;NEEDS;TEST_ENV;CUDA_SOURCES;CUDA_DEPS;STUB_SOURCES;STATIC_PROGRAMS;STATIC_DEPS")
 macro(gpulab_add_lab name)
   _gpulab_unmet_labs(_gpulab_unmet ${ARGN})
   if(_gpulab_unmet)
@@ -111,22 +124,32 @@ function(_gpulab_add_lab name)
 
   set(program_names "")
   foreach(spec IN LISTS LAB_PROGRAMS)
-    string(REPLACE ":" ";" parts "${spec}")
-    list(GET parts 0 prog)
-    list(LENGTH parts n)
-    if(n GREATER 1)
-      list(GET parts 1 main_src)
-    else()
-      set(main_src main.cpp)
-    endif()
+    _gpulab_program_spec("${spec}" prog main_src)
     add_executable(${prog} ${main_src})
     target_link_libraries(${prog} PRIVATE ${lib})
     gpulab_set_warnings(${prog})
     list(APPEND program_names ${prog})
   endforeach()
 
+  set(static_programs "")
+  if(LAB_STATIC_PROGRAMS AND NOT GPULAB_SANITIZE)
+    add_library(${lib}_static STATIC ${LAB_SOURCES})
+    target_include_directories(${lib}_static PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    target_include_directories(${lib}_static PRIVATE ${PROJECT_SOURCE_DIR}/common/include)
+    target_link_libraries(${lib}_static PUBLIC ${LAB_STATIC_DEPS})
+    gpulab_set_warnings(${lib}_static)
+    foreach(spec IN LISTS LAB_STATIC_PROGRAMS)
+      _gpulab_program_spec("${spec}" prog main_src)
+      add_executable(${prog} ${main_src})
+      target_link_libraries(${prog} PRIVATE ${lib}_static)
+      target_link_options(${prog} PRIVATE -static)
+      gpulab_set_warnings(${prog})
+      list(APPEND static_programs ${prog})
+    endforeach()
+  endif()
+
   if(GPULAB_BUILD_TESTS)
-    _gpulab_add_lab_tests(${name} ${folder} "${program_names}" "${LAB_TEST_ENV}")
+    _gpulab_add_lab_tests(${name} ${folder} "${program_names};${static_programs}" "${LAB_TEST_ENV}")
     # Wiring only the tests need (a fake library, a schema, extra test backends) lives
     # beside them, not in the lab's CMakeLists.txt.
     include(${PROJECT_SOURCE_DIR}/tests/${folder}/tests.cmake OPTIONAL)
@@ -144,6 +167,20 @@ function(_gpulab_add_lab name)
   gpulab_feature("lab ${folder}" ON "${programs_csv}")
 endfunction()
 
+# "prog" -> prog, main.cpp; "prog:path.cpp" -> prog, path.cpp (a PROGRAMS or STATIC_PROGRAMS entry).
+function(_gpulab_program_spec spec out_prog out_main)
+  string(REPLACE ":" ";" parts "${spec}")
+  list(GET parts 0 prog)
+  list(LENGTH parts n)
+  if(n GREATER 1)
+    list(GET parts 1 main_src)
+  else()
+    set(main_src main.cpp)
+  endif()
+  set(${out_prog} ${prog} PARENT_SCOPE)
+  set(${out_main} ${main_src} PARENT_SCOPE)
+endfunction()
+
 # gpulab_lab_programs(prog...): programs a lab builds outside gpulab_add_lab() (an optional
 # daemon, say) that `tools/lab list` must show too. Call it from the lab's CMakeLists.txt
 # after gpulab_add_lab().
@@ -152,15 +189,33 @@ function(gpulab_lab_programs)
   set_property(GLOBAL APPEND PROPERTY GPULAB_LAB_${folder}_PROGRAMS ${ARGN})
 endfunction()
 
-function(_gpulab_add_lab_tests name folder programs test_env)
-  set(test_dir ${PROJECT_SOURCE_DIR}/tests/${folder})
-  # Tests can read the lab's files (sample inputs) and run its programs.
-  set(defs GPULAB_LAB_DIR="${CMAKE_CURRENT_SOURCE_DIR}"
-           GPULAB_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
-  file(GLOB all_tests CONFIGURE_DEPENDS ${test_dir}/*.cpp)
-  set(unit_tests "")
-  set(integration_tests "")
-  foreach(src IN LISTS all_tests)
+# Labs whose tests may still sit at the top of tests/<folder>/, labelled there by file name
+# (*integration* -> integration, any other -> unit), beside the label folders. Only while
+# files added on other branches land there; `tools/move-tests-by-label` moves them into
+# unit/ and integration/ and takes the lab off this list. A test file at the top of any other
+# lab's folder is a configure error.
+set(GPULAB_TESTS_LABELLED_BY_FILE_NAME
+  p01-simt p02-kernels p05-caching-allocator p05-streams p06-device-plugin
+  p07-batching p08-ring-allreduce p11-licensing p12-platform p12-serving)
+
+# _gpulab_lab_test_sources(test_dir folder unit_out integration_out): the GoogleTest sources of
+# a lab by label, from the folders tests/<folder>/unit/ and integration/ (and, for a lab on
+# GPULAB_TESTS_LABELLED_BY_FILE_NAME, the files at the top by name). tests/cmake/test_folders_test.cmake.
+function(_gpulab_lab_test_sources test_dir folder unit_out integration_out)
+  set(recheck CONFIGURE_DEPENDS)  # a new file reconfigures; not in the test's `cmake -P`
+  if(CMAKE_SCRIPT_MODE_FILE)
+    set(recheck "")
+  endif()
+  file(GLOB unit_tests ${recheck} ${test_dir}/unit/*.cpp)
+  file(GLOB integration_tests ${recheck} ${test_dir}/integration/*.cpp)
+  file(GLOB top_tests ${recheck} ${test_dir}/*.cpp)
+  if(top_tests AND NOT folder IN_LIST GPULAB_TESTS_LABELLED_BY_FILE_NAME)
+    list(GET top_tests 0 first)
+    get_filename_component(first ${first} NAME)
+    message(FATAL_ERROR "tests/${folder}/${first}: a test file sits in the folder of its ctest "
+      "label, tests/${folder}/unit/ or tests/${folder}/integration/ (tools/move-tests-by-label ${folder})")
+  endif()
+  foreach(src IN LISTS top_tests)
     get_filename_component(base ${src} NAME)
     if(base MATCHES "integration")
       list(APPEND integration_tests ${src})
@@ -168,6 +223,16 @@ function(_gpulab_add_lab_tests name folder programs test_env)
       list(APPEND unit_tests ${src})
     endif()
   endforeach()
+  set(${unit_out} "${unit_tests}" PARENT_SCOPE)
+  set(${integration_out} "${integration_tests}" PARENT_SCOPE)
+endfunction()
+
+function(_gpulab_add_lab_tests name folder programs test_env)
+  set(test_dir ${PROJECT_SOURCE_DIR}/tests/${folder})
+  # Tests can read the lab's files (sample inputs) and run its programs.
+  set(defs GPULAB_LAB_DIR="${CMAKE_CURRENT_SOURCE_DIR}"
+           GPULAB_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
+  _gpulab_lab_test_sources(${test_dir} ${folder} unit_tests integration_tests)
 
   foreach(kind unit integration)
     if(NOT ${kind}_tests)
@@ -181,7 +246,8 @@ function(_gpulab_add_lab_tests name folder programs test_env)
     add_executable(${exe} ${${kind}_tests})
     target_link_libraries(${exe} PRIVATE gpulab::${name} GTest::gtest_main GTest::gmock)
     target_compile_definitions(${exe} PRIVATE ${defs})
-    target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)  # gpulab_test/*.hpp
+    # gpulab_test/*.hpp, and the headers the lab's suites share (tests/<folder>/*.hpp)
+    target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support ${test_dir})
     gpulab_set_warnings(${exe})
     if(programs)
       add_dependencies(${exe} ${programs})   # integration tests run the programs
@@ -199,7 +265,7 @@ function(_gpulab_add_lab_tests name folder programs test_env)
     add_executable(${exe} ${root_tests} ${PROJECT_SOURCE_DIR}/tests/support/gpulab_test/root_main.cpp)
     target_link_libraries(${exe} PRIVATE gpulab::${name} GTest::gtest GTest::gmock)
     target_compile_definitions(${exe} PRIVATE ${defs})
-    target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
+    target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support ${test_dir})
     gpulab_set_warnings(${exe})
     if(programs)
       add_dependencies(${exe} ${programs})

@@ -3,13 +3,8 @@
 // show each extension, or measure how the simulator scales.
 #include <fmt/format.h>
 
-#include <sstream>
-
-#include "cluster_sim/inventory.hpp"
+#include "cluster_sim/commands.hpp"
 #include "cluster_sim/scale.hpp"
-#include "cluster_sim/scenarios.hpp"
-#include "cluster_sim/simulator.hpp"
-#include "cluster_sim/trace.hpp"
 #include "gpulab/cli.hpp"
 #include "gpulab/flag_checks.hpp"
 #include "gpulab/json.hpp"
@@ -20,10 +15,6 @@ namespace cs = cluster_sim;
 namespace {
 
 constexpr const char* kProgram = "cluster-sim";
-
-std::vector<cs::Job> trace_or(const std::string& path, std::string_view scenario) {
-  return path.empty() ? cs::scenario_trace(scenario) : cs::load_trace(path);
-}
 
 }  // namespace
 
@@ -38,25 +29,20 @@ int main(int argc, char** argv) {
 
   // run
   auto* run = app.add_subcommand("run", "Simulate one trace (a CSV file or a generated one)");
-  std::string trace_path;
-  std::size_t generate = 0;
-  cs::SimConfig cfg;
-  std::string policy = "best_fit";
-  std::string queue = "fifo";
-  auto* trace_opt = run->add_option("--trace", trace_path, "Trace CSV: id,arrival,gpus,duration[,priority,tenant,cpus]");
-  run->add_option("--generate", generate, "Simulate a synthetic trace of this many jobs (uses --seed)")
+  cs::RunRequest req;
+  cs::SimConfig& cfg = req.cfg;
+  auto* trace_opt = run->add_option("--trace", req.trace_path, "Trace CSV: id,arrival,gpus,duration[,priority,tenant,cpus]");
+  run->add_option("--generate", req.generate, "Simulate a synthetic trace of this many jobs (uses --seed)")
       ->excludes(trace_opt);
-  std::string inventory_path;
   auto* inventory_opt =
-      run->add_option("--inventory", inventory_path,
+      run->add_option("--inventory", req.inventory_path,
                       "The cluster as a JSON list of node inventories (gpulab/inventory)");
   auto* nodes_opt = run->add_option("--nodes", cfg.nodes, "Nodes")->capture_default_str();
   auto* gpus_opt = run->add_option("--gpus-per-node", cfg.gpus_per_node, "GPUs per node (1-64)")
                        ->capture_default_str();
-  run->add_option("--policy", policy, "spread | first_fit | best_fit | topology_aware")->capture_default_str();
-  bool gang = false;
-  run->add_flag("--gang", gang, "Place multi-node jobs atomically (default: naive node-by-node grabbing)");
-  run->add_option("--queue", queue, "fifo | drf (dominant resource fairness across tenants)")
+  run->add_option("--policy", req.policy, "spread | first_fit | best_fit | topology_aware")->capture_default_str();
+  run->add_flag("--gang", req.gang, "Place multi-node jobs atomically (default: naive node-by-node grabbing)");
+  run->add_option("--queue", req.queue, "fifo | drf (dominant resource fairness across tenants)")
       ->capture_default_str();
   auto* cpus_opt =
       run->add_option("--cpus-per-node", cfg.cpus_per_node, "CPUs per node (0 = not modelled)")
@@ -150,75 +136,43 @@ int main(int argc, char** argv) {
 
   return gpulab::run_program(kProgram, app, argc, argv, [&]() -> int {
     if (*run) {
-      cfg.policy = cs::parse_policy(policy);
-      cfg.gang = gang;
-      if (queue == "drf") {
-        cfg.order = cs::QueueOrder::kDrf;
-      } else if (queue != "fifo") {
-        throw gpulab::UsageError(fmt::format("unknown queue '{}' (use fifo or drf)", queue));
-      }
-      if (cfg.checkpoint_penalty < 0) throw gpulab::UsageError("--checkpoint-penalty must be >= 0");
-      if (cfg.island_penalty < 1 || cfg.node_penalty < 1)
-        throw gpulab::UsageError("--island-penalty and --node-penalty must be >= 1");
-      if (cfg.backfill_depth < 1) throw gpulab::UsageError("--backfill-depth must be >= 1");
-      if (!inventory_path.empty()) cs::apply(cs::load_inventory_shape(inventory_path), cfg);
-      std::vector<cs::Job> jobs;
-      if (generate > 0) {
-        cs::GeneratorConfig g;
-        g.jobs = generate;
-        g.nodes = cfg.nodes;
-        g.gpus_per_node = cfg.gpus_per_node;
-        g.seed = common.seed;
-        jobs = cs::generate_trace(g);
-      } else if (!trace_path.empty()) {
-        jobs = cs::load_trace(trace_path);
-      } else {
-        throw gpulab::UsageError("run needs --trace FILE or --generate N");
-      }
-      const cs::SimResult r = cs::simulate(jobs, cfg);
+      req.seed = common.seed;
+      const cs::RunOutcome r = cs::run_trace(req);
       if (common.json) {
-        gpulab::print_json(cs::run_json(cfg, jobs, r));
+        gpulab::print_json(cs::run_json(r.cfg, r.jobs, r.result));
       } else {
-        fmt::print("{}", cs::render_run(cfg, jobs, r));
+        fmt::print("{}", cs::render_run(r.cfg, r.jobs, r.result));
       }
       return gpulab::kExitOk;
     }
     if (*gen) {
       gcfg.seed = common.seed;
-      const auto jobs = cs::generate_trace(gcfg);
-      std::ostringstream trace;
-      cs::write_trace(trace, jobs);
+      const std::string trace = cs::generated_trace_csv(gcfg);
       if (out_path.empty()) {
-        fmt::print("{}", trace.str());  // a failed write throws; run_program reports it
-      } else if (auto written = gpulab::write_file(out_path, trace.str()); !written) {
+        fmt::print("{}", trace);  // a failed write throws; run_program reports it
+      } else if (auto written = gpulab::write_file(out_path, trace); !written) {
         throw gpulab::UsageError(written.error().message);
       }
       return gpulab::kExitOk;
     }
-    if (*pre) return cs::emit({cs::preemption_comparison(trace_or(ext_trace, "preemption"), checkpoint)}, common.json);
-    if (*drf) return cs::emit({cs::drf_comparison(trace_or(ext_trace, "drf"))}, common.json);
+    if (*pre)
+      return cs::emit({cs::preemption_comparison(cs::trace_or_scenario(ext_trace, "preemption"), checkpoint)},
+                      common.json);
+    if (*drf) return cs::emit({cs::drf_comparison(cs::trace_or_scenario(ext_trace, "drf"))}, common.json);
     if (*topo)
-      return cs::emit({cs::topology_comparison(trace_or(ext_trace, "topology"), island_penalty, node_penalty)},
-                  common.json);
-    if (*bf) return cs::emit({cs::backfill_comparison(trace_or(ext_trace, "backfill"))}, common.json);
+      return cs::emit({cs::topology_comparison(cs::trace_or_scenario(ext_trace, "topology"), island_penalty,
+                                               node_penalty)},
+                      common.json);
+    if (*bf) return cs::emit({cs::backfill_comparison(cs::trace_or_scenario(ext_trace, "backfill"))}, common.json);
     if (*frag) {
       fcfg.seed = common.seed;
       return cs::emit({cs::fragmentation_comparison(fcfg)}, common.json);
     }
-    if (*ext) {
-      return cs::emit({cs::preemption_comparison(cs::scenario_trace("preemption"), 30),
-                   cs::drf_comparison(cs::scenario_trace("drf")),
-                   cs::topology_comparison(cs::scenario_trace("topology"), 1.5, 3.0),
-                   cs::backfill_comparison(cs::scenario_trace("backfill")),
-                   cs::fragmentation_comparison(cs::FragmentationConfig{})},
-                  common.json);
-    }
+    if (*ext) return cs::emit(cs::all_extensions(), common.json);
     if (*sc) {
       const int per_node = common.quick ? 10 : jobs_per_node;
       return cs::emit({cs::scale_report({100, 1000, 10000}, per_node, common.seed)}, common.json);
     }
-    return cs::emit({cs::policy_comparison(cs::scenario_trace("policy_mix")),
-                 cs::gang_comparison(cs::scenario_trace("gang_demo"))},
-                common.json);
+    return cs::emit(cs::curriculum_tables(), common.json);
   });
 }

@@ -17,9 +17,11 @@
 #include "gpulab/inventory/inventory_json.hpp"
 #include "gpulab/output_file.hpp"
 #include "gpulab_test/program_run.hpp"
+#include "hal_accelerator.hpp"
 
 namespace dp = device_plugin;
 namespace inv = gpulab::inventory;
+using device_plugin_test::hal_accelerator;
 using namespace std::chrono_literals;
 
 namespace {
@@ -59,22 +61,12 @@ struct Plugin {
   }
 };
 
-inv::Accelerator hal(const std::string& backend, int ordinal, int index) {
-  inv::Accelerator a;
-  a.id = backend + ":" + std::to_string(ordinal);
-  a.index = index;
-  a.vendor = backend == "cuda" ? "nvidia" : "cpu";
-  a.backend = backend;
-  a.model = "HAL " + backend + " backend";
-  a.memory_bytes = std::uint64_t{8} << 30;
-  return a;
-}
-
 // `gpulabd agent --devices cuda:2,cpu_ref:1` as it reports itself.
 inv::NodeInventory agent_node() {
   inv::NodeInventory n;
   n.node = "node-a";
-  n.accelerators = {hal("cuda", 0, 0), hal("cuda", 1, 1), hal("cpu_ref", 0, 2)};
+  n.accelerators = {hal_accelerator("cuda", 0, 0), hal_accelerator("cuda", 1, 1),
+                    hal_accelerator("cpu_ref", 0, 2)};
   n.accelerators[1].domain.numa_node = 1;
   return n;
 }

@@ -10,28 +10,20 @@
 #include "device_plugin/walkthrough.hpp"
 #include "gpulab/errors.hpp"
 #include "gpulab/inventory/inventory_json.hpp"
+#include "hal_accelerator.hpp"
 
 namespace dp = device_plugin;
 namespace inv = gpulab::inventory;
+using device_plugin_test::hal_accelerator;
 
 namespace {
-
-inv::Accelerator hal(const std::string& backend, int ordinal, int index) {
-  inv::Accelerator a;
-  a.id = backend + ":" + std::to_string(ordinal);
-  a.index = index;
-  a.vendor = backend == "cuda" ? "nvidia" : "cpu";
-  a.backend = backend;
-  a.model = "HAL " + backend + " backend";
-  a.memory_bytes = std::uint64_t{8} << 30;
-  return a;
-}
 
 // What `gpulabd agent --devices cuda:2,fast:1` reports, cuda:1 after an Xid 79.
 inv::NodeInventory agent_node() {
   inv::NodeInventory n;
   n.node = "node-a";
-  n.accelerators = {hal("cuda", 0, 0), hal("cuda", 1, 1), hal("fast", 0, 2)};
+  n.accelerators = {hal_accelerator("cuda", 0, 0), hal_accelerator("cuda", 1, 1),
+                    hal_accelerator("fast", 0, 2)};
   n.accelerators[0].domain.numa_node = 1;
   n.accelerators[1].health = inv::Health::unhealthy("Xid 79: GPU has fallen off the bus");
   return n;
@@ -134,7 +126,7 @@ TEST(InventoryNode, BadInventoriesAreRefusedNamingTheField) {
   EXPECT_EQ(refusal(inv::NodeInventory{"node-a", 0, {}}),
             "inv.json: accelerators: the node has no devices to advertise");
   auto many = inv::NodeInventory{"node-a", 0, {}};
-  for (int i = 0; i < 257; ++i) many.accelerators.push_back(hal("cpu_ref", i, i));
+  for (int i = 0; i < 257; ++i) many.accelerators.push_back(hal_accelerator("cpu_ref", i, i));
   EXPECT_EQ(refusal(many),
             "inv.json: accelerators: 257 devices, more than the 256 a node may have");
   auto shuffled = agent_node();

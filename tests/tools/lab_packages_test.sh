@@ -36,11 +36,25 @@ has "$("$lab" packages hwfp)" libssl-dev hwfp
 streams=$("$lab" packages stream-sched)
 has "$streams" libmimalloc2.0 stream-sched
 
+# Programs a lab's own CMake builds and declares with gpulab_lab_programs(): the eBPF probe
+# (labs/p10-exporter/ebpf/ebpf.cmake) gets what its build needs, and p10-exporter's packages;
+# fakegpud gets FUSE.
+ebpf=$("$lab" packages gpulab-ioctl-latency)
+for p in libbpf-dev bpftool clang libcpp-httplib-dev; do has "$ebpf" "$p" gpulab-ioctl-latency; done
+hasnt "$ebpf" libfuse3-dev gpulab-ioctl-latency
+has "$("$lab" packages fakegpud)" libfuse3-dev fakegpud
+# A word inside a declared name is not a program.
+set +e
+"$lab" packages ioctl-latency >/dev/null 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "ioctl-latency (part of gpulab-ioctl-latency) exits $rc, not 2"
+
 set +e
 out=$("$lab" packages no-such-program 2>&1)
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "an unknown program exits $rc, not 2"
-[ "$out" = "lab: error: no lab lists program 'no-such-program' in its PROGRAMS line (tools/lab list shows the programs)" ] ||
+[ "$out" = "lab: error: no lab lists program 'no-such-program' in its PROGRAMS line or a gpulab_lab_programs() call (tools/lab list shows the programs)" ] ||
   fail "an unknown program printed: $out"
 echo "lab_packages_test: ok"

@@ -10,6 +10,7 @@
 #include "gpulab/cuda/check.hpp"
 #include "gpulab/cuda/device_array.cuh"
 #include "gpulab/cuda/event.cuh"
+#include "gpulab/cuda/kernel_resources.cuh"
 #include "coalescing/device.hpp"
 
 namespace coalescing {
@@ -165,19 +166,11 @@ Measured time_kernel(const Launch& l, void** args, const Plan& plan) {
     GPULAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
     m.event_ms.push_back(ms);
   }
-  cudaFuncAttributes attr{};
-  GPULAB_CUDA_CHECK(cudaFuncGetAttributes(&attr, l.fn));
-  m.registers = attr.numRegs;
-  m.threads_per_block = static_cast<int>(l.block.x * l.block.y * l.block.z);
-  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&m.blocks_per_sm, l.fn,
-                                                                  m.threads_per_block, 0));
-  int device = 0, max_threads = 0;
-  GPULAB_CUDA_CHECK(cudaGetDevice(&device));
-  GPULAB_CUDA_CHECK(
-      cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  m.occupancy = max_threads > 0
-                    ? static_cast<double>(m.blocks_per_sm * m.threads_per_block) / max_threads
-                    : 0.0;
+  const gpulab::cuda::KernelResources res = gpulab::cuda::kernel_resources(l.fn, l.block);
+  m.registers = res.registers;
+  m.threads_per_block = res.threads_per_block;
+  m.blocks_per_sm = res.blocks_per_sm;
+  m.occupancy = res.occupancy;
   return m;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <gpulab/cuda/device_report.hpp>
 #include <gpulab/stats.hpp>
 #include <gpulab/table.hpp>
 
@@ -15,10 +16,6 @@ namespace {
 
 using gpulab::Table;
 constexpr auto L = Table::Align::kLeft;
-
-std::string version(int v) {
-  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
-}
 
 Row measured_row(std::string label, const Measured& m, double useful_bytes) {
   Row r;
@@ -165,8 +162,7 @@ Gate transpose_gate(const std::vector<Row>& rows) {
 std::string render(const BenchReport& r) {
   const auto& d = r.device;
   std::string out;
-  out += fmt::format("device   {} (sm_{}{}, {} SMs), driver {}, runtime {}\n", d.name, d.cc_major,
-                     d.cc_minor, d.sm_count, version(d.driver_version), version(d.runtime_version));
+  out += gpulab::cuda::device_line(d);
   out += fmt::format(
       "timing   CUDA events, median of {} after {} warm-up; GB/s = useful bytes / time\n",
       r.options.plan.reps, r.options.plan.warmup);
@@ -280,11 +276,7 @@ std::string render(const BenchReport& r) {
 
 gpulab::Json to_json(const BenchReport& r) {
   gpulab::Json j;
-  j["device"] = {{"name", r.device.name},
-                 {"compute_capability", fmt::format("{}.{}", r.device.cc_major, r.device.cc_minor)},
-                 {"sms", r.device.sm_count},
-                 {"driver", version(r.device.driver_version)},
-                 {"runtime", version(r.device.runtime_version)}};
+  j["device"] = gpulab::cuda::device_json(r.device);
   j["buffer_mb"] = r.options.buffer_mb;
   j["transpose_n"] = r.options.transpose_n;
   j["reps"] = r.options.plan.reps;

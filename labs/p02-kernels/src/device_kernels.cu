@@ -14,6 +14,7 @@
 #include "gpulab/cuda/check.hpp"
 #include "gpulab/cuda/device_array.cuh"
 #include "gpulab/cuda/event.cuh"
+#include "gpulab/cuda/kernel_resources.cuh"
 #include "kernels/device.hpp"
 
 namespace kernels {
@@ -330,23 +331,7 @@ TimedRun run_matmul(MatmulKernel kernel, const std::vector<float>& a, const std:
 
 KernelResources matmul_resources(MatmulKernel kernel) {
   const KernelLaunch l = matmul_launch(kernel, 128, true);
-  cudaFuncAttributes attr{};
-  GPULAB_CUDA_CHECK(cudaFuncGetAttributes(&attr, l.fn));
-  KernelResources r;
-  r.registers = attr.numRegs;
-  r.local_bytes = attr.localSizeBytes;
-  r.static_smem_bytes = attr.sharedSizeBytes;
-  r.threads_per_block = static_cast<int>(l.block.x * l.block.y * l.block.z);
-  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, l.fn,
-                                                                  r.threads_per_block, 0));
-  int device = 0, max_threads = 0;
-  GPULAB_CUDA_CHECK(cudaGetDevice(&device));
-  GPULAB_CUDA_CHECK(
-      cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  r.occupancy = max_threads > 0
-                    ? static_cast<double>(r.blocks_per_sm * r.threads_per_block) / max_threads
-                    : 0.0;
-  return r;
+  return gpulab::cuda::kernel_resources(l.fn, l.block);
 }
 
 HostPointerRun run_host_pointer_pitfall(std::size_t n) {

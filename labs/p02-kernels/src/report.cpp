@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <gpulab/cuda/device_report.hpp>
 #include <gpulab/number_format.hpp>
 #include <gpulab/stats.hpp>
 #include <gpulab/table.hpp>
@@ -21,10 +22,6 @@ namespace {
 
 using gpulab::Table;
 constexpr auto L = Table::Align::kLeft;
-
-std::string version(int v) {
-  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
-}
 
 Row timed_row(std::string kernel, const TimedRun& run) {
   Row row;
@@ -225,8 +222,7 @@ std::vector<Gate> evaluate_gates(const std::vector<Row>& memory_rows,
 std::string render(const MeasureReport& r) {
   std::string out;
   const auto& d = r.device;
-  out += fmt::format("device   {} (sm_{}{}, {} SMs), driver {}, runtime {}\n", d.name, d.cc_major,
-                     d.cc_minor, d.sm_count, version(d.driver_version), version(d.runtime_version));
+  out += gpulab::cuda::device_line(d);
   out += fmt::format(
       "timing   CUDA events, median of {} after {} warm-up; chrono = std::chrono around one "
       "launch, "
@@ -296,11 +292,7 @@ std::string render(const MeasureReport& r) {
 
 gpulab::Json to_json(const MeasureReport& r) {
   gpulab::Json j;
-  j["device"] = {{"name", r.device.name},
-                 {"compute_capability", fmt::format("{}.{}", r.device.cc_major, r.device.cc_minor)},
-                 {"sms", r.device.sm_count},
-                 {"driver", version(r.device.driver_version)},
-                 {"runtime", version(r.device.runtime_version)}};
+  j["device"] = gpulab::cuda::device_json(r.device);
   j["n"] = r.options.n;
   j["vec_n"] = r.options.vec_n;
   j["reps"] = r.options.plan.reps;

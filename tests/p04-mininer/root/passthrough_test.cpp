@@ -73,14 +73,8 @@ class Passthrough : public ::testing::Test {
         << slurp(dir_ + "/mkrootfs.log");
 
     daemon_log_ = dir_ + "/fakegpud.log";
-    switch (daemon_.start(mount_, daemon_log_)) {
-      case gpulab_test::FakegpudProcess::Started::kMounted:
-        break;
-      case gpulab_test::FakegpudProcess::Started::kCannotRunHere:
-        GTEST_SKIP() << daemon_.log();
-      case gpulab_test::FakegpudProcess::Started::kFailed:
-        FAIL() << "fakegpud did not mount: " << daemon_.log();
-    }
+    gpulab_test::start_fakegpud_for_test(daemon_, mount_, daemon_log_);
+    if (IsSkipped() || HasFatalFailure()) return;
   }
 
   void TearDown() override {

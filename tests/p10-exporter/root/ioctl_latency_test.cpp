@@ -41,16 +41,12 @@ bool executable(const std::string& path) {
 // The probe as a child process: stdout (the JSON report) and stderr to files.
 class ProbeProcess {
  public:
-  ~ProbeProcess() { stop(); }
-
   void start(const std::string& args, const std::string& out, const std::string& err) {
-    pid_ = fork();
-    if (pid_ == 0) {
+    process_.start([&] {
       const std::string cmd =
           "exec " + kBin + "/gpulab-ioctl-latency " + args + " >'" + out + "' 2>'" + err + "'";
       execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    });
   }
 
   // Waits (generous deadline: loading a BPF program on a loaded machine) until `ready` exists or
@@ -58,11 +54,7 @@ class ProbeProcess {
   int wait_ready(const std::string& ready) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
+      if (const auto code = process_.poll()) return *code;
       if (access(ready.c_str(), F_OK) == 0) return -1;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -70,17 +62,10 @@ class ProbeProcess {
   }
 
   // SIGTERM, then its exit code (-1 when not running or killed).
-  int stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
+  int stop() { return process_.stop(); }
 
  private:
-  pid_t pid_ = -1;
+  gpulab_test::ChildProcess process_;
 };
 
 class IoctlLatencyProbe : public ::testing::Test {
@@ -102,14 +87,8 @@ class IoctlLatencyProbe : public ::testing::Test {
     mount_ = scratch_ + "/mnt";
     std::filesystem::create_directories(mount_);
     std::filesystem::create_directories(scratch_ + "/textfiles");
-    switch (daemon_.start(mount_, scratch_ + "/fakegpud.log")) {
-      case FakegpudProcess::Started::kMounted:
-        break;
-      case FakegpudProcess::Started::kCannotRunHere:
-        GTEST_SKIP() << daemon_.log();
-      case FakegpudProcess::Started::kFailed:
-        FAIL() << "fakegpud did not mount: " << daemon_.log();
-    }
+    gpulab_test::start_fakegpud_for_test(daemon_, mount_, scratch_ + "/fakegpud.log");
+    if (IsSkipped() || HasFatalFailure()) return;
     device_ = mount_ + "/fakegpu";
   }
 

@@ -4,8 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +12,8 @@
 #include <iterator>
 #include <string>
 #include <thread>
+
+#include "gpulab_test/child_process.hpp"
 
 namespace gpulab_test {
 
@@ -29,11 +30,6 @@ class FakegpudProcess {
  public:
   enum class Started { kMounted, kCannotRunHere, kFailed };
 
-  FakegpudProcess() = default;
-  FakegpudProcess(const FakegpudProcess&) = delete;
-  FakegpudProcess& operator=(const FakegpudProcess&) = delete;
-  ~FakegpudProcess() { stop(); }
-
   // Runs `GPULAB_BIN_DIR/fakegpud --foreground <mount_arg>` from `cwd` (if
   // given) with stdout and stderr in `log`, and waits up to 5 s for `mountdir`
   // (the absolute form of mount_arg) to be mounted. kCannotRunHere: fakegpud
@@ -41,9 +37,7 @@ class FakegpudProcess {
   Started start(const std::string& mountdir, const std::string& log,
                 const std::string& mount_arg = "", const std::string& cwd = "") {
     log_ = log;
-    pid_ = fork();
-    if (pid_ < 0) return Started::kFailed;
-    if (pid_ == 0) {
+    const bool forked = process_.start([&] {
       const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(fd, 1);
       dup2(fd, 2);
@@ -51,43 +45,43 @@ class FakegpudProcess {
       const std::string prog = std::string(GPULAB_BIN_DIR) + "/fakegpud";
       const std::string arg = mount_arg.empty() ? mountdir : mount_arg;
       execl(prog.c_str(), "fakegpud", "--foreground", arg.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    });
+    if (!forked) return Started::kFailed;
     for (int i = 0; i < 500 && !is_mounted(mountdir); ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) && WEXITSTATUS(status) == 77 ? Started::kCannotRunHere
-                                                              : Started::kFailed;
-      }
+      if (const auto code = process_.poll())
+        return *code == 77 ? Started::kCannotRunHere : Started::kFailed;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return is_mounted(mountdir) ? Started::kMounted : Started::kFailed;
   }
 
   // SIGTERM; the daemon's exit code, or -1 if it was not running or died of a signal.
-  int stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
+  int stop() { return process_.stop(); }
 
   // SIGKILL, as a crash would: the FUSE mount stays behind, stale (ENOTCONN).
-  void kill_hard() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  void kill_hard() { process_.kill_hard(); }
 
   [[nodiscard]] std::string log() const { return read_whole_file(log_); }
 
  private:
-  pid_t pid_ = -1;
+  ChildProcess process_;
   std::string log_;
 };
+
+// The part of a fixture's SetUp that starts fakegpud: the test is skipped where fakegpud cannot
+// run here (its own reason: no FUSE) and fails when it does not mount. The caller returns when
+// IsSkipped() or HasFatalFailure().
+inline void start_fakegpud_for_test(FakegpudProcess& daemon, const std::string& mountdir,
+                                    const std::string& log, const std::string& mount_arg = "",
+                                    const std::string& cwd = "") {
+  switch (daemon.start(mountdir, log, mount_arg, cwd)) {
+    case FakegpudProcess::Started::kMounted:
+      return;
+    case FakegpudProcess::Started::kCannotRunHere:
+      GTEST_SKIP() << daemon.log();
+    case FakegpudProcess::Started::kFailed:
+      FAIL() << "fakegpud did not mount: " << daemon.log();
+  }
+}
 
 }  // namespace gpulab_test

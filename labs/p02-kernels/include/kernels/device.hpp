@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpulab/cuda/device_info.hpp"
+#include "gpulab/cuda/kernel_resources.hpp"
 #include "kernels/matmul_model.hpp"
 
 namespace kernels {
@@ -49,14 +50,7 @@ TimedRun run_matmul(MatmulKernel kernel, const std::vector<float>& a, const std:
                     int n, const TimingPlan& plan, const MatmulOptions& opts = {});
 
 // What the loaded binary says about a kernel (cudaFuncGetAttributes and the occupancy API).
-struct KernelResources {
-  int registers = 0;
-  std::size_t local_bytes = 0;  // per-thread local memory: spills live here
-  std::size_t static_smem_bytes = 0;
-  int threads_per_block = 0;
-  int blocks_per_sm = 0;  // cudaOccupancyMaxActiveBlocksPerMultiprocessor
-  double occupancy = 0;   // resident warps / the SM's maximum
-};
+using gpulab::cuda::KernelResources;
 // Not available for kCublas (throws std::invalid_argument).
 KernelResources matmul_resources(MatmulKernel kernel);
 

@@ -43,14 +43,8 @@ class Fakegpud : public ::testing::Test {
     log_ = dir_ + ".log";
     // relative_mountdir_: start it as `cd /tmp && fakegpud NAME`.
     const std::string arg = relative_mountdir_ ? dir_.substr(std::string("/tmp/").size()) : dir_;
-    switch (daemon_.start(dir_, log_, arg, relative_mountdir_ ? "/tmp" : "")) {
-      case FakegpudProcess::Started::kMounted:
-        break;
-      case FakegpudProcess::Started::kCannotRunHere:
-        GTEST_SKIP() << daemon_.log();
-      case FakegpudProcess::Started::kFailed:
-        FAIL() << "fakegpud did not mount: " << daemon_.log();
-    }
+    gpulab_test::start_fakegpud_for_test(daemon_, dir_, log_, arg, relative_mountdir_ ? "/tmp" : "");
+    if (IsSkipped() || HasFatalFailure()) return;
     device_ = dir_ + "/fakegpu";
   }
 

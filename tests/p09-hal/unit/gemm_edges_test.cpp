@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "../../labs/p09-hal/backends/fast/blocking.hpp"
-#include "../../labs/p09-hal/backends/fast/worker_pool.hpp"
+#include "../../../labs/p09-hal/backends/fast/blocking.hpp"
+#include "../../../labs/p09-hal/backends/fast/worker_pool.hpp"
 #include "hal_test_support.hpp"
 
 namespace hal = gpulab::hal;
