@@ -1,8 +1,6 @@
 // The platform's three performance figures (README "Performance"):
 //   BM_SchedulePass        one scheduling pass with 1,000 queued jobs on 100 nodes x 8 devices (the queue kept)
 //   BM_ScheduleRebuild     the same pass with the queue built afresh (before the control plane kept it)
-//   BM_ControlPlanePass    the control plane's own pass (ControlPlane::plan_pass) on that cluster, built
-//                          through its API: what tick() runs up to the plan
 //   BM_SubmitToAssigned    POST /v1/jobs -> the idle node's long-polling heartbeat hands the task out
 //   BM_SubmitThroughput    sustained POST /v1/jobs from client threads over loopback, SQLite WAL commits
 #include <benchmark/benchmark.h>
@@ -15,7 +13,6 @@
 #include <filesystem>
 #include <thread>
 
-#include "licensing/signed_licence.hpp"
 #include "platform/control_server.hpp"
 #include "platform/inventory.hpp"
 #include "platform/scheduler.hpp"
@@ -108,58 +105,6 @@ void BM_ScheduleRebuild(benchmark::State& state) {
   time_passes(state, [&] { return schedule(c.in, c.queue); });
 }
 BENCHMARK(BM_ScheduleRebuild)->ArgName("train")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
-
-// A decision without its job's id: the control plane numbers its jobs after
-// the 100 it placed first, the Scheduler benchmark from 1.
-std::vector<std::string> decisions_text(const Plan& plan) {
-  Plan anonymous = plan;
-  for (auto& d : anonymous.decisions) d.job.clear();
-  std::vector<std::string> out;
-  for (const auto& d : anonymous.decisions) out.push_back(plan_text(Plan{{d}, {}}));
-  return out;
-}
-
-// The control plane's pass on the cluster of BM_SchedulePass/train:1, built
-// through its API: 100 registered nodes of 8 cuda devices, 100 running 7-rank
-// train jobs (their tasks hold devices 0-6 of each node), then 1,000 queued
-// train jobs of 1-16 ranks. plan_pass() is what tick() runs before it applies
-// a plan: the scheduler's inputs from the live jobs, nodes and tasks, and the
-// kept Scheduler's pass. The plan must equal BM_SchedulePass/train:1's.
-void BM_ControlPlanePass(benchmark::State& state) {
-  char tmpl[] = "/tmp/gpulab-bench-XXXXXX";
-  const std::filesystem::path dir = mkdtemp(tmpl);
-  {
-    const auto lic = licensing::issue_signed_licence(dir / "vendor", "bench", "training", 1000);
-    ControlOptions o;
-    o.state_dir = dir / "state";
-    o.public_url = "http://127.0.0.1:1";
-    o.clock = [] { return 1767225600.0; };  // 2026-01-01: inside the licence, and nodes never time out
-    o.licence.license_file = lic.licence;
-    o.licence.public_key_file = lic.public_key;
-    ControlPlane cp(o);
-    for (Node n : make_nodes(100, 8)) {
-      n.address = "http://127.0.0.1:9";
-      n.protocol = kProtocolVersion;
-      cp.register_node(n);
-    }
-    for (int i = 0; i < 100; ++i) {
-      cp.submit(Json{{"name", "held"}, {"kind", "train"}, {"gpus", 7}, {"backend", "cuda"}, {"params", {{"batch", 7}}}}, "");
-    }
-    cp.tick();  // one pass places the 100: one per node (best fit, and one node is the cheapest ring)
-    for (int i = 0; i < 1000; ++i) {
-      cp.submit(Json{{"name", "q"}, {"kind", "train"}, {"gpus", 1 << (i % 5)}, {"backend", "cuda"}}, "");
-    }
-    BusyCluster same(true);
-    const auto expected = decisions_text(schedule(same.in, same.queue));
-    const auto first = cp.plan_pass();
-    if (decisions_text(first) != expected) {
-      state.SkipWithError("the control plane's plan differs from BM_SchedulePass/train:1's");
-    }
-    time_passes(state, [&] { return cp.plan_pass(); });
-  }
-  std::filesystem::remove_all(dir);
-}
-BENCHMARK(BM_ControlPlanePass)->Unit(benchmark::kMicrosecond);
 
 struct Server {
   explicit Server(Durability durability) {
