@@ -39,8 +39,9 @@ std::vector<Node> make_nodes(int count, int devices) {
 // id's number, so the queue is in seq order).
 struct BusyCluster {
   explicit BusyCluster(bool train) : nodes(make_nodes(100, 8)), jobs(1000) {
-    for (int n = 0; n < 100; ++n) {
-      for (int i = 0; i < 7; ++i) in.allocated.insert("node-" + std::to_string(n) + "/cuda:" + std::to_string(i));
+    for (const Node& n : nodes) {
+      in.nodes.push_back(&n);
+      for (int i = 0; i < 7; ++i) in.allocated.push_back(DeviceRef{n.name, n.devices[static_cast<std::size_t>(i)].id});
     }
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       jobs[i].seq = static_cast<std::int64_t>(i) + 1;
@@ -51,7 +52,6 @@ struct BusyCluster {
       jobs[i].spec.kind = train ? JobKind::kTrain : JobKind::kMatmul;
       queue.push_back(&jobs[i]);
     }
-    in.nodes = &nodes;
   }
   std::vector<Node> nodes;
   std::vector<Job> jobs;

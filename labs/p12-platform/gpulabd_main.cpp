@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   platform::AgentDaemonOptions agent;
   int heartbeat_ms = 1000;
   bool no_certify = false;
+  bool no_peak = false;
   auto* a = app.add_subcommand("agent", "Run a node agent.");
   a->add_option("--control", agent.agent.control_url, "Control plane URL")->capture_default_str();
   a->add_option("--name", agent.agent.name, "Node name")->required();
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
   a->add_option("--inject", agent.agent.inject, "Faults, exporter syntax: xid:79:DEVICE@TIME (e.g. xid:79:0@5s)");
   a->add_option("--heartbeat-ms", heartbeat_ms, "Heartbeat interval")->check(CLI::Range(50, 60000))->capture_default_str();
   a->add_flag("--no-certify", no_certify, "Offer every backend without a conformance run (tests)");
+  a->add_flag("--no-peak", no_peak,
+              "Do not time each backend's best matmul at start (then /metrics has no MFU gauge)");
   a->add_option("--isolation", agent.agent.isolation,
                 "Run tasks in mininer containers (needs root, namespaces, a cgroup for device rules), as plain "
                 "processes, or auto: containers where possible")
@@ -86,6 +89,7 @@ int main(int argc, char** argv) {
     if (a->parsed()) {
       agent.agent.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
       agent.agent.certify = !no_certify;
+      agent.agent.measure_peak = !no_peak;
       return platform::run_agent_daemon(agent);
     }
     return platform::run_demo(demo);

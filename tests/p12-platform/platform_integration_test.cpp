@@ -1,6 +1,7 @@
 // The platform as separate processes on loopback: a control plane and agents
 // started from the built gpulabd, driven through the API and gpulabctl, with
 // agents and the control plane killed -9 mid-run.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -20,6 +21,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -352,6 +354,60 @@ TEST_F(PlatformTest, ControlPlaneAndAgentMetricsPassPromtool) {
       EXPECT_NE(res->body.find("gpulab_agent_tasks_started_total 1"), std::string::npos) << res->body;
     }
   }
+}
+
+// The value of the first sample of `metric` in a /metrics body, and its labels; nullopt when absent.
+std::optional<std::pair<std::string, double>> sample(const std::string& body, const std::string& metric) {
+  std::size_t at = 0;
+  while ((at = body.find(metric + "{", at)) != std::string::npos) {
+    if (at == 0 || body[at - 1] == '\n') {
+      const auto close = body.find("} ", at);
+      const auto end = body.find('\n', at);
+      return std::pair{body.substr(at + metric.size(), close + 1 - at - metric.size()),
+                       std::stod(body.substr(close + 2, end - close - 2))};
+    }
+    at += metric.size();
+  }
+  return std::nullopt;
+}
+
+TEST_F(PlatformTest, ARunningTrainTaskShowsItsMfuOnItsAgentsMetrics) {
+  start(1);
+  const Json spec{{"name", "long"}, {"kind", "train"}, {"gpus", 1}, {"backend", "cpu_ref"},
+                  {"params", Json{{"steps", 10'000'000}}}};
+  const auto id = api_->post("/v1/jobs", spec.dump()).at("id").get<std::string>();
+  wait_state(id, {"running"});
+  httplib::Client agent(cluster_->daemon("node-0").url);
+  // The task's first pace line comes about a second into training.
+  std::string body;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto res = agent.Get("/metrics");
+        body = res && res->status == 200 ? res->body : "";
+        return sample(body, "gpulab_agent_task_mfu_ratio").has_value();
+      },
+      30s))
+      << body;
+  const auto peak = sample(body, "gpulab_agent_device_peak_flops_per_second");
+  const auto achieved = sample(body, "gpulab_agent_task_model_flops_per_second");
+  const auto mfu = sample(body, "gpulab_agent_task_mfu_ratio");
+  ASSERT_TRUE(peak && achieved && mfu) << body;
+  EXPECT_EQ(peak->first, R"({device="cpu_ref:0",backend="cpu_ref"})");
+  EXPECT_EQ(mfu->first, fmt::format(R"({{task="{}.1.0",job="{}",device="cpu_ref:0",backend="cpu_ref"}})", id, id));
+  EXPECT_GT(peak->second, 0);
+  EXPECT_GT(achieved->second, 0);
+  // The ratio is the two gauges' quotient (rounded as the text format prints them), and a
+  // step of this small MLP, all-reduce and host code included, does not beat the best matmul.
+  EXPECT_NEAR(mfu->second, achieved->second / peak->second, 1e-6 * mfu->second);
+  EXPECT_GT(mfu->second, 0);
+  EXPECT_LT(mfu->second, 1);
+  if (std::system("command -v promtool >/dev/null 2>&1") == 0) {
+    const auto file = write("agent-running.prom", body);
+    const int rc = std::system(("promtool check metrics < '" + file.string() + "' >/dev/null 2>&1").c_str());
+    EXPECT_EQ(rc, 0) << body;
+  }
+  const auto r = run_program("gpulabctl", ctl("cancel " + id));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 class LicensedPlatformTest : public PlatformTest {

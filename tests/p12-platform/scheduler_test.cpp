@@ -28,9 +28,10 @@ Node node(const std::string& name, std::vector<std::pair<std::string, int>> back
   return n;
 }
 
-SchedulerInput input(const std::vector<Node>& nodes, std::set<std::string> allocated, int device_cap) {
+// `allocated` names string literals or strings the caller keeps for the pass.
+SchedulerInput input(const std::vector<Node>& nodes, std::vector<DeviceRef> allocated, int device_cap) {
   SchedulerInput in;
-  in.nodes = &nodes;
+  for (const auto& n : nodes) in.nodes.push_back(&n);
   in.allocated = std::move(allocated);
   in.device_cap = device_cap;
   return in;
@@ -80,7 +81,7 @@ TEST(Scheduler, UnhealthyUncertifiedAllocatedAndLostDevicesAreNotOffered) {
   nodes[0].devices[0].health = gpulab::inventory::Health::unhealthy("Xid 79");
   nodes[0].devices[1].dtypes.clear();       // conformance did not certify it
   const auto j = job("j", 2, "fast");
-  SchedulerInput in = input(nodes, {"a/fast:2"}, -1);  // held by a running task
+  SchedulerInput in = input(nodes, {{"a", "fast:2"}}, -1);  // held by a running task
   auto d = schedule(in, {&j}).decisions;
   EXPECT_FALSE(d[0].placement);
   const auto one = job("one", 1, "fast");
@@ -120,23 +121,26 @@ TEST(Scheduler, EarlierJobsGetDevicesFirstAndTheLicenceCapsTheTotal) {
   EXPECT_TRUE(d[1].placement);
 }
 
-// A running job as the control plane holds it: placed, its devices allocated.
+// A running job as the control plane holds it: placed (hold() allocates its devices).
 Job running(const std::string& id, int priority, std::vector<std::pair<std::string, std::string>> where,
-            std::set<std::string>& allocated, const std::string& tenant = "default") {
+            const std::string& tenant = "default") {
   Job j = job(id, static_cast<int>(where.size()), "cpu_ref", priority);
   j.state = JobState::kRunning;
   j.spec.tenant = tenant;
-  for (const auto& [n, d] : where) {
-    j.placement.push_back(Slot{static_cast<int>(j.placement.size()), n, d, "cpu_ref"});
-    allocated.insert(n + "/" + d);
-  }
+  for (const auto& [n, d] : where) j.placement.push_back(Slot{static_cast<int>(j.placement.size()), n, d, "cpu_ref"});
   return j;
+}
+
+// The devices of a running job are allocated (views into its placement: `j` outlives the pass).
+void hold(SchedulerInput& in, const Job& j) {
+  for (const auto& s : j.placement) in.allocated.push_back(DeviceRef{s.node, s.device});
 }
 
 TEST(Scheduler, AHigherPriorityJobPreemptsALowerOneAndTakesItsDevices) {
   const std::vector<Node> nodes{node("a", {{"cpu_ref", 2}})};
   SchedulerInput in = input(nodes, {}, -1);
-  const Job low = running("low", 0, {{"a", "cpu_ref:0"}, {"a", "cpu_ref:1"}}, in.allocated);
+  const Job low = running("low", 0, {{"a", "cpu_ref:0"}, {"a", "cpu_ref:1"}});
+  hold(in, low);
   in.running = {&low};
   const auto high = job("high", 2, "cpu_ref", 10);
   const auto plan = schedule(in, {&high});
@@ -156,9 +160,12 @@ TEST(Scheduler, AHigherPriorityJobPreemptsALowerOneAndTakesItsDevices) {
 TEST(Scheduler, EqualPriorityNeverPreemptsAndTheFewestDevicesAreEvicted) {
   const std::vector<Node> nodes{node("a", {{"cpu_ref", 2}}), node("b", {{"cpu_ref", 2}})};
   SchedulerInput in = input(nodes, {}, -1);
-  const Job big = running("big", 0, {{"a", "cpu_ref:0"}, {"a", "cpu_ref:1"}}, in.allocated);
-  const Job small = running("small", 0, {{"b", "cpu_ref:0"}}, in.allocated);
-  const Job peer = running("peer", 5, {{"b", "cpu_ref:1"}}, in.allocated);
+  const Job big = running("big", 0, {{"a", "cpu_ref:0"}, {"a", "cpu_ref:1"}});
+  hold(in, big);
+  const Job small = running("small", 0, {{"b", "cpu_ref:0"}});
+  hold(in, small);
+  const Job peer = running("peer", 5, {{"b", "cpu_ref:1"}});
+  hold(in, peer);
   in.running = {&big, &small, &peer};
   const auto same = job("same", 1, "cpu_ref", 0);
   EXPECT_TRUE(schedule(in, {&same}).preempted.empty());
@@ -180,7 +187,8 @@ TEST(Scheduler, EqualPriorityNeverPreemptsAndTheFewestDevicesAreEvicted) {
 TEST(Scheduler, DrfServesTheTenantWithTheSmallestShareFirst) {
   const std::vector<Node> nodes{node("a", {{"cpu_ref", 4}})};
   SchedulerInput in = input(nodes, {}, -1);
-  const Job held = running("held", 0, {{"a", "cpu_ref:0"}, {"a", "cpu_ref:1"}}, in.allocated, "team-a");
+  const Job held = running("held", 0, {{"a", "cpu_ref:0"}, {"a", "cpu_ref:1"}}, "team-a");
+  hold(in, held);
   in.running = {&held};
   auto a2 = job("a2", 2, "cpu_ref");
   a2.spec.tenant = "team-a";
@@ -234,7 +242,7 @@ TEST(TopologyAwarePlacement, WithOnlyCrossNodeCapacityTheGangStillPlacesWholeAtA
   // a:fast:0 held: no node has 2 free devices, so P06's best fit alone would
   // leave the gang pending; it spreads over two nodes instead.
   const auto j = job("g", 2, "fast");
-  const auto d = schedule(input(nodes, {"a/fast:0"}, -1), {&j}).decisions;
+  const auto d = schedule(input(nodes, {{"a", "fast:0"}}, -1), {&j}).decisions;
   ASSERT_TRUE(d[0].placement) << d[0].reason;
   ASSERT_EQ(d[0].placement->size(), 2U);
   EXPECT_EQ(nodes_of(*d[0].placement).size(), 2U);
@@ -244,7 +252,7 @@ TEST(TopologyAwarePlacement, WithOnlyCrossNodeCapacityTheGangStillPlacesWholeAtA
 
   // Never partial: three ranks with two free devices wait, nothing placed.
   const auto big = job("big", 3, "fast");
-  const auto w = schedule(input(nodes, {"a/fast:0", "b/fast:0"}, -1), {&big}).decisions;
+  const auto w = schedule(input(nodes, {{"a", "fast:0"}, {"b", "fast:0"}}, -1), {&big}).decisions;
   EXPECT_FALSE(w[0].placement);
   EXPECT_EQ(w[0].reason, "waiting for 3 free devices of fast (4 schedulable, busy now)");
 }
@@ -375,10 +383,10 @@ class MiniPlane {
       if (j.state == JobState::kPending) queue.push_back(&j);
       if (j.state == JobState::kRunning) in.running.push_back(&j);
     }
-    in.nodes = &nodes_;
-    in.allocated = stopping_;
+    for (const auto& n : nodes_) in.nodes.push_back(&n);
+    for (const auto& [n, d] : stopping_) in.allocated.push_back(DeviceRef{n, d});
     for (const Job* j : in.running) {
-      for (const auto& s : j->placement) in.allocated.insert(s.node + "/" + s.device);
+      for (const auto& s : j->placement) in.allocated.push_back(DeviceRef{s.node, s.device});
     }
     in.device_cap = cap_;
     in.order = order_;
@@ -450,7 +458,7 @@ class MiniPlane {
   // A job's tasks stop: some of its devices stay held until their agent says so.
   void release(Job& j) {
     for (const auto& s : j.placement) {
-      if (rng_.bernoulli(0.3)) stopping_.insert(s.node + "/" + s.device);
+      if (rng_.bernoulli(0.3)) stopping_.emplace(s.node, s.device);
     }
     j.placement.clear();
   }
@@ -459,7 +467,7 @@ class MiniPlane {
   cluster_sim::QueueOrder order_;
   std::vector<Node> nodes_;
   std::map<std::string, Job> jobs_;
-  std::set<std::string> stopping_;
+  std::set<std::pair<std::string, std::string>> stopping_;  // devices of tasks still stopping
   std::int64_t next_seq_ = 1;
   int cap_ = -1;
   double clock_ = 0;
@@ -504,7 +512,7 @@ TEST(SchedulerKeptQueue, OutOfSeqOrderQueueStartsFromAnEmptyQueue) {
   auto second = job("j-000002", 1, "cpu_ref");
   second.seq = 2;
   Scheduler kept;
-  const auto in = input(nodes, {"a/cpu_ref:0"}, -1);
+  const auto in = input(nodes, {{"a", "cpu_ref:0"}}, -1);
   kept.pass(in, {&first, &second});
   kept.pass(in, {&first, &second});
   EXPECT_EQ(kept.rebuilds(), 1);

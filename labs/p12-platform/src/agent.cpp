@@ -32,6 +32,9 @@ using gpulab::Json;
 
 // Logs sent with a finished task's report (the tail).
 constexpr std::size_t kLogTailBytes = 1 << 20;
+// How much of a running task's log a scrape reads for its last pace line
+// (one a second; rank 0's step lines come between).
+constexpr std::size_t kPaceTailBytes = 256 << 10;
 
 std::filesystem::path self_dir() {
   std::error_code ec;
@@ -192,6 +195,12 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)) {
     }
   } else {
     for (auto& d : devices_) d.dtypes = {"f32"};
+  }
+  if (options_.measure_peak) {
+    for (const auto& d : devices_) {
+      if (peaks_.count(d.backend) != 0) continue;
+      if (auto peak = measure_peak_flops(d.backend)) peaks_.emplace(d.backend, std::move(*peak));
+    }
   }
   if (options_.work_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -721,9 +730,31 @@ std::string Agent::metrics() const {
       .set({}, static_cast<double>(heartbeat_failures_));
   auto& healthy = e.gauge("gpulab_agent_device_healthy", "1 when the device is healthy.");
   auto& certified = e.gauge("gpulab_agent_device_certified", "1 when conformance certified the device for F32.");
+  auto& peak = e.gauge("gpulab_agent_device_peak_flops_per_second",
+                        "Peak FLOP/s of the device's backend: its best HAL F32 matmul (64-256 cubed, best of 3) "
+                        "timed at agent start.");
   for (const auto& d : devices_) {
     healthy.set({{"device", d.id}, {"backend", d.backend}}, d.health.healthy ? 1 : 0);
     certified.set({{"device", d.id}, {"backend", d.backend}}, d.dtypes.empty() ? 0 : 1);
+    if (const auto p = peaks_.find(d.backend); p != peaks_.end()) {
+      peak.set({{"device", d.id}, {"backend", d.backend}}, p->second.flops);
+    }
+  }
+  // Running train tasks: their last pace line (about a second of steps) in their log.
+  auto& achieved = e.gauge("gpulab_agent_task_model_flops_per_second",
+                           "Model FLOP/s of a running train task: its MLP's forward and backward matmul FLOPs over "
+                           "the wall-clock seconds of its last steps (all-reduce included).");
+  auto& mfu = e.gauge("gpulab_agent_task_mfu_ratio",
+                      "Model FLOP utilisation of a running train task: its model FLOP/s over its device's peak "
+                      "FLOP/s (gpulab_agent_device_peak_flops_per_second).");
+  for (const auto& [id, r] : running_) {
+    if (auto p = last_pace(read_tail(r.log, kPaceTailBytes))) r.pace = p;
+    if (!r.pace) continue;
+    const gpulab::prom::Labels labels{{"task", id}, {"job", r.task.job}, {"device", r.task.device}, {"backend", r.task.backend}};
+    achieved.set(labels, achieved_flops(*r.pace));
+    const auto p = peaks_.find(r.task.backend);
+    if (p == peaks_.end()) continue;
+    if (const auto ratio = model_flop_utilisation(*r.pace, p->second.flops)) mfu.set(labels, *ratio);
   }
   return e.render();
 }

@@ -49,9 +49,13 @@ ControlPlane::ControlPlane(ControlOptions options)
   for (auto& job : store_.load_jobs()) {
     if (!job.idempotency_key.empty()) idempotency_[job.idempotency_key] = job.id;
     if (job.state == JobState::kPending) queued_since_[job.id] = t;
-    jobs_.emplace(job.id, std::move(job));
+    const std::string id = job.id;
+    track_job_locked(jobs_.emplace(id, std::move(job)).first->second);
   }
-  for (auto& task : store_.load_tasks()) tasks_.emplace(task.id, std::move(task));
+  for (auto& task : store_.load_tasks()) {
+    const std::string id = task.id;
+    track_task_locked(tasks_.emplace(id, std::move(task)).first->second);
+  }
   for (auto& node : store_.load_nodes()) {
     node.last_heartbeat = t;
     nodes_.emplace(node.name, std::move(node));
@@ -63,7 +67,46 @@ ControlPlane::ControlPlane(ControlOptions options)
 
 ControlPlane::~ControlPlane() { stop(); }
 
-void ControlPlane::save_job(const Job& job) { store_.put_job(job); }
+void ControlPlane::save_job(const Job& job) {
+  store_.put_job(job);
+  // A job being submitted is saved before it joins jobs_; submit() tracks it then.
+  if (const auto it = jobs_.find(job.id); it != jobs_.end()) track_job_locked(it->second);
+}
+
+void ControlPlane::save_task(const Task& task) {
+  store_.put_task(task);
+  track_task_locked(task);
+}
+
+void ControlPlane::track_job_locked(Job& job) {
+  const bool live = job.spec.executor != Executor::kSlurm &&  // Slurm places those (sync_slurm)
+                    (job.state == JobState::kPending || job.state == JobState::kRunning);
+  if (live) {
+    live_jobs_[job.seq] = &job;
+  } else {
+    live_jobs_.erase(job.seq);
+  }
+}
+
+void ControlPlane::track_task_locked(const Task& task) {
+  const auto it = tasks_.find(task.id);
+  if (it == tasks_.end()) return;
+  Task& t = it->second;
+  if (t.state == TaskState::kAssigned || t.state == TaskState::kRunning) {
+    live_tasks_[t.id] = &t;
+  } else {
+    live_tasks_.erase(t.id);
+  }
+}
+
+template <typename Keep>
+std::vector<Task*> ControlPlane::live_tasks_where(Keep keep) {
+  std::vector<Task*> out;
+  for (const auto& [id, t] : live_tasks_) {
+    if (keep(*t)) out.push_back(t);
+  }
+  return out;
+}
 
 std::filesystem::path ControlPlane::log_path(const std::string& task_id) const {
   return options_.state_dir / "logs" / (task_id + ".log");
@@ -97,7 +140,7 @@ std::pair<Job, bool> ControlPlane::submit(const Json& spec_doc, const std::strin
   ++submitted_total_;
   if (!idempotency_key.empty()) idempotency_[idempotency_key] = job.id;
   queued_since_[job.id] = job.submitted_at;
-  jobs_.emplace(job.id, job);
+  track_job_locked(jobs_.emplace(job.id, job).first->second);
   dirty_ = true;
   tick_cv_.notify_all();
   return {job, true};
@@ -166,13 +209,11 @@ Job ControlPlane::cancel(const std::string& id) {
     slurm_dirty_ = true;
   }
   store_.transaction([&] {
-    for (auto& [tid, t] : tasks_) {
-      if (t.job == id && (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
-        t.state = TaskState::kCancelled;
-        t.message = "cancelled";
-        store_.put_task(t);
-        wake_node(t.node);
-      }
+    for (Task* t : live_tasks_where([&](const Task& x) { return x.job == id; })) {
+      t->state = TaskState::kCancelled;
+      t->message = "cancelled";
+      save_task(*t);
+      wake_node(t->node);
     }
     save_job(job);
   });
@@ -263,10 +304,8 @@ Assignment ControlPlane::assignment_for(const Task& t, const Job& j) const {
 
 std::vector<Assignment> ControlPlane::assignments_locked(const std::string& node) const {
   std::vector<Assignment> out;
-  for (const auto& [id, t] : tasks_) {
-    if (t.node == node && (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
-      out.push_back(assignment_for(t, jobs_.at(t.job)));
-    }
+  for (const auto& [id, t] : live_tasks_) {
+    if (t->node == node) out.push_back(assignment_for(*t, jobs_.at(t->job)));
   }
   return out;
 }
@@ -299,10 +338,10 @@ std::vector<Assignment> ControlPlane::heartbeat(const Heartbeat& hb, std::chrono
     known.insert(r.id);
     apply_report_locked(hb.node, r);
   }
-  for (auto& [id, t] : tasks_) {
-    if (t.node == hb.node && t.state == TaskState::kRunning && known.count(id) == 0) {
-      apply_report_locked(hb.node, TaskReport{id, TaskState::kLost, -1, "the agent no longer runs it", {}, {}, {}});
-    }
+  for (const Task* t : live_tasks_where([&](const Task& x) {
+         return x.node == hb.node && x.state == TaskState::kRunning && known.count(x.id) == 0;
+       })) {
+    apply_report_locked(hb.node, TaskReport{t->id, TaskState::kLost, -1, "the agent no longer runs it", {}, {}, {}});
   }
   if (dirty_) tick_cv_.notify_all();
   // Long poll: answer at once if the reports changed anything for this node,
@@ -347,7 +386,7 @@ void ControlPlane::apply_report_locked(const std::string& node, const TaskReport
     t.state = TaskState::kRunning;
     if (endpoint_changed) t.endpoint = r.endpoint;
     store_.transaction([&] {
-      store_.put_task(t);
+      save_task(t);
       if (endpoint_changed && job.state == JobState::kRunning && t.attempt == job.attempt) {
         // The server answered its health check: this is where clients go now.
         job.endpoint = t.endpoint;
@@ -375,7 +414,7 @@ void ControlPlane::apply_report_locked(const std::string& node, const TaskReport
     if (auto w = gpulab::write_file(log_path(t.id), log); !w) t.message += " (log not kept: " + w.error().message + ")";
   }
   store_.transaction([&] {
-    store_.put_task(t);
+    save_task(t);
     if (job.state != JobState::kRunning || t.attempt != job.attempt) return;
     if (t.rank == 0 && r.result.is_object()) job.result = r.result;
     if (t.state == TaskState::kSucceeded) {
@@ -402,14 +441,11 @@ void ControlPlane::finish_job_if_done_locked(Job& job) {
 
 void ControlPlane::restart_or_fail_locked(Job& job, const std::string& why, bool bad_input) {
   // The rest of the gang stops: a data-parallel job cannot go on without a rank.
-  for (auto& [id, t] : tasks_) {
-    if (t.job == job.id && t.attempt == job.attempt &&
-        (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
-      t.state = TaskState::kCancelled;
-      t.message = "stopped: another rank of the gang failed";
-      store_.put_task(t);
-      wake_node(t.node);
-    }
+  for (Task* t : live_tasks_where([&](const Task& x) { return x.job == job.id && x.attempt == job.attempt; })) {
+    t->state = TaskState::kCancelled;
+    t->message = "stopped: another rank of the gang failed";
+    save_task(*t);
+    wake_node(t->node);
   }
   job.placement.clear();
   job.topology = {};
@@ -435,33 +471,48 @@ void ControlPlane::mark_node_lost_locked(Node& node) {
   ++nodes_lost_total_;
   store_.put_node(node);
   const double age = now() - node.last_heartbeat;
-  for (auto& [id, t] : tasks_) {
-    if (t.node == node.name && (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
-      apply_report_locked(node.name, TaskReport{id, TaskState::kLost, -1,
-                                                fmt::format("node {} lost (no heartbeat for {:.1f} s)", node.name, age),
-                                                {}, {}, {}});
-    }
+  for (const Task* t : live_tasks_where([&](const Task& x) { return x.node == node.name; })) {
+    apply_report_locked(node.name, TaskReport{t->id, TaskState::kLost, -1,
+                                              fmt::format("node {} lost (no heartbeat for {:.1f} s)", node.name, age),
+                                              {}, {}, {}});
   }
 }
 
-void ControlPlane::schedule_locked() {
+Plan ControlPlane::plan_pass() {
+  std::lock_guard lock(mu_);
+  std::vector<Job*> queued;
+  return plan_locked(queued);
+}
+
+// Nothing here copies a node or builds a key: the scheduler gets pointers to
+// the live jobs and nodes and views of the held devices' names.
+Plan ControlPlane::plan_locked(std::vector<Job*>& queued) {
   std::vector<const Job*> queue;
   SchedulerInput in;
-  for (const auto& [id, j] : jobs_) {
-    if (j.spec.executor == Executor::kSlurm) continue;  // Slurm places them (sync_slurm)
-    if (j.state == JobState::kPending) queue.push_back(&j);
-    if (j.state == JobState::kRunning) in.running.push_back(&j);
+  queued.clear();
+  queued.reserve(live_jobs_.size());
+  queue.reserve(live_jobs_.size());
+  for (const auto& [seq, j] : live_jobs_) {
+    if (j->state == JobState::kPending) {
+      queued.push_back(j);
+      queue.push_back(j);
+    } else {
+      in.running.push_back(j);
+    }
   }
-  std::vector<Node> nodes;
-  for (const auto& [n, node] : nodes_) nodes.push_back(node);
-  in.nodes = &nodes;
-  for (const auto& [id, t] : tasks_) {
-    if (t.state == TaskState::kAssigned || t.state == TaskState::kRunning) in.allocated.insert(t.node + "/" + t.device);
-  }
+  in.nodes.reserve(nodes_.size());
+  for (const auto& [n, node] : nodes_) in.nodes.push_back(&node);
+  in.allocated.reserve(live_tasks_.size());
+  for (const auto& [id, t] : live_tasks_) in.allocated.push_back(DeviceRef{t->node, t->device});
   in.device_cap = licence_.status().max_devices;
   in.preempt = options_.preempt;
   in.order = options_.queue_order;
-  const auto plan = scheduler_.pass(in, queue);
+  return scheduler_.pass(in, queue);
+}
+
+void ControlPlane::schedule_locked() {
+  std::vector<Job*> queued;  // the plan's decisions are for these, in this order
+  const auto plan = plan_locked(queued);
   const double t_now = now();
   store_.transaction([&] {
     // Evicted jobs first: their devices are what the preemptors were placed on.
@@ -470,14 +521,11 @@ void ControlPlane::schedule_locked() {
       const Job& by = jobs_.at(p.by);
       const std::string why = fmt::format("preempted by {} (priority {} > {})", by.id, by.spec.priority,
                                           victim.spec.priority);
-      for (auto& [tid, t] : tasks_) {
-        if (t.job == victim.id && t.attempt == victim.attempt &&
-            (t.state == TaskState::kAssigned || t.state == TaskState::kRunning)) {
-          t.state = TaskState::kCancelled;
-          t.message = why;
-          store_.put_task(t);
-          wake_node(t.node);
-        }
+      for (Task* t : live_tasks_where([&](const Task& x) { return x.job == victim.id && x.attempt == victim.attempt; })) {
+        t->state = TaskState::kCancelled;
+        t->message = why;
+        save_task(*t);
+        wake_node(t->node);
       }
       victim.state = JobState::kPending;
       victim.placement.clear();
@@ -491,13 +539,21 @@ void ControlPlane::schedule_locked() {
       save_job(victim);
       dirty_ = true;  // the next pass places it again
     }
-    for (const auto& d : plan.decisions) {
-      Job& job = jobs_.at(d.job);
+    for (std::size_t k = 0; k < plan.decisions.size(); ++k) {
+      const Decision& d = plan.decisions[k];
+      Job& job = *queued[k];
       if (!d.placement) {
-        // Recomputed every pass, so it always says what holds the job now.
-        const std::string reason = job.requeued_because.empty() ? d.reason : job.requeued_because + " — " + d.reason;
-        if (job.reason != reason) {
-          job.reason = reason;
+        // Recomputed every pass, so it always says what holds the job now
+        // (compared in place: most passes change no pending job's reason).
+        constexpr std::string_view kJoin = " — ";
+        const std::string_view why = job.requeued_because;
+        const bool same = why.empty() ? job.reason == d.reason
+                                      : job.reason.size() == why.size() + kJoin.size() + d.reason.size() &&
+                                            job.reason.starts_with(why) &&
+                                            std::string_view(job.reason).substr(why.size()).starts_with(kJoin) &&
+                                            job.reason.ends_with(d.reason);
+        if (!same) {
+          job.reason = why.empty() ? d.reason : fmt::format("{}{}{}", why, kJoin, d.reason);
           save_job(job);
         }
         continue;
@@ -523,9 +579,9 @@ void ControlPlane::schedule_locked() {
         t.node = slot.node;
         t.device = slot.device;
         t.backend = slot.backend;
-        store_.put_task(t);
-        tasks_[t.id] = t;
-        wake_node(t.node);
+        const std::string tid = t.id;
+        save_task(tasks_[tid] = std::move(t));
+        wake_node(slot.node);
       }
       save_job(job);
       if (const auto q = queued_since_.find(job.id); q != queued_since_.end()) {
@@ -638,13 +694,11 @@ std::string ControlPlane::metrics() const {
   int allocated = 0;
   int idle = 0;
   int unhealthy = 0;
-  std::set<std::string> held;
-  for (const auto& [id, task] : tasks_) {
-    if (task.state == TaskState::kAssigned || task.state == TaskState::kRunning) held.insert(task.node + "/" + task.device);
-  }
+  std::set<std::pair<std::string_view, std::string_view>> held;
+  for (const auto& [id, task] : live_tasks_) held.emplace(task->node, task->device);
   for (const auto& [name, n] : nodes_) {
     for (const auto& d : n.devices) {
-      if (held.count(name + "/" + d.id) != 0) {
+      if (held.count({name, d.id}) != 0) {
         ++allocated;
       } else if (!d.health.healthy || n.state == NodeState::kLost) {
         ++unhealthy;

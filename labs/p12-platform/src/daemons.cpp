@@ -97,6 +97,10 @@ int run_agent_daemon(AgentDaemonOptions options) {
   if (stop_requested) return gpulab::kExitOk;
   const std::string url = agent.bind();
   for (const auto& line : agent.certification_lines()) fmt::print(stderr, "gpulabd agent: conformance: {}\n", line);
+  for (const auto& [backend, peak] : agent.peaks()) {
+    fmt::print(stderr, "gpulabd agent: peak {}: {:.3g} GFLOP/s ({}; the MFU gauge divides by it)\n", backend,
+               peak.flops / 1e9, peak.source);
+  }
   for (const auto& line : agent.isolation_notes()) fmt::print(stderr, "gpulabd agent: {}\n", line);
   fmt::print(stderr, "gpulabd agent: {} serving {}, control plane {}\n", options.agent.name, url,
              options.agent.control_url);

@@ -49,15 +49,15 @@ struct Pools {
   std::unordered_map<std::string_view, int> node_of;  // node name -> index
 
   // "<node>/<device>" as (node, device index); nullopt for a device not in the inventory.
-  [[nodiscard]] std::optional<std::pair<int, int>> find(const std::vector<Node>& nodes, std::string_view node,
+  [[nodiscard]] std::optional<std::pair<int, int>> find(const std::vector<const Node*>& nodes, std::string_view node,
                                                         std::string_view device) const {
     const auto n = node_of.find(node);
     if (n == node_of.end()) return std::nullopt;
     return find_on(nodes, n->second, device);
   }
-  [[nodiscard]] static std::optional<std::pair<int, int>> find_on(const std::vector<Node>& nodes, int n,
+  [[nodiscard]] static std::optional<std::pair<int, int>> find_on(const std::vector<const Node*>& nodes, int n,
                                                                   std::string_view device) {
-    const auto& devs = nodes[static_cast<std::size_t>(n)].devices;
+    const auto& devs = nodes[static_cast<std::size_t>(n)]->devices;
     for (std::size_t j = 0; j < devs.size(); ++j) {
       if (devs[j].id == device) return std::pair{n, static_cast<int>(j)};
     }
@@ -65,14 +65,14 @@ struct Pools {
   }
 };
 
-Pools build_pools(const std::vector<Node>& nodes) {
+Pools build_pools(const std::vector<const Node*>& nodes) {
   constexpr std::size_t kBackends = std::size(kAutoBackendOrder);
   std::array<Pool, kBackends> by_backend;
   Pools out;
   out.at.resize(nodes.size());
   out.node_of.reserve(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const Node& node = nodes[i];
+    const Node& node = *nodes[i];
     out.node_of.emplace(node.name, static_cast<int>(i));
     out.at[i].assign(node.devices.size(), Bit{});
     std::array<int, kBackends> pool_node;
@@ -242,7 +242,7 @@ struct Scheduler::State {
   int rebuilds = 0;
 
   // This pass: what the scheduler's hooks look up by job id.
-  const std::vector<Pool>* pass_pools = nullptr;
+  std::vector<PoolTopology> topologies;  // [pool]: its islands and link facts, built by the first gang that asks
   const std::vector<const Job*>* pass_queue = nullptr;
   const std::vector<const Job*>* pass_running = nullptr;
   std::vector<std::size_t> pos_of;  // [queued job id] -> index into *queue
@@ -260,7 +260,7 @@ struct Scheduler::State {
     // estimate of the last placement found for a job is the one it starts on
     // (the scheduler starts a job on the placement it was just given).
     h.place = [this](cs::JobId k, const cs::Request& r, int pool, const cs::Cluster& c) -> std::optional<cs::Placement> {
-      auto choice = place_by_topology(c, (*pass_pools)[static_cast<std::size_t>(pool)].view, job_of(k).spec, r.gpus);
+      auto choice = place_by_topology(c, topologies[static_cast<std::size_t>(pool)], job_of(k).spec, r.gpus);
       if (!choice) return std::nullopt;
       if (k < kRunningBase) estimates[pos_of[k]] = std::move(choice->estimate);
       return std::move(choice->placement);
@@ -383,7 +383,7 @@ Plan Scheduler::pass(const SchedulerInput& in, const std::vector<const Job*>& qu
 
 Plan Scheduler::State::run(const SchedulerInput& in, const std::vector<const Job*>& queue) {
   State& st = *this;
-  const auto& nodes = *in.nodes;
+  const auto& nodes = in.nodes;
 
   Pools index = build_pools(nodes);
   const std::vector<Pool>& pools = index.pools;
@@ -394,23 +394,22 @@ Plan Scheduler::State::run(const SchedulerInput& in, const std::vector<const Job
 
   // Node i's devices are [first[i], first[i + 1]) of the flat per-device tables.
   std::vector<std::size_t> first(nodes.size() + 1, 0);
-  for (std::size_t i = 0; i < nodes.size(); ++i) first[i + 1] = first[i] + nodes[i].devices.size();
+  for (std::size_t i = 0; i < nodes.size(); ++i) first[i + 1] = first[i] + nodes[i]->devices.size();
   // The allocated devices.
   std::vector<char> held(first.back(), 0);
-  // The set is sorted, so a node's devices come together: look its name up once.
+  // A node's devices mostly come together: look its name up once for a run of them.
   std::string_view last_node;
   int last_index = -1;
-  for (const auto& key : in.allocated) {
-    const auto slash = key.rfind('/');
-    if (slash == std::string::npos) continue;
-    const std::string_view k = key;
-    if (k.substr(0, slash) != last_node || last_index < 0) {
-      last_node = k.substr(0, slash);
-      const auto n = index.node_of.find(last_node);
+  bool looked_up = false;
+  for (const auto& [node, device] : in.allocated) {
+    if (!looked_up || node != last_node) {
+      looked_up = true;
+      last_node = node;
+      const auto n = index.node_of.find(node);
       last_index = n == index.node_of.end() ? -1 : n->second;
     }
     if (last_index < 0) continue;
-    if (const auto at = Pools::find_on(nodes, last_index, k.substr(slash + 1))) {
+    if (const auto at = Pools::find_on(nodes, last_index, device)) {
       held[first[static_cast<std::size_t>(at->first)] + static_cast<std::size_t>(at->second)] = 1;
     }
   }
@@ -447,12 +446,12 @@ Plan Scheduler::State::run(const SchedulerInput& in, const std::vector<const Job
     }
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    for (std::size_t j = 0; j < nodes[i].devices.size(); ++j) {
+    for (std::size_t j = 0; j < nodes[i]->devices.size(); ++j) {
       const Bit& b = index.at[i][j];
       if (b.pool < 0 || owned[first[i] + j] != 0) continue;
       unowned += held[first[i] + j];
       const auto& backend = pools[static_cast<std::size_t>(b.pool)].backend;
-      if (held[first[i] + j] != 0 || !usable(nodes[i], nodes[i].devices[j], backend)) {
+      if (held[first[i] + j] != 0 || !usable(*nodes[i], nodes[i]->devices[j], backend)) {
         blocked[static_cast<std::size_t>(b.pool)][static_cast<std::size_t>(b.node)] |= std::uint64_t{1} << b.bit;
       }
     }
@@ -477,7 +476,8 @@ Plan Scheduler::State::run(const SchedulerInput& in, const std::vector<const Job
               st.backends.size() == pools.size();
   for (std::size_t pi = 0; keep && pi < pools.size(); ++pi) keep = st.backends[pi] == pools[pi].backend;
   for (std::size_t k = 1; keep && k < queue.size(); ++k) keep = queue[k - 1]->seq < queue[k]->seq;
-  st.pass_pools = &pools;
+  st.topologies.clear();
+  for (const auto& p : pools) st.topologies.emplace_back(p.view);
   st.pass_queue = &queue;
   st.pass_running = &in.running;
   st.estimates.assign(queue.size(), std::nullopt);
@@ -529,7 +529,7 @@ Plan Scheduler::State::run(const SchedulerInput& in, const std::vector<const Job
     const Pool& p = pools[static_cast<std::size_t>(ev.placement.pool)];
     std::vector<Slot> slots;
     for (const auto& slice : ev.placement.placement) {
-      const Node& n = nodes[static_cast<std::size_t>(p.members[static_cast<std::size_t>(slice.node)])];
+      const Node& n = *nodes[static_cast<std::size_t>(p.members[static_cast<std::size_t>(slice.node)])];
       for (int bit = 0; bit < 64; ++bit) {
         if ((slice.mask >> bit & 1U) == 0) continue;
         const auto& id = p.view.devices[static_cast<std::size_t>(slice.node)][static_cast<std::size_t>(bit)]->id;
@@ -564,7 +564,7 @@ Plan Scheduler::State::run(const SchedulerInput& in, const std::vector<const Job
     plan.decisions.push_back(std::move(d));
   }
   // The hooks' view of this pass ends with it.
-  st.pass_pools = nullptr;
+  st.topologies.clear();
   st.pass_queue = nullptr;
   st.pass_running = nullptr;
   return plan;

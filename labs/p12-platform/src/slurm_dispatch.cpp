@@ -69,10 +69,7 @@ void ControlPlane::sync_slurm() {
     // Slurm job count as in use, and a job that would pass the cap is not
     // submitted (it waits, with the native executor's reason).
     const int cap = licence_.status().max_devices;
-    int in_use = 0;
-    for (const auto& [tid, task] : tasks_) {
-      if (task.state == TaskState::kAssigned || task.state == TaskState::kRunning) ++in_use;
-    }
+    int in_use = static_cast<int>(live_tasks_.size());  // agents' tasks assigned or running
     for (const auto& [id, job] : jobs_) {
       if (job.spec.executor != Executor::kSlurm || is_terminal(job.state) || job.attempt == 0)
         continue;

@@ -19,6 +19,7 @@
 #include "exporter/simulated_source.hpp"
 #include "platform/control_plane.hpp"
 #include "platform/http_service.hpp"
+#include "platform/mfu.hpp"
 #include "platform/serve_health.hpp"
 #include "platform/task_process.hpp"
 
@@ -39,6 +40,9 @@ struct AgentOptions {
   std::string inject;                  // exporter syntax: "xid:79:0@5s" (device ordinal, time from start)
   std::chrono::milliseconds heartbeat_interval{1000};
   bool certify = true;  // run conformance on the backends at start
+  // Time each backend's best F32 matmul at start: the peak the MFU gauge
+  // divides by (mfu.hpp). Off: no MFU gauge.
+  bool measure_peak = true;
   // Where the node's inventory (inventory.hpp's node_inventory, the shared JSON
   // form) is written at start and again whenever a device's health changes:
   // what P06's gpu-device-plugin --inventory advertises to the kubelet.
@@ -64,6 +68,8 @@ class Agent {
 
   [[nodiscard]] const std::vector<Device>& devices() const { return devices_; }
   [[nodiscard]] const std::vector<std::string>& certification_lines() const { return cert_lines_; }
+  // Backend -> its peak FLOP/s as measured at start (empty with measure_peak off).
+  [[nodiscard]] const std::map<std::string, PeakFlops>& peaks() const { return peaks_; }
   // Injects a fault now ("xid:79:1"); throws gpulab::UsageError for bad syntax.
   void inject_now(std::string_view spec);
   [[nodiscard]] std::string metrics() const;
@@ -81,6 +87,8 @@ class Agent {
     // and its health; the URL is reported as the endpoint once healthy.
     std::string url;
     std::unique_ptr<ServeHealth> health;
+    // A train task's last pace line seen in its log (kept when a later read misses one).
+    mutable std::optional<Pace> pace;
   };
   bool register_once();
   void heartbeat_once();
@@ -106,6 +114,7 @@ class Agent {
   AgentOptions options_;
   std::vector<Device> devices_;
   std::vector<std::string> cert_lines_;
+  std::map<std::string, PeakFlops> peaks_;
   std::string url_;
   std::string isolation_ = "process";
   std::vector<std::string> isolation_notes_;

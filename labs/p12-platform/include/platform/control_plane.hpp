@@ -139,11 +139,29 @@ class ControlPlane {
 
   [[nodiscard]] LicenceStatus licence() const;
   [[nodiscard]] std::string metrics() const;
+
+  // What the next scheduling pass would decide, without applying it: the
+  // pass tick() runs, up to the plan (bench-platform's BM_ControlPlanePass
+  // times it on a busy cluster; the plan is not applied, so calling it again
+  // gives the same plan).
+  Plan plan_pass();
   [[nodiscard]] double now() const { return options_.clock(); }
 
  private:
   void tick_native();  // node liveness, licence, the scheduler's pass
   void schedule_locked();
+  // The inputs of a pass from the live indexes below, and the scheduler's
+  // plan; `queued` gets the pending jobs its decisions are for, in order.
+  Plan plan_locked(std::vector<Job*>& queued);
+  // Keep live_jobs_ / live_tasks_ current: called after every change of a
+  // job's or task's state (save_job() and save_task() do).
+  void track_job_locked(Job& job);
+  void track_task_locked(const Task& task);
+  void save_task(const Task& task);
+  // The live tasks (assigned or running) that `keep` selects, to change them
+  // (changing one's state takes it out of live_tasks_, so not while iterating).
+  template <typename Keep>
+  std::vector<Task*> live_tasks_where(Keep keep);
   void restart_or_fail_locked(Job& job, const std::string& why, bool bad_input);
   void finish_job_if_done_locked(Job& job);
   void apply_report_locked(const std::string& node, const TaskReport& r);
@@ -170,6 +188,12 @@ class ControlPlane {
   std::map<std::string, std::string> idempotency_;  // key -> job id
   std::map<std::string, Task> tasks_;
   std::map<std::string, Node> nodes_;
+  // The part of jobs_ and tasks_ a scheduling pass reads, so that a pass and a
+  // heartbeat cost O(live), not O(every job since the state was created):
+  // native jobs that are pending or running, by seq (the kept queue's order),
+  // and tasks that are assigned or running (their devices are allocated), by id.
+  std::map<std::int64_t, Job*> live_jobs_;
+  std::map<std::string_view, Task*> live_tasks_;
   std::map<std::string, std::uint64_t> node_generation_;  // bumped when a node's assignments change
   std::map<std::pair<std::string, int>, std::map<int, gpulab::Json>> rendezvous_;
   std::int64_t next_seq_ = 1;

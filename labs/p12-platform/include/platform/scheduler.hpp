@@ -30,6 +30,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cluster_sim/online_scheduler.hpp"
@@ -43,9 +44,16 @@ inline constexpr std::string_view kAutoBackendOrder[] = {"cuda", "blas", "fast",
 // The dtype every job kind of this platform computes in.
 inline constexpr std::string_view kJobDtype = "f32";
 
+// A device by its node's name and its id: views into strings the caller
+// keeps alive for the pass (the control plane's tasks), so no key is built.
+struct DeviceRef {
+  std::string_view node;
+  std::string_view device;
+};
+
 struct SchedulerInput {
-  const std::vector<Node>* nodes = nullptr;
-  std::set<std::string> allocated;  // "<node>/<device>" held by running tasks
+  std::vector<const Node*> nodes;  // the inventory (the caller's nodes, not copies)
+  std::vector<DeviceRef> allocated;  // devices held by running tasks, any order
   int device_cap = -1;              // licence cap on allocated devices; -1 = none
   // Running jobs: their allocated devices can be taken back by preemption.
   std::vector<const Job*> running;

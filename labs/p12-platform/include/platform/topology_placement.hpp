@@ -18,16 +18,10 @@
 
 #include "cluster_sim/placement.hpp"
 #include "platform/model.hpp"
+#include "platform/pool_topology.hpp"
 #include "platform/ring_cost.hpp"
 
 namespace platform {
-
-// One backend's devices as a cluster_sim::Cluster: node i of the pool is
-// node_names[i], GPU bit b on it is devices[i][b].
-struct PoolView {
-  std::vector<std::string> node_names;
-  std::vector<std::vector<const Device*>> devices;
-};
 
 struct TopologyChoice {
   cluster_sim::Placement placement;
@@ -35,6 +29,11 @@ struct TopologyChoice {
 };
 
 // `free` is the pool's free GPUs now. nullopt: `gpus` free devices do not exist.
+// `topology` is the pool's, kept for a pass (it builds its tables on first use).
+std::optional<TopologyChoice> place_by_topology(const cluster_sim::Cluster& free,
+                                                PoolTopology& topology, const JobSpec& spec,
+                                                int gpus);
+// The same, with a PoolTopology of its own (one placement, or a test).
 std::optional<TopologyChoice> place_by_topology(const cluster_sim::Cluster& free,
                                                 const PoolView& pool, const JobSpec& spec,
                                                 int gpus);

@@ -175,6 +175,18 @@ LossSum forward_backward(const hal::Backend& b, const MlpShape& shape,
   return s;
 }
 
+std::uint64_t forward_backward_flops(const MlpShape& shape, std::uint64_t rows) {
+  std::uint64_t flops = 0;
+  const auto ls = layers(shape);
+  for (std::size_t l = 0; l < ls.size(); ++l) {
+    const std::uint64_t layer = 2 * rows * ls[l].fan_in * ls[l].fan_out;  // one rows x fan_in x fan_out matmul
+    flops += layer;                      // forward: Z = X W
+    flops += layer;                      // dW = X^T dZ
+    if (l > 0) flops += layer;           // dX = dZ W^T
+  }
+  return flops;
+}
+
 void sgd_update(std::span<float> params, std::span<const float> grads, float lr) {
   for (std::size_t i = 0; i < params.size(); ++i) params[i] -= lr * grads[i];
 }

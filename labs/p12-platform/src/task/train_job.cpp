@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -175,6 +176,12 @@ TrainSummary run_train(const TrainOptions& o, const TrainEvents& events) {
   std::vector<float> grads(params.size());
   StepStats stats(o.rank, o.world);
   const Stopwatch clock;
+  // Pace, for the agent's MFU gauge: every rank says about once a second how
+  // many model FLOPs its steps since the last pace did, in how many seconds
+  // of wall clock (its all-reduces and checkpoints included, as MFU counts them).
+  const std::uint64_t step_flops = forward_backward_flops(shape, rows);
+  auto pace_from = std::chrono::steady_clock::now();
+  std::uint64_t pace_steps = 0;
   std::uint64_t step = s.resumed_from;
   try {
     while (step < o.steps) {
@@ -200,6 +207,19 @@ TrainSummary run_train(const TrainOptions& o, const TrainEvents& events) {
       s.final_accuracy = stats.correct() / static_cast<double>(o.batch);
       sgd_update(params, grads, o.lr);
 
+      ++pace_steps;
+      const auto now = std::chrono::steady_clock::now();
+      if (const double since = std::chrono::duration<double>(now - pace_from).count();
+          since >= kPaceSeconds && events.emit) {
+        events.emit({{"event", "pace"},
+                     {"rank", o.rank},
+                     {"step", step},
+                     {"steps", pace_steps},
+                     {"seconds", since},
+                     {"model_flops", pace_steps * step_flops}});
+        pace_from = now;
+        pace_steps = 0;
+      }
       if (o.rank != 0) continue;
       if (events.emit)
         events.emit(

@@ -61,6 +61,12 @@ LossSum forward_backward(const hal::Backend& b, const MlpShape& shape,
                          std::span<const float> params, const Batch& batch, double normalizer,
                          std::span<float> grads);
 
+// The FLOPs of forward_backward() on `rows` samples, as model FLOP
+// utilisation counts them: 2*m*n*k for each of its matmuls (three forward,
+// dW of every layer, dX of every layer but the first). Bias adds, ReLU,
+// softmax and transposes are O(elements) host code and not counted.
+std::uint64_t forward_backward_flops(const MlpShape& shape, std::uint64_t rows);
+
 // params -= lr * grads.
 void sgd_update(std::span<float> params, std::span<const float> grads, float lr);
 

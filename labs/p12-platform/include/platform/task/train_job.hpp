@@ -63,8 +63,13 @@ struct TrainSummary {
   double seconds = 0;                 // the training loop, after the gang connected
 };
 
+// How often each rank reports its pace ({"event":"pace"}: steps, seconds,
+// model_flops since its last one), from which the agent computes MFU.
+inline constexpr double kPaceSeconds = 1.0;
+
 struct TrainEvents {
-  std::function<void(const gpulab::Json&)> emit;  // step and checkpoint events (rank 0 only)
+  // Step and checkpoint events (rank 0 only), pace events (every rank).
+  std::function<void(const gpulab::Json&)> emit;
 };
 
 TrainSummary run_train(const TrainOptions& o, const TrainEvents& events);
