@@ -459,6 +459,7 @@ void ControlPlane::schedule_locked() {
     if (t.state == TaskState::kAssigned || t.state == TaskState::kRunning) in.allocated.insert(t.node + "/" + t.device);
   }
   in.device_cap = licence_.status().max_devices;
+  in.external_in_use = slurm_devices_held_locked();  // the cap is one count across executors
   in.preempt = options_.preempt;
   in.order = options_.queue_order;
   const auto plan = scheduler_.pass(in, queue);
