@@ -61,7 +61,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train->add_option("--rendezvous-dir", tr.rendezvous_dir,
                     "Rendezvous through files in DIR (fresh per launch)");
-  train->add_option("--address", tr.address, "IPv4 address this rank listens on")
+  train->add_option("--address", tr.address,
+                    "IPv4 address this rank listens on (with --slurm also auto: its node's address "
+                    "toward the node srun started on)")
       ->capture_default_str();
   train
       ->add_option("--timeout-ms", tr.timeout_ms,

@@ -275,3 +275,48 @@ TEST_F(SlurmDispatchTest, AJobOverTheLicenceCapWaitsWithTheNativeExecutorsReason
   cp->tick();
   EXPECT_EQ(cp->get_job(one_id).reason, "submitted to Slurm as job 101");
 }
+
+// And the other way: the native scheduler counts the ranks of live Slurm jobs
+// (submitted, not yet ended, pending in Slurm's queue included) against the
+// same cap, so a native job waits while Slurm holds the devices and is placed
+// in the pass after Slurm reports the job ended; a restarted control plane
+// counts them again from the attempts' files.
+TEST_F(SlurmDispatchTest, LiveSlurmJobsHoldTheCapAgainstNativeJobs) {
+  Node n;
+  n.name = "a";
+  n.protocol = kProtocolVersion;
+  n.isolation = "process";
+  n.devices = parse_device_spec("cpu_ref:16");
+  for (auto& d : n.devices) d.dtypes = {"f32"};
+  Json native = spec(4);
+  native.erase("executor");
+  std::string slurm_id;
+  {
+    auto cp = make();
+    cp->register_node(n);
+    slurm_id = cp->submit(spec(8), "").first.id;  // the whole cap
+    cp->tick();
+    ASSERT_EQ(cp->get_job(slurm_id).reason, "submitted to Slurm as job 100");
+    slurm_says(line(100, "PENDING", "0:0", "Priority"));  // queued in Slurm: holds the devices all the same
+    const auto held_back = cp->submit(native, "").first.id;
+    cp->tick();
+    cp->tick();
+    EXPECT_EQ(cp->get_job(held_back).state, JobState::kPending);
+    EXPECT_EQ(cp->get_job(held_back).reason, "licence allows 8 devices in use; 8 in use, job needs 4");
+    EXPECT_TRUE(cp->tasks_of(held_back).empty());
+    cp->cancel(held_back);
+  }
+  // A restarted control plane: Slurm job 100 is running, and counted.
+  slurm_says(line(100, "RUNNING"));
+  auto cp = make();
+  cp->register_node(n);
+  const auto native_id = cp->submit(native, "").first.id;
+  cp->tick();
+  EXPECT_EQ(cp->get_job(native_id).reason, "licence allows 8 devices in use; 8 in use, job needs 4");
+  slurm_says(line(100, "COMPLETED"));
+  cp->tick();  // the Slurm job ends: its 8 devices are released...
+  EXPECT_EQ(cp->get_job(slurm_id).state, JobState::kSucceeded);
+  cp->tick();  // ...and the next pass places the native job
+  EXPECT_EQ(cp->get_job(native_id).state, JobState::kRunning);
+  EXPECT_EQ(cp->tasks_of(native_id).size(), 4U);
+}

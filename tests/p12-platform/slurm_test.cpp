@@ -113,11 +113,21 @@ TEST(SlurmScript, OneAllocationOneGpuPerTaskOneSrunStep) {
                    "--checkpoint-dir /state/checkpoints/j-000007 --checkpoint-every 2 --batch 64 "
                    "--hidden 64 "
                    "--rendezvous-dir /state/slurm/j-000007/attempt-2/rendezvous --address "
-                   "127.0.0.1 --json\n"),
+                   "auto --json\n"),
             std::string::npos)
       << s;
   // Every #SBATCH line comes before the first command: sbatch stops reading them there.
   EXPECT_LT(s.rfind("#SBATCH"), s.find("set -eu"));
+  EXPECT_EQ(s.find("--nodes"), std::string::npos) << "Slurm packs the ranks unless the spec says";
+}
+
+TEST(SlurmScript, NodesSpreadTheRanksAndOneAddressServesOneNode) {
+  auto spec = train_spec(4);
+  spec.nodes = 2;
+  SlurmScriptInputs in{"j-000003", 1, spec, "/bin/gpulab-task", "/s/a", "/s/c", "127.0.0.1"};
+  const auto s = render_batch_script(in);
+  EXPECT_NE(s.find("#SBATCH --ntasks=4\n#SBATCH --nodes=2\n"), std::string::npos) << s;
+  EXPECT_NE(s.find(" --address 127.0.0.1 --json\n"), std::string::npos) << s;
 }
 
 TEST(SlurmScript, MatmulIsOneTaskWithoutRendezvous) {
@@ -220,6 +230,32 @@ TEST(SlurmEnv, RankAndWorldComeFromSrun) {
             "--slurm: SLURM_NTASKS is not set (run the rank under srun)");
 }
 
+// --address auto: the node's own address on the route to srun's node.
+TEST(SlurmEnv, AutoAddressIsThisNodesAddressTowardTheLaunchNode) {
+  namespace task = gpulab::platform::task;
+  std::map<std::string, std::string> env{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}};
+  const auto get = [&](const char* n) -> const char* {
+    const auto it = env.find(n);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  const auto with = [&](const std::string& address) {
+    task::TrainOptions o;
+    o.address = address;
+    task::apply_slurm_env(o, get);
+    return o.address;
+  };
+  EXPECT_EQ(usage_error([&] { with("auto"); }),
+            "--address auto: SLURM_LAUNCH_NODE_IPADDR is not set (run the rank under srun, or give "
+            "--address)");
+  env["SLURM_LAUNCH_NODE_IPADDR"] = "127.0.0.1";
+  EXPECT_EQ(with("auto"), "127.0.0.1");  // loopback is reached from loopback
+  EXPECT_EQ(with("10.1.2.3"), "10.1.2.3") << "an address given is kept";
+  env["SLURM_LAUNCH_NODE_IPADDR"] = "node-1";
+  EXPECT_EQ(usage_error([&] { with("auto"); }),
+            "--address auto: SLURM_LAUNCH_NODE_IPADDR: 'node-1' is not a numeric IPv4 address");
+  EXPECT_EQ(task::local_address_toward("127.0.0.9"), "127.0.0.1") << "the kernel's source for 127/8";
+}
+
 std::string spec_error(const Json& doc) {
   try {
     parse_job_spec(doc);
@@ -255,6 +291,22 @@ TEST(SlurmSpec, ExecutorFieldIsCheckedAndKept) {
                             {"executor", "slurm"},
                             {"gpus", 5000}}),
             "gpus: must be between 1 and 256, got 5000");
+}
+
+TEST(SlurmSpec, NodesIsForSlurmAndAtMostOneNodePerRank) {
+  Json doc = to_json(train_spec(2));
+  EXPECT_FALSE(doc.contains("nodes")) << "unset: absent, so older specs keep their JSON";
+  doc["nodes"] = 2;
+  const auto s = parse_job_spec(doc);
+  EXPECT_EQ(s.nodes, 2);
+  EXPECT_EQ(to_json(s).at("nodes"), 2);
+  doc["nodes"] = 3;
+  EXPECT_EQ(spec_error(doc), "nodes: 3 nodes for 2 rank(s): every node needs a rank");
+  doc["nodes"] = 0;
+  EXPECT_EQ(spec_error(doc), "nodes: must be between 1 and 256, got 0");
+  doc["nodes"] = 1;
+  doc["executor"] = "native";
+  EXPECT_EQ(spec_error(doc), "nodes: only for executor slurm (the native scheduler places ranks by topology)");
 }
 
 TEST(Command, KeepsBothStreamsAndTheExitCode) {

@@ -12,8 +12,14 @@ if(_platform_slurm_tests)
   target_include_directories(test-platform-slurm PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   gpulab_set_warnings(test-platform-slurm)
   add_dependencies(test-platform-slurm gpulabd gpulabctl gpulab-task)
-  # One process for the suite: the cluster is started once (SetUpTestSuite) and
-  # the tests share it, so they are one ctest test, not one per gtest case.
-  add_test(NAME platform.slurm COMMAND test-platform-slurm WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
-  set_tests_properties(platform.slurm PROPERTIES LABELS "slurm;root" SKIP_RETURN_CODE 77 TIMEOUT 900)
+  # One process per suite: its cluster is started once (SetUpTestSuite) and
+  # the tests share it, so each suite is one ctest test, not one per gtest case.
+  # platform.slurm: one node on loopback; platform.slurm_multinode: two nodes
+  # and slurmctld in network namespaces on a bridge.
+  add_test(NAME platform.slurm COMMAND test-platform-slurm --gtest_filter=SlurmTest.*
+           WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+  add_test(NAME platform.slurm_multinode COMMAND test-platform-slurm --gtest_filter=SlurmMultiNodeTest.*
+           WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+  set_tests_properties(platform.slurm platform.slurm_multinode PROPERTIES
+                       LABELS "slurm;root" SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()

@@ -505,6 +505,7 @@ Plan ControlPlane::plan_locked(std::vector<Job*>& queued) {
   in.allocated.reserve(live_tasks_.size());
   for (const auto& [id, t] : live_tasks_) in.allocated.push_back(DeviceRef{t->node, t->device});
   in.device_cap = licence_.status().max_devices;
+  in.external_in_use = slurm_devices_held_locked();  // the cap is one count across executors
   in.preempt = options_.preempt;
   in.order = options_.queue_order;
   return scheduler_.pass(in, queue);

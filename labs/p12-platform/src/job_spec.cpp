@@ -128,7 +128,7 @@ bool kind_runs_on(JobKind kind, std::string_view backend) {
 JobSpec parse_job_spec(const Json& doc) {
   if (!doc.is_object()) throw SpecError("spec", fmt::format("must be a mapping, got {}", type_of(doc)));
   reject_unknown(doc, {"name", "kind", "gpus", "gang", "tenant", "priority", "backend", "max_restarts", "executor",
-                      "params"},
+                      "nodes", "params"},
                  "");
   JobSpec s;
   s.name = get_string(doc, "name", "name", std::nullopt);
@@ -228,6 +228,13 @@ JobSpec parse_job_spec(const Json& doc) {
   if (s.kind == JobKind::kMatmul && s.gpus != 1) {
     throw SpecError("gpus", "a matmul job runs on one device (submit several jobs for more)");
   }
+  s.nodes = static_cast<int>(get_int(doc, "nodes", "nodes", 1, kMaxJobGpus, 0));
+  if (s.nodes > 0 && s.executor != Executor::kSlurm) {
+    throw SpecError("nodes", "only for executor slurm (the native scheduler places ranks by topology)");
+  }
+  if (s.nodes > s.gpus) {
+    throw SpecError("nodes", fmt::format("{} nodes for {} rank(s): every node needs a rank", s.nodes, s.gpus));
+  }
   if (s.executor == Executor::kSlurm) check_slurm_spec(s);
   return s;
 }
@@ -243,6 +250,7 @@ Json to_json(const JobSpec& s) {
   j["backend"] = s.backend;
   j["max_restarts"] = s.max_restarts;
   j["executor"] = executor_name(s.executor);
+  if (s.nodes > 0) j["nodes"] = s.nodes;  // absent when unset: older specs keep their JSON
   Json p = Json::object();
   if (s.kind == JobKind::kMatmul) {
     p["n"] = s.matmul.n;

@@ -433,7 +433,7 @@ Plan Scheduler::State::run(const SchedulerInput& in, const std::vector<const Job
     }
     if (!bits.empty()) adopted.emplace_back(k, std::move(bits));
   }
-  int unowned = 0;
+  int unowned = in.external_in_use;  // held but not by a running job of this pass: counts against the cap only
   std::vector<std::vector<std::uint64_t>> blocked(pools.size());
   for (std::size_t pi = 0; pi < pools.size(); ++pi) {
     const Pool& p = pools[pi];

@@ -15,6 +15,12 @@
 //
 // Slurm's commands run without mu_, so the API never waits on slurmctld; what
 // they return is applied under mu_ to whatever the job has become meanwhile.
+//
+// The licence's device cap is one count across both executors
+// (devices_in_use_locked): a Slurm job's ranks count from the moment its
+// attempt is saved for sbatch until Slurm reports it ended, and the native
+// scheduler's pass sees them as devices held outside its agents; a Slurm job
+// that ends sets dirty_ so a native job it held back is placed at once.
 #include <fmt/format.h>
 
 #include "gpulab/errors.hpp"
@@ -27,20 +33,50 @@ void ControlPlane::check_slurm_submission(const JobSpec& spec) const {
   if (const auto why = slurm_->unavailable(); !why.empty()) throw ApiError(400, "executor: " + why);
   // Refused now, with Slurm's own words, rather than a job that fails later.
   if (const auto why = slurm_->test_only(spec); !why.empty()) {
+    if (spec.nodes > 0) {  // the node count is what the user added to a shape Slurm may run otherwise
+      throw ApiError(400,
+                     fmt::format("nodes: Slurm cannot run {} task(s) on {} node(s) with one gpu:{} each: {}",
+                                 spec.gpus, spec.nodes, spec.backend, why));
+    }
     throw ApiError(400, fmt::format("gpus: Slurm cannot run {} task(s) with one gpu:{} each: {}",
                                     spec.gpus, spec.backend, why));
   }
 }
 
+int ControlPlane::slurm_devices_held_locked() const {
+  int held = 0;
+  // A cancelled job's ranks stop counting at once, as a cancelled native
+  // job's tasks do (scancel and the agents' kills follow within a tick).
+  for (const auto& [id, ranks] : slurm_live_) {
+    if (!is_terminal(jobs_.at(id).state)) held += ranks;
+  }
+  return held;
+}
+
+ControlPlane::DevicesInUse ControlPlane::devices_in_use_locked() const {
+  DevicesInUse use;
+  for (const auto& [tid, task] : tasks_) {
+    if (task.state == TaskState::kAssigned || task.state == TaskState::kRunning) ++use.native;
+  }
+  use.slurm = slurm_devices_held_locked();
+  return use;
+}
+
 void ControlPlane::recover_slurm_locked() {
   for (const auto& [id, job] : jobs_) {
-    if (job.spec.executor != Executor::kSlurm || job.attempt == 0 ||
-        job.state != JobState::kCancelled)
-      continue;
+    if (job.spec.executor != Executor::kSlurm || job.attempt == 0) continue;
     const auto a = slurm_->attempt(id, job.attempt);
+    // Submitted and not seen to end: it holds devices until the poll says otherwise.
+    if (!is_terminal(job.state) && !a.slurm_id.empty() && !a.ended) slurm_live_[id] = job.spec.gpus;
+    if (job.state != JobState::kCancelled) continue;
     if (!a.slurm_id.empty() && !a.ended && !a.cancel_sent) slurm_cancel_.insert(id);
   }
   slurm_dirty_ = !slurm_cancel_.empty();
+}
+
+void ControlPlane::slurm_attempt_ended_locked(const std::string& job_id, int attempt) {
+  slurm_->mark_ended(job_id, attempt);
+  if (slurm_live_.erase(job_id) != 0) dirty_ = true;  // its devices are free for native jobs too
 }
 
 void ControlPlane::sync_slurm() {
@@ -64,18 +100,12 @@ void ControlPlane::sync_slurm() {
     if (!slurm_dirty_ && t - last_slurm_poll_ < interval) return;
     slurm_dirty_ = false;
     last_slurm_poll_ = t;
-    // The licence's device cap covers Slurm's jobs as it covers the native
-    // scheduler's: devices held by agents' tasks plus the tasks of every live
-    // Slurm job count as in use, and a job that would pass the cap is not
-    // submitted (it waits, with the native executor's reason).
+    // Cancelled jobs' entries go (they stopped counting when cancelled).
+    std::erase_if(slurm_live_, [&](const auto& kv) { return is_terminal(jobs_.at(kv.first).state); });
+    // A job that would pass the licence's cap is not submitted: it waits,
+    // with the native executor's reason.
     const int cap = licence_.status().max_devices;
-    int in_use = static_cast<int>(live_tasks_.size());  // agents' tasks assigned or running
-    for (const auto& [id, job] : jobs_) {
-      if (job.spec.executor != Executor::kSlurm || is_terminal(job.state) || job.attempt == 0)
-        continue;
-      const auto a = slurm_->attempt(id, job.attempt);
-      if (!a.slurm_id.empty() && !a.ended) in_use += job.spec.gpus;
-    }
+    int in_use = devices_in_use_locked().total();
     for (auto& [id, job] : jobs_) {
       if (job.spec.executor != Executor::kSlurm) continue;
       if (job.state == JobState::kCancelled && slurm_cancel_.count(id) != 0) {
@@ -93,11 +123,13 @@ void ControlPlane::sync_slurm() {
           continue;
         }
         in_use += job.spec.gpus;
+        slurm_live_[id] = job.spec.gpus;  // held from now: Slurm may start it at once
         // A new attempt is saved before sbatch, so a control plane killed in
         // between resubmits this attempt instead of starting a second one.
         if (job.attempt == 0 || a.ended) ++job.attempt;
         job.reason = fmt::format("submitting attempt {} to Slurm (sbatch)", job.attempt);
-        job.requeued_because.clear();
+        // requeued_because stays until Slurm runs the attempt: while it waits
+        // in Slurm's queue the reason says why it is there again.
         queued_since_.erase(id);  // Slurm's queue from here on, not the placement histogram's
         save_job(job);
         to_submit.push_back({id, job.attempt, job.spec});
@@ -147,6 +179,7 @@ void ControlPlane::sync_slurm() {
       Job& job = jobs_.at(s.job);
       if (const auto e = submit_errors.find(s.job); e != submit_errors.end()) {
         if (job.state == JobState::kPending && job.attempt == s.attempt) {
+          if (slurm_live_.erase(s.job) != 0) dirty_ = true;  // sbatch refused: nothing held
           job.state = JobState::kFailed;
           job.reason = e->second;
           job.finished_at = t;
@@ -182,7 +215,7 @@ void ControlPlane::sync_slurm() {
       if (it == status.end()) {
         // slurmctld forgets a job MinJobAge after it ends; one we never saw
         // end is lost to us, and its attempt is retried like a lost node's.
-        slurm_->mark_ended(job.id, tr.attempt);
+        slurm_attempt_ended_locked(job.id, tr.attempt);
         restart_or_fail_locked(job, fmt::format("Slurm no longer knows job {}", tr.slurm_id),
                                false);
         continue;
@@ -194,14 +227,17 @@ void ControlPlane::sync_slurm() {
         job.reason = fmt::format("Slurm job {} is {}{} (a state gpulab does not map)", st.id,
                                  st.state, where);
       } else if (*mirrored == JobState::kPending) {
-        job.reason = fmt::format("Slurm job {} pending: {}", st.id, st.reason);
+        job.reason = fmt::format("{}Slurm job {} pending: {}",
+                                 job.requeued_because.empty() ? "" : job.requeued_because + " — ", st.id,
+                                 st.reason);
       } else if (*mirrored == JobState::kRunning) {
         if (job.state != JobState::kRunning) job.started_at = t;
         job.state = JobState::kRunning;
+        job.requeued_because.clear();
         job.reason =
             fmt::format("Slurm job {} {}{}, {} task(s)", st.id, st.state, where, job.spec.gpus);
       } else {
-        slurm_->mark_ended(job.id, tr.attempt);
+        slurm_attempt_ended_locked(job.id, tr.attempt);
         if (*mirrored == JobState::kSucceeded) {
           job.state = JobState::kSucceeded;
           job.result = slurm_->result(job.id, tr.attempt);
@@ -225,7 +261,7 @@ void ControlPlane::sync_slurm() {
       save_job(job);
     }
   });
-  if (slurm_dirty_) tick_cv_.notify_all();
+  if (slurm_dirty_ || dirty_) tick_cv_.notify_all();
 }
 
 }  // namespace platform

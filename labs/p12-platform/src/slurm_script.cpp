@@ -70,6 +70,7 @@ std::string render_batch_script(const SlurmScriptInputs& in) {
       in.job_id, kind_name(s.kind), s.name, in.attempt);
   script += fmt::format("#SBATCH --job-name={}\n", slurm_job_name(in.job_id));
   script += fmt::format("#SBATCH --ntasks={}\n", s.gpus);
+  if (s.nodes > 0) script += fmt::format("#SBATCH --nodes={}\n", s.nodes);
   // One device per rank, of the backend the spec names (the GRES type
   // gpulabctl slurm gres-conf writes); Slurm binds each task to its own.
   script += fmt::format("#SBATCH --gpus-per-task={}:1\n", s.backend);

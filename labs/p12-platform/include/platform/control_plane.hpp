@@ -177,6 +177,21 @@ class ControlPlane {
   void sync_slurm();
   void check_slurm_submission(const JobSpec& spec) const;  // ApiError 400
   void recover_slurm_locked();
+  // Devices in use against the licence's cap, one count for both executors
+  // (slurm_dispatch.cpp): the agents' assigned and running tasks, and the
+  // ranks of every Slurm job whose attempt is submitted and not yet ended
+  // (pending in Slurm's queue too: it may start at any moment).
+  struct DevicesInUse {
+    int native = 0;
+    int slurm = 0;
+    [[nodiscard]] int total() const { return native + slurm; }
+  };
+  [[nodiscard]] DevicesInUse devices_in_use_locked() const;
+  // Its Slurm part alone: what the native scheduler's pass adds to the
+  // devices its agents' tasks hold (it counts those itself).
+  [[nodiscard]] int slurm_devices_held_locked() const;
+  // Slurm reported the attempt's end: the file that says so, and its devices released.
+  void slurm_attempt_ended_locked(const std::string& job_id, int attempt);
 
   ControlOptions options_;
   Store store_;
@@ -213,6 +228,7 @@ class ControlPlane {
   std::set<std::string> slurm_cancel_;  // cancelled slurm jobs whose scancel has not succeeded
   double last_slurm_poll_ = 0;
   bool slurm_dirty_ = false;  // a slurm job was submitted or cancelled: sync before the next poll interval
+  std::map<std::string, int> slurm_live_;  // job -> ranks of its submitted, not yet ended Slurm attempt
 };
 
 }  // namespace platform

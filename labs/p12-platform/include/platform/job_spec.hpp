@@ -63,6 +63,10 @@ struct JobSpec {
   std::string backend = "auto";
   int max_restarts = 3;
   Executor executor = Executor::kNative;
+  // executor slurm only: spread the ranks over exactly this many Slurm nodes
+  // (sbatch --nodes); 0 lets Slurm pack them. The native scheduler places
+  // ranks by topology itself.
+  int nodes = 0;
   MatmulParams matmul;
   TrainParams train;
   ServeParams serve;

@@ -55,6 +55,7 @@ struct SchedulerInput {
   std::vector<const Node*> nodes;  // the inventory (the caller's nodes, not copies)
   std::vector<DeviceRef> allocated;  // devices held by running tasks, any order
   int device_cap = -1;              // licence cap on allocated devices; -1 = none
+  int external_in_use = 0;          // devices held outside the agents (live Slurm jobs), under the same cap
   // Running jobs: their allocated devices can be taken back by preemption.
   std::vector<const Job*> running;
   bool preempt = true;  // a pending job may evict strictly lower-priority running ones

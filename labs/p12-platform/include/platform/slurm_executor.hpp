@@ -30,7 +30,9 @@ namespace platform {
 struct SlurmOptions {
   std::filesystem::path
       task_program;  // as compute nodes see it; default gpulab-task beside this executable
-  std::string address = "127.0.0.1";  // the ranks' listen address (one node: loopback)
+  // The ranks' listen address: "auto" (each rank its node's address toward
+  // the batch host; one node or many), or one address for all (one node).
+  std::string address = "auto";
   std::chrono::milliseconds poll_interval{1000};
   std::chrono::milliseconds command_timeout{30000};
   std::string sbatch = "sbatch";

@@ -1,11 +1,14 @@
 // The batch script the control plane hands to sbatch for a job with
 // `executor: slurm`: one allocation of `gpus` tasks, each with one GRES gpu
 // of the spec's backend type (so Slurm sets CUDA_VISIBLE_DEVICES per task),
-// and one srun step that starts every rank of gpulab-task at once. Ranks take
+// over exactly `nodes` nodes when the spec names them (--nodes), and one srun
+// step that starts every rank of gpulab-task at once. Ranks take
 // their rank and world from SLURM_PROCID / SLURM_NTASKS (gpulab-task
 // --slurm), find each other through a rendezvous directory of this attempt,
 // and checkpoint where the native executor's ranks do, so a job can move
-// between executors' restarts without losing steps.
+// between executors' restarts without losing steps. Each rank listens on its
+// own node's address (--address auto), so a ring across nodes crosses the
+// network between them.
 #pragma once
 
 #include <filesystem>
@@ -23,7 +26,9 @@ struct SlurmScriptInputs {
   std::filesystem::path task_program;    // gpulab-task, as the compute nodes see it
   std::filesystem::path attempt_dir;     // batch.out, rank-<R>.out, the rendezvous directory
   std::filesystem::path checkpoint_dir;  // train jobs
-  std::string address = "127.0.0.1";     // what ranks listen on (one node: loopback)
+  // What ranks listen on: "auto" (each its node's address toward the batch
+  // host, gpulab-task --address auto), or one IPv4 address for every rank.
+  std::string address = "auto";
 };
 
 // The Slurm job name of a gpulab job: how squeue and scontrol show it.
