@@ -81,6 +81,17 @@ class PlatformTest : public ::testing::Test {
                 {"params", Json{{"steps", steps}, {"checkpoint_every", 2}}}};
   }
 
+  // The job those tests strike mid-run: 400 steps of a small model. Its steps cost about the
+  // same in every build (checkpoint writes: 400 took 3 s in the default build, 5.5 s with the
+  // default model), so it outlasts the test's reaction there, while under ThreadSanitizer the
+  // default model's matmuls took 0.83 s a step and this one's 15 ms.
+  static Json long_train() {
+    Json j = train(1, 400);
+    j["params"]["hidden"] = 16;
+    j["params"]["batch"] = 16;
+    return j;
+  }
+
   std::filesystem::path dir_;
   std::unique_ptr<LocalCluster> cluster_;
   std::unique_ptr<ApiClient> api_;
@@ -131,7 +142,7 @@ TEST_F(PlatformTest, ATrainingGangLandsOnOneNodeAndDescribeSaysWhy) {
 
 TEST_F(PlatformTest, AKilledAgentIsLostAndItsJobResumesFromTheCheckpointElsewhere) {
   start(2);
-  const auto id = api_->post("/v1/jobs", train(1, 400).dump()).at("id").get<std::string>();
+  const auto id = api_->post("/v1/jobs", long_train().dump()).at("id").get<std::string>();
   auto job = wait_state(id, {"running"});
   ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(cluster_->state_dir() / "checkpoints" / id / "latest"); },
                          60s));
@@ -223,7 +234,7 @@ TEST_F(PlatformTest, KillingTheControlPlaneMidSubmissionLosesAndDuplicatesNothin
 
 TEST_F(PlatformTest, AHighPriorityJobPreemptsTrainingWhichResumesFromItsCheckpoint) {
   start(1);
-  const auto low = api_->post("/v1/jobs", train(1, 400).dump()).at("id").get<std::string>();
+  const auto low = api_->post("/v1/jobs", long_train().dump()).at("id").get<std::string>();
   wait_state(low, {"running"});
   ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(cluster_->state_dir() / "checkpoints" / low / "latest"); },
                          60s));
@@ -295,7 +306,7 @@ TEST_F(PlatformTest, AGangLargerThanTheClusterStaysPendingWithItsReason) {
 
 TEST_F(PlatformTest, AnXid79StopsTheTaskAndTheJobMovesToAHealthyDevice) {
   start(1, "cpu_ref:2");
-  const auto id = api_->post("/v1/jobs", train(1, 400).dump()).at("id").get<std::string>();
+  const auto id = api_->post("/v1/jobs", long_train().dump()).at("id").get<std::string>();
   wait_state(id, {"running"});
   ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(cluster_->state_dir() / "checkpoints" / id / "latest"); },
                          60s));
