@@ -195,8 +195,8 @@ endfunction()
 # unit/ and integration/ and takes the lab off this list. A test file at the top of any other
 # lab's folder is a configure error.
 set(GPULAB_TESTS_LABELLED_BY_FILE_NAME
-  p01-simt p02-kernels p05-caching-allocator p05-streams p06-device-plugin
-  p07-batching p08-ring-allreduce p11-licensing p12-platform p12-serving)
+
+)
 
 # _gpulab_lab_test_sources(test_dir folder unit_out integration_out): the GoogleTest sources of
 # a lab by label, from the folders tests/<folder>/unit/ and integration/ (and, for a lab on
