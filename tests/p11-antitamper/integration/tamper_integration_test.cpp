@@ -1,5 +1,4 @@
 // tamperlab as an attacker meets it: a patched copy, a tracer, a preloaded hook.
-#include <elf.h>
 #include <gtest/gtest.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -14,6 +13,7 @@
 #include <string>
 
 #include "antitamper/key_check.h"
+#include "gpulab_test/elf_symbol.hpp"
 
 namespace {
 
@@ -66,23 +66,6 @@ Outcome run(const std::string& cmd) {
   return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(out)};
 }
 
-// File offset of `symbol` (a function in tamper_text), from the ELF symbol table.
-std::size_t file_offset_of(const std::string& img, const char* symbol) {
-  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(img.data());
-  const auto* sh = reinterpret_cast<const Elf64_Shdr*>(img.data() + eh->e_shoff);
-  for (int i = 0; i < eh->e_shnum; ++i) {
-    if (sh[i].sh_type != SHT_SYMTAB) continue;
-    const Elf64_Shdr& strtab = sh[sh[i].sh_link];
-    const auto* syms = reinterpret_cast<const Elf64_Sym*>(img.data() + sh[i].sh_offset);
-    for (std::size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); ++k) {
-      if (std::strcmp(img.data() + strtab.sh_offset + syms[k].st_name, symbol) != 0) continue;
-      const Elf64_Shdr& sec = sh[syms[k].st_shndx];
-      return sec.sh_offset + (syms[k].st_value - sec.sh_addr);
-    }
-  }
-  return 0;
-}
-
 TEST(Tamperlab, CleanRunPassesEveryLayer) {
   const Outcome r = run(kBin + " --key " + valid_key());
   EXPECT_EQ(r.code, 0) << r.out;
@@ -95,7 +78,7 @@ TEST(Tamperlab, CleanRunPassesEveryLayer) {
 
 TEST(Tamperlab, OnePatchedByteIsDetected) {
   std::string img = slurp(kBin);
-  const std::size_t at = file_offset_of(img, "at_key_check_flat");
+  const std::size_t at = gpulab_test::elf_function_file_offset(img, "at_key_check_flat");
   ASSERT_GT(at, 0u) << "symbol table missing (stripped binary?)";
   img[at + 8] = static_cast<char>(img[at + 8] ^ 0x01);
   const std::string copy = scratch().file("tamperlab-patched");

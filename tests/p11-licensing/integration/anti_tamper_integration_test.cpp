@@ -1,11 +1,11 @@
 // licensectl status --anti-tamper: the anti-tamper lab's layers in front of
 // the real licence check. The build seals licensectl; one patched byte of the
 // licence decision in a copy, a preloaded library or an unsealed program is TAMPERED.
-#include <elf.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 
+#include "gpulab_test/elf_symbol.hpp"
 #include "licensectl_run.hpp"
 #include "licensing/license_gate.hpp"
 #include "test_support.hpp"
@@ -16,25 +16,6 @@ using testing_support::write;
 using namespace testing_support::licensectl_run;
 
 namespace {
-
-// File offset of the first symbol whose name contains `part` (a function in tamper_text), 0 when
-// absent.
-std::size_t file_offset_of(const std::string& img, const char* part) {
-  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(img.data());
-  const auto* sh = reinterpret_cast<const Elf64_Shdr*>(img.data() + eh->e_shoff);
-  for (int i = 0; i < eh->e_shnum; ++i) {
-    if (sh[i].sh_type != SHT_SYMTAB) continue;
-    const Elf64_Shdr& strtab = sh[sh[i].sh_link];
-    const auto* syms = reinterpret_cast<const Elf64_Sym*>(img.data() + sh[i].sh_offset);
-    for (std::size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); ++k) {
-      if (std::strstr(img.data() + strtab.sh_offset + syms[k].st_name, part) == nullptr) continue;
-      if (ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC || syms[k].st_shndx == SHN_UNDEF) continue;
-      const Elf64_Shdr& sec = sh[syms[k].st_shndx];
-      return sec.sh_offset + (syms[k].st_value - sec.sh_addr);
-    }
-  }
-  return 0;
-}
 
 class AntiTamper : public ::testing::Test {
  protected:
@@ -59,7 +40,8 @@ TEST_F(AntiTamper, TheSealedProgramPasses) {
 TEST_F(AntiTamper, OnePatchedByteOfTheLicenceCheckIsDetected) {
   std::string img = read(std::string(GPULAB_BIN_DIR) + "/licensectl");
   // One bit of the function that says whether a state permits use: the patch a cracker wants.
-  const std::size_t at = file_offset_of(img, "state_permits_use");
+  const std::size_t at = gpulab_test::elf_function_file_offset(img, "state_permits_use",
+                                                              gpulab_test::SymbolMatch::kContains);
   ASSERT_GT(at, 0u) << "symbol table missing (stripped binary?)";
   img[at + 1] = static_cast<char>(img[at + 1] ^ 0x01);
   write(dir_ / "licensectl-patched", img);
