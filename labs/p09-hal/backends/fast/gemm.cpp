@@ -8,12 +8,30 @@
 #include <optional>
 #include <vector>
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <climits>
+
 extern "C" {
 #include <gpulab_hal/gpulab_hal.h>
 }
 
 namespace fast_backend {
 namespace {
+
+// The wait on a packed B group. std::atomic::wait would do the same futex calls, but it brings
+// libstdc++'s waiter pool into this .so as a GNU unique symbol that the dynamic symbol table must
+// export, and a backend exports only its registration function (hal.ElfFacts).
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
+          nullptr, nullptr, 0);
+}
+void futex_wake_all(std::atomic<std::uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX,
+          nullptr, nullptr, 0);
+}
 
 float load(const Matrix& x, std::uint64_t r, std::uint64_t c) {
   if (!x.is_f16) return static_cast<const float*>(x.data)[r * x.ld + c];
@@ -113,7 +131,7 @@ class SharedB {
       pack_b(b_, pc, kc, j, std::min(kGroupCols, n_ - j), slice(s) + j * kc);
       std::atomic<std::uint32_t>& flag = done_[s * groups_ + g];
       flag.store(1, std::memory_order_release);
-      flag.notify_all();
+      futex_wake_all(flag);
     }
   }
 
@@ -127,7 +145,7 @@ class SharedB {
       __builtin_ia32_pause();
 #endif
     }
-    while (flag.load(std::memory_order_acquire) == 0) flag.wait(0, std::memory_order_acquire);
+    while (flag.load(std::memory_order_acquire) == 0) futex_wait(flag, 0);
     return slice(s);
   }
 
