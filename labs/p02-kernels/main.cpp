@@ -2,7 +2,6 @@
 // cuBLAS, each verified against the CPU and timed with CUDA events.
 #include <fmt/core.h>
 
-#include <charconv>
 #include <gpulab/cli.hpp>
 #include <gpulab/file.hpp>
 #include <gpulab/json.hpp>
@@ -17,26 +16,6 @@ namespace {
 constexpr const char* kProgram = "cuda-kernels";
 // A saved --json run or a ptxas -v log is kilobytes; the cap refuses /dev/zero.
 constexpr std::size_t kMaxReportBytes = std::size_t{16} << 20;
-
-// "1920x1080" -> {1920, 1080}; "1048579" -> {1048579, 1}.
-std::pair<std::uint64_t, std::uint64_t> parse_extent(const std::string& text, const char* flag) {
-  const auto x = text.find('x');
-  auto number = [&](std::string_view s) {
-    std::uint64_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || v == 0)
-      throw gpulab::UsageError(
-          fmt::format("{} '{}': expected N or WxH with positive integers", flag, text));
-    return v;
-  };
-  if (x == std::string::npos) return {number(text), 1};
-  const std::uint64_t w = number(std::string_view(text).substr(0, x));
-  const std::uint64_t h = number(std::string_view(text).substr(x + 1));
-  // W x H is the element count everything after this multiplies by.
-  if (std::uint64_t n = 0; __builtin_mul_overflow(w, h, &n))
-    throw gpulab::UsageError(fmt::format("{} '{}': W x H does not fit in 64 bits", flag, text));
-  return {w, h};
-}
 
 }  // namespace
 
@@ -145,19 +124,11 @@ int main(int argc, char** argv) {
       return gpulab::kExitOk;
     }
     if (*launch) {
-      const auto [w, h] = parse_extent(size, "--size");
-      const auto [bx, by] = parse_extent(block, "--block");
-      if (bx > 1024 || by > 1024)
-        throw gpulab::UsageError("--block: a block dimension is at most 1024");
-      const bool two_d =
-          size.find('x') != std::string::npos || block.find('x') != std::string::npos;
-      const auto cfg = two_d ? kernels::launch_2d(w, h, static_cast<std::uint32_t>(bx),
-                                                  static_cast<std::uint32_t>(by))
-                             : kernels::launch_1d(w, static_cast<std::uint32_t>(bx));
+      const auto [cfg, elements] = kernels::launch_for(size, block);
       if (common.json)
-        gpulab::print_json(kernels::launch_json(cfg, w * h));
+        gpulab::print_json(kernels::launch_json(cfg, elements));
       else
-        fmt::print("{}", kernels::render_launch(cfg, w * h));
+        fmt::print("{}", kernels::render_launch(cfg, elements));
       return kernels::launch_problem(cfg).empty() ? gpulab::kExitOk : gpulab::kExitCheckFailed;
     }
     if (*ptxas) {

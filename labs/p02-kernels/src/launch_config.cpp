@@ -2,7 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <charconv>
+#include <gpulab/errors.hpp>
 #include <limits>
+#include <string_view>
 
 namespace kernels {
 namespace {
@@ -59,6 +62,35 @@ std::string launch_problem(const LaunchConfig& cfg) {
     return fmt::format("grid.y = {}, grid.z = {} (each is limited to 65,535)", cfg.grid.y,
                        cfg.grid.z);
   return {};
+}
+
+Extent parse_extent(const std::string& text, const char* flag) {
+  const auto x = text.find('x');
+  auto number = [&](std::string_view s) {
+    std::uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v == 0)
+      throw gpulab::UsageError(
+          fmt::format("{} '{}': expected N or WxH with positive integers", flag, text));
+    return v;
+  };
+  if (x == std::string::npos) return {number(text), 1};
+  const std::uint64_t w = number(std::string_view(text).substr(0, x));
+  const std::uint64_t h = number(std::string_view(text).substr(x + 1));
+  // W x H is the element count everything after this multiplies by.
+  if (std::uint64_t n = 0; __builtin_mul_overflow(w, h, &n))
+    throw gpulab::UsageError(fmt::format("{} '{}': W x H does not fit in 64 bits", flag, text));
+  return {w, h};
+}
+
+LaunchRequest launch_for(const std::string& size, const std::string& block) {
+  const Extent e = parse_extent(size, "--size");
+  const Extent b = parse_extent(block, "--block");
+  if (b.w > 1024 || b.h > 1024)
+    throw gpulab::UsageError("--block: a block dimension is at most 1024");
+  const bool two_d = size.find('x') != std::string::npos || block.find('x') != std::string::npos;
+  const auto bx = static_cast<std::uint32_t>(b.w), by = static_cast<std::uint32_t>(b.h);
+  return {two_d ? launch_2d(e.w, e.h, bx, by) : launch_1d(e.w, bx), e.w * e.h};
 }
 
 }  // namespace kernels

@@ -38,4 +38,19 @@ std::uint64_t idle_tail_threads(const LaunchConfig& cfg, std::uint64_t n);
 // (more than 1,024 threads per block, grid.y or grid.z over 65,535, ...).
 std::string launch_problem(const LaunchConfig& cfg);
 
+// The `launch` subcommand's input: "1920x1080" -> {1920, 1080}, "1048579" -> {1048579, 1}.
+// A gpulab::UsageError naming `flag` for anything else (zero, junk, W x H past 64 bits).
+struct Extent {
+  std::uint64_t w = 1, h = 1;
+};
+Extent parse_extent(const std::string& text, const char* flag);
+
+// The grid for --size and --block as the user wrote them: 2-D when either has an 'x'.
+// Blocks over 1,024 per side are a UsageError.
+struct LaunchRequest {
+  LaunchConfig cfg;
+  std::uint64_t elements = 0;
+};
+LaunchRequest launch_for(const std::string& size, const std::string& block);
+
 }  // namespace kernels
