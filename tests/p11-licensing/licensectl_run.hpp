@@ -2,6 +2,7 @@
 // command in a scratch folder with both streams captured, and a fake host tree.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -50,6 +51,17 @@ inline void fake_host(const std::filesystem::path& root, const std::string& id) 
   testing_support::write(root / "proc/cpuinfo", "model name\t: Test CPU\nflags\t\t: sse2 avx2\n");
   testing_support::write(root / "sys/class/dmi/id/product_uuid",
                          "6c1f0e2a-9b8d-4c3e-a1f2-" + id.substr(0, 12) + "\n");
+}
+
+// The error block of a refused command: exactly one line, from licensectl, exit 2, naming `needle`.
+inline ::testing::AssertionResult one_error_line(const Outcome& r, const std::string& needle) {
+  if (r.code != 2)
+    return ::testing::AssertionFailure() << "exit " << r.code << ", stderr: " << r.err;
+  if (r.err.rfind("licensectl: error: ", 0) != 0 || r.err.find('\n') != r.err.size() - 1)
+    return ::testing::AssertionFailure() << "not one error line: " << r.err;
+  if (r.err.find(needle) == std::string::npos)
+    return ::testing::AssertionFailure() << "'" << needle << "' not in: " << r.err;
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace testing_support::licensectl_run

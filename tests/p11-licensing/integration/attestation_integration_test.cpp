@@ -23,17 +23,6 @@ using licensing::parse_request;
 
 namespace {
 
-// The error block of a refused command: exactly one line, from licensectl.
-::testing::AssertionResult one_error_line(const Outcome& r, const std::string& needle) {
-  if (r.code != 2)
-    return ::testing::AssertionFailure() << "exit " << r.code << ", stderr: " << r.err;
-  if (r.err.rfind("licensectl: error: ", 0) != 0 || r.err.find('\n') != r.err.size() - 1)
-    return ::testing::AssertionFailure() << "not one error line: " << r.err;
-  if (r.err.find(needle) == std::string::npos)
-    return ::testing::AssertionFailure() << "'" << needle << "' not in: " << r.err;
-  return ::testing::AssertionSuccess();
-}
-
 class Attestation : public ::testing::Test {
  protected:
   void SetUp() override {

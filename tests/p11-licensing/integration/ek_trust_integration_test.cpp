@@ -26,16 +26,6 @@ using licensing::Bytes;
 
 namespace {
 
-::testing::AssertionResult one_error_line(const Outcome& r, const std::string& needle) {
-  if (r.code != 2)
-    return ::testing::AssertionFailure() << "exit " << r.code << ", stderr: " << r.err;
-  if (r.err.rfind("licensectl: error: ", 0) != 0 || r.err.find('\n') != r.err.size() - 1)
-    return ::testing::AssertionFailure() << "not one error line: " << r.err;
-  if (r.err.find(needle) == std::string::npos)
-    return ::testing::AssertionFailure() << "'" << needle << "' not in: " << r.err;
-  return ::testing::AssertionSuccess();
-}
-
 Bytes bytes_of(const std::string& s) {
   return Bytes(s.begin(), s.end());
 }
