@@ -298,6 +298,15 @@ std::string SlurmCluster::node_state(const std::string& node) const {
   return out.substr(0, out.find_first_of(" \n"));
 }
 
+bool SlurmCluster::left_queue(const std::string& slurm_id, std::chrono::milliseconds timeout) const {
+  return platform::wait_until(
+      [&] {
+        const auto [rc, q] = run({"squeue", "-h", "-j", slurm_id, "-o", "%i"});
+        return rc == 0 && q.find(slurm_id) == std::string::npos;
+      },
+      timeout);
+}
+
 std::string SlurmCluster::logs() const {
   std::set<std::filesystem::path> files;
   std::error_code ec;

@@ -32,6 +32,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -76,6 +77,9 @@ class SlurmCluster {
   [[nodiscard]] std::pair<int, std::string> run(const std::vector<std::string>& argv) const;
   // sinfo's compact state of one node: "idle", "mix", "alloc", "down*", ...
   [[nodiscard]] std::string node_state(const std::string& node) const;
+  // Waits up to `timeout` for squeue to stop listing the job (slurmctld has ended it and its
+  // ranks are gone); false when it is still listed.
+  [[nodiscard]] bool left_queue(const std::string& slurm_id, std::chrono::milliseconds timeout) const;
   // The tail of every daemon's log, for a failure message.
   [[nodiscard]] std::string logs() const;
 

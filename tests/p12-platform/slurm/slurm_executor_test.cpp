@@ -192,14 +192,7 @@ TEST_F(SlurmTest, CancelThroughGpulabctlCancelsTheSlurmJob) {
   const auto out = ctl("cancel " + id);
   ASSERT_EQ(last_exit_, 0) << out;
   EXPECT_EQ(out, "cancelled " + id + "\n");
-  // squeue stops listing it once slurmctld has cancelled it and the ranks are gone.
-  const bool gone = wait_until(
-      [&] {
-        const auto [rc, q] = slurm_->run({"squeue", "-h", "-j", slurm_id, "-o", "%i"});
-        return rc == 0 && q.find(slurm_id) == std::string::npos;
-      },
-      120s);
-  EXPECT_TRUE(gone) << slurm_->run({"squeue", "-j", slurm_id}).second;
+  EXPECT_TRUE(slurm_->left_queue(slurm_id, 120s)) << slurm_->run({"squeue", "-j", slurm_id}).second;
   const auto [rc, state] = slurm_->run({"scontrol", "show", "job", "-o", slurm_id});
   EXPECT_NE(state.find("JobState=CANCELLED"), std::string::npos) << state;
   const auto job = api_->get("/v1/jobs/" + id);

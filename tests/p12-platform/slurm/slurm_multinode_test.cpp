@@ -247,13 +247,7 @@ TEST_F(SlurmMultiNodeTest, CancelThroughGpulabctlEndsTheRanksOnBothNodes) {
   const auto out = ctl("cancel " + id);
   ASSERT_EQ(last_exit_, 0) << out;
   EXPECT_EQ(out, "cancelled " + id + "\n");
-  const bool gone = wait_until(
-      [&] {
-        const auto [rc, q] = slurm_->run({"squeue", "-h", "-j", slurm_id, "-o", "%i"});
-        return rc == 0 && q.find(slurm_id) == std::string::npos;
-      },
-      120s);
-  EXPECT_TRUE(gone) << slurm_->run({"squeue", "-j", slurm_id}).second;
+  EXPECT_TRUE(slurm_->left_queue(slurm_id, 120s)) << slurm_->run({"squeue", "-j", slurm_id}).second;
   EXPECT_NE(slurm_->run({"scontrol", "show", "job", "-o", slurm_id}).second.find("JobState=CANCELLED"),
             std::string::npos);
   // Nothing of the job is left on either node: only its slurmd.
