@@ -1,6 +1,8 @@
 // The platform's three performance figures (README "Performance"):
 //   BM_SchedulePass        one scheduling pass with 1,000 queued jobs on 100 nodes x 8 devices (the queue kept)
 //   BM_ScheduleRebuild     the same pass with the queue built afresh (before the control plane kept it)
+//   BM_ControlPlanePass    the control plane's own pass (ControlPlane::plan_pass) over its live
+//                          indexes: the same cluster size, jobs admitted through submit()
 //   BM_SubmitToAssigned    POST /v1/jobs -> the idle node's long-polling heartbeat hands the task out
 //   BM_SubmitThroughput    sustained POST /v1/jobs from client threads over loopback, SQLite WAL commits
 #include <benchmark/benchmark.h>
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "licensing/signed_licence.hpp"
 #include "platform/control_server.hpp"
 #include "platform/inventory.hpp"
 #include "platform/scheduler.hpp"
@@ -105,6 +108,52 @@ void BM_ScheduleRebuild(benchmark::State& state) {
   time_passes(state, [&] { return schedule(c.in, c.queue); });
 }
 BENCHMARK(BM_ScheduleRebuild)->ArgName("train")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// A control plane in-process (no HTTP, a fixed clock so no node times out),
+// licensed for 1,000 devices (the community edition stops at 8):
+// 100 nodes x 8 devices registered, 700 one-device train jobs placed by a
+// tick (assigned, so their devices are held), then 1,000 train jobs of 1-16
+// devices queued. plan_pass() is the pass tick() runs, up to the plan; it is
+// not applied, so every iteration plans the same queue.
+void BM_ControlPlanePass(benchmark::State& state) {
+  char tmpl[] = "/tmp/gpulab-bench-XXXXXX";
+  const std::filesystem::path dir = mkdtemp(tmpl);
+  {
+    const licensing::SignedLicenceFiles lic = licensing::issue_signed_licence(dir, "bench", "training", 1000);
+    ControlOptions o;
+    o.state_dir = dir / "state";
+    o.public_url = "http://127.0.0.1:1";
+    o.clock = [] { return 1767225600.0; };  // 2026-01-01, inside the licence
+    o.licence.license_file = lic.licence;
+    o.licence.public_key_file = lic.public_key;
+    ControlPlane cp(o);
+    for (Node n : make_nodes(100, 8)) {
+      n.address = "http://127.0.0.1:2";
+      n.protocol = kProtocolVersion;
+      n.isolation = "process";
+      cp.register_node(n);
+    }
+    const auto submit = [&](int i, int gpus) {
+      cp.submit(Json{{"name", fmt::format("j{}", i)}, {"kind", "train"}, {"gpus", gpus}, {"backend", "cuda"}},
+                fmt::format("key-{}", i));
+    };
+    for (int i = 0; i < 700; ++i) submit(i, 1);
+    cp.tick();
+    const std::size_t held = cp.plan_pass().decisions.size();  // what is still queued after the tick
+    for (int i = 0; i < 1000; ++i) submit(700 + i, 1 << (i % 5));
+    const std::string expected = plan_text(cp.plan_pass());
+    std::string got;
+    time_passes(state, [&] {
+      auto plan = cp.plan_pass();
+      if (got.empty()) got = plan_text(plan);
+      return plan;
+    });
+    if (held != 0) state.SkipWithError("the 700 one-device jobs were not all placed by the first tick");
+    if (got != expected) state.SkipWithError("plan_pass() changed the plan between calls");
+  }
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_ControlPlanePass)->Unit(benchmark::kMicrosecond);
 
 struct Server {
   explicit Server(Durability durability) {
