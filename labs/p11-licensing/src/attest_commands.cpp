@@ -76,7 +76,7 @@ std::optional<int> AttestCommands::run(Date today, bool json) const {
                           {"id", p.license_id},
                           {"ak_sha256", p.ak_sha256},
                           {"pcrs", format_pcr_selection(sel)},
-                          {"ak_trust", ak_trust_name(p.trust)}});
+                          {"ak_trust", std::string(ak_trust_name(p.trust))}});
     } else {
       fmt::print(
           "wrote {}: attestation key {}... and PCRs {} recorded as golden for licence {}; carry it "

@@ -108,8 +108,9 @@ int EkCommands::request(Date today, bool json) const {
   const SignedLicense ent = parse_license(read_file_limited(license_, kMaxLicenseBytes));
   const TpmTools tpm(tcti_);
   const TpmTools::AkArea ak = tpm.ak_area();
-  EkEnrolRequest r{ent.license.id, tpm.ek_certificate(), ak.tpm_public, ak.name, sel,
-                   tpm.pcr_values(sel), today};
+  // The certificate as the vendor will read it back: DER re-encoded from its one PEM spelling.
+  const Bytes ek_der = ek_certificate_der(ek_certificate_pem(tpm.ek_certificate()));
+  EkEnrolRequest r{ent.license.id, ek_der, ak.tpm_public, ak.name, sel, tpm.pcr_values(sel), today};
   write_file_atomic(out_, format_ek_request(r), kPublicMode);
   if (json) {
     gpulab::print_json({{"request", out_},
@@ -210,7 +211,7 @@ int EkCommands::certify(Date today, bool json) const {
                         {"id", p.license_id},
                         {"ak_sha256", p.ak_sha256},
                         {"pcrs", format_pcr_selection(p.selection)},
-                        {"ak_trust", ak_trust_name(p.trust)},
+                        {"ak_trust", std::string(ak_trust_name(p.trust))},
                         {"key_id", key_id}});
   } else {
     fmt::print(

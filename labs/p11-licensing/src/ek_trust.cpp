@@ -176,7 +176,8 @@ std::string ek_certificate_pem(const Bytes& der) {
   const unsigned char* p = der.data();
   std::unique_ptr<X509, X509Free> cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
   std::unique_ptr<BIO, BioFree> out(BIO_new(BIO_s_mem()));
-  if (!cert || p != der.data() + der.size() || !out || PEM_write_bio_X509(out.get(), cert.get()) != 1) {
+  // No end check: NV may hold the certificate padded; PEM re-encodes just the certificate.
+  if (!cert || !out || PEM_write_bio_X509(out.get(), cert.get()) != 1) {
     ERR_clear_error();
     throw gpulab::UsageError("the TPM's EK certificate is not DER X.509");
   }

@@ -46,10 +46,10 @@ struct AttestPolicy {
   AkTrust trust = AkTrust::kFirstUse;
   // ek-certified only: sha256 of the EK certificate (DER) it was certified
   // through, and the vendor's signature over everything before it.
-  std::string ek_sha256;
-  std::string key_id;
-  std::string payload;
-  Bytes signature;
+  std::string ek_sha256{};
+  std::string key_id{};
+  std::string payload{};
+  Bytes signature{};
 };
 // A first-use policy (unsigned); throws std::logic_error for an ek-certified one.
 std::string format_policy(const AttestPolicy& p);
