@@ -253,14 +253,14 @@ AttestPolicy certify_ek_answer(const EkAnswer& answer, const EkPending& pending,
   }
   if (today < pending.issued) {
     throw gpulab::UsageError(fmt::format(
-        "the challenge {}... {} answers was made on {}, after today ({}): check the vendor's clock",
-        short_id(pending.challenge_id), answer_name, format_date(pending.issued),
+        "{}: its challenge {}... was made on {}, after today ({}): check the vendor's clock",
+        answer_name, short_id(pending.challenge_id), format_date(pending.issued),
         format_date(today)));
   }
   if (today.day - pending.issued.day > kEkChallengeMaxAgeDays) {
     throw gpulab::UsageError(fmt::format(
-        "the challenge {}... {} answers was made on {}, more than {} days before {}: make a new one",
-        short_id(pending.challenge_id), answer_name, format_date(pending.issued),
+        "{}: its challenge {}... was made on {}, more than {} days before {}: make a new one",
+        answer_name, short_id(pending.challenge_id), format_date(pending.issued),
         kEkChallengeMaxAgeDays, format_date(today)));
   }
   const Digest got = sha256(

@@ -158,6 +158,7 @@ TEST_F(EkEnrolment, AFirstUsePolicyIsRefusedWhenEkCertificationIsRequired) {
       << enrol.out;
   // The trust-on-first-use path still activates where the vendor allows it ...
   ASSERT_EQ(activate_with("tofu.txt").code, 0);
+  fs::remove(dir_ / "activation.lic");
   // ... and is refused where it does not.
   const Outcome r = activate_with("tofu.txt", "--require-ek-certified");
   EXPECT_TRUE(one_error_line(r, "tofu.txt trusts its attestation key on first use"));

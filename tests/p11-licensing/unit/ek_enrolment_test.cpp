@@ -161,7 +161,9 @@ TEST(EkEnrolment, MalformedChallengesPendingRecordsAndAnswersAreRefused) {
   EXPECT_THROW(parse_ek_answer(edited(a, secret, secret.substr(1))), FormatError);
   std::string upper = secret;
   for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  if (upper != secret) EXPECT_THROW(parse_ek_answer(edited(a, secret, upper)), FormatError);
+  if (upper != secret) {
+    EXPECT_THROW(parse_ek_answer(edited(a, secret, upper)), FormatError);
+  }
   EXPECT_THROW(parse_ek_answer(a + "extra: 1\n"), FormatError);
 }
 
