@@ -7,6 +7,7 @@
 #include "gpulab/cli.hpp"
 #include "gpulab/json.hpp"
 #include "gpulab/metrics_out.hpp"
+#include "licensing/ek_commands.hpp"
 #include "licensing/license_metrics.hpp"
 #include "licensing/reports.hpp"
 #include "licensing/tpm_tools.hpp"
@@ -83,6 +84,11 @@ int main(int argc, char** argv) {
       "Your copy of the challenge the quote must answer (attest-challenge; consumed on success)");
   policy_opt->needs(vendor_challenge_opt);
   vendor_challenge_opt->needs(policy_opt);
+  sign_act
+      ->add_flag("--require-ek-certified", quote_check.require_ek_certified,
+                 "Refuse a policy whose attestation key is trusted on first use (attest-enroll); "
+                 "accept only one the vendor certified through the TPM's EK (attest-ek-certify)")
+      ->needs(policy_opt);
   sign_act->add_option("--out", out, "Activation file to write")->required();
 
   // status
@@ -150,6 +156,7 @@ int main(int argc, char** argv) {
 
   const TrustCommands trust(app);
   const AttestCommands attest(app);
+  const EkCommands ek_enrolment(app);
 
   return gpulab::run_program("licensectl", app, argc, argv, [&]() -> int {
     // The result as text or as one JSON document.
@@ -164,6 +171,7 @@ int main(int argc, char** argv) {
     const Date today = today_arg.empty() ? date_of(system_now()) : date_arg(today_arg, "--today");
     if (const auto code = trust.run(today)) return *code;
     if (const auto code = attest.run(today, common.json)) return *code;
+    if (const auto code = ek_enrolment.run(today, common.json)) return *code;
     if (*keygen) {
       const auto r = run_keygen(key_prefix, force);
       return emit(to_json(r), render(r));

@@ -7,7 +7,6 @@
 #include "gpulab/errors.hpp"
 #include "gpulab/json.hpp"
 #include "licensing/attestation.hpp"
-#include "licensing/ek_trust.hpp"
 #include "licensing/record.hpp"
 #include "licensing/secure_file.hpp"
 #include "licensing/tpm_tools.hpp"
@@ -26,9 +25,11 @@ void attach_quote(ActivationRequest& request, const QuoteSource& source) {
   request.quote = TpmTools(source.tcti).quote(c.selection, *from_hex(c.nonce));
 }
 
-void check_quote(const ActivationRequest& request, const QuoteCheck& check) {
+void check_quote(const ActivationRequest& request, const QuoteCheck& check,
+                 const PublicKey& vendor) {
   if (check.policy_file.empty()) return;
   const AttestPolicy policy = parse_policy(read_file_limited(check.policy_file, kMaxRecordBytes));
+  check_policy_trust(policy, vendor, check.require_ek_certified, check.policy_file);
   const AttestChallenge c =
       parse_challenge(read_file_limited(check.challenge_file, kMaxRecordBytes));
   verify_attested_request(request, policy, check.policy_file, c);
@@ -42,7 +43,8 @@ AttestCommands::AttestCommands(CLI::App& app) : tcti_(default_tcti()) {
   enroll_ = app.add_subcommand(
       "attest-enroll",
       "Customer, in a known-good state: record this TPM's attestation key and PCR values as the "
-      "golden policy for the vendor");
+      "golden policy for the vendor, the key trusted on first use (attest-ek-request has the "
+      "vendor certify it through the TPM's EK instead)");
   enroll_->add_option("--license", license_, "The entitlement licence the policy is for")
       ->required();
   enroll_
@@ -53,10 +55,6 @@ AttestCommands::AttestCommands(CLI::App& app) : tcti_(default_tcti()) {
                    "TPM to use (tpm2-tools TCTI; default $TPM2TOOLS_TCTI or the kernel's)")
       ->capture_default_str();
   enroll_->add_option("--out", out_, "Attestation policy to write")->required();
-  enroll_->add_option("--ek-ca", ek_ca_,
-                      "TPM vendor CA certificates (PEM): verify the TPM's EK certificate against "
-                      "them and bind the attestation key to that EK by credential activation; "
-                      "without it the key is trusted on first use");
 
   challenge_ = app.add_subcommand(
       "attest-challenge",
@@ -69,17 +67,8 @@ std::optional<int> AttestCommands::run(Date today, bool json) const {
   if (*enroll_) {
     const PcrSelection sel = parse_pcr_selection(pcrs_, "--pcrs");
     const SignedLicense ent = parse_license(read_file_limited(license_, kMaxLicenseBytes));
-    // Loaded before the TPM is touched, so a bad --ek-ca is refused at once.
-    const std::optional<EkCaStore> cas =
-        ek_ca_.empty() ? std::nullopt : std::make_optional<EkCaStore>(ek_ca_);
     const TpmTools tpm(tcti_);
     const Bytes ak = tpm.ak_public();
-    if (cas) bind_ak_to_certified_ek(tpm, *cas, ak, tpm.ak_tpm_public());
-    const std::string trust = cas ? fmt::format(
-                                        "EK certificate verified against {}, attestation "
-                                        "key bound to that EK by credential activation",
-                                        ek_ca_)
-                                  : "trusted on first use (no --ek-ca)";
     AttestPolicy p{ent.license.id, ak_fingerprint(ak), sel, tpm.pcr_values(sel)};
     write_file_atomic(out_, format_policy(p), kPublicMode);
     if (json) {
@@ -87,12 +76,13 @@ std::optional<int> AttestCommands::run(Date today, bool json) const {
                           {"id", p.license_id},
                           {"ak_sha256", p.ak_sha256},
                           {"pcrs", format_pcr_selection(sel)},
-                          {"ak_trust", cas ? "ek-certified" : "first-use"}});
+                          {"ak_trust", std::string(ak_trust_name(p.trust))}});
     } else {
       fmt::print(
           "wrote {}: attestation key {}... and PCRs {} recorded as golden for licence {}; carry it "
-          "to the vendor\nattestation key: {}\n",
-          out_, p.ak_sha256.substr(0, 16), format_pcr_selection(sel), p.license_id, trust);
+          "to the vendor\nattestation key: trusted on first use (ak_trust: first-use; "
+          "attest-ek-request has it certified through the TPM's EK)\n",
+          out_, p.ak_sha256.substr(0, 16), format_pcr_selection(sel), p.license_id);
     }
     return gpulab::kExitOk;
   }

@@ -13,6 +13,7 @@
 #include "gpulab/errors.hpp"
 #include "licensing/digest.hpp"
 #include "licensing/secure_file.hpp"
+#include "licensing/tpm_quote.hpp"
 
 namespace licensing {
 namespace {
@@ -138,7 +139,9 @@ std::string EkCaStore::verify_ek(const Bytes& der) const {
   return std::string(data, static_cast<std::size_t>(n));
 }
 
-Bytes ak_tpm_name(const Bytes& tpm_public, const Bytes& ak_der) {
+AkPublicArea check_ak_public(const Bytes& tpm_public) {
+  if (tpm_public.size() > kMaxAkPublicBytes)
+    throw gpulab::UsageError("the AK public area is larger than 512 bytes");
   TpmReader r(tpm_public);
   const std::size_t size = r.u16();
   if (size != tpm_public.size() - 2)
@@ -158,39 +161,49 @@ Bytes ak_tpm_name(const Bytes& tpm_public, const Bytes& ak_der) {
   const Bytes y = r.sized();
   if (!r.done() || x.size() != 32 || y.size() != 32)
     throw gpulab::UsageError("the AK public area has trailing bytes or a bad point size");
-  Bytes spki(std::begin(kP256SpkiPrefix), std::end(kP256SpkiPrefix));
-  spki.insert(spki.end(), x.begin(), x.end());
-  spki.insert(spki.end(), y.begin(), y.end());
-  if (spki != ak_der)
-    throw gpulab::UsageError("the AK public area and the AK's DER are different keys");
+  AkPublicArea out;
+  out.der.assign(std::begin(kP256SpkiPrefix), std::end(kP256SpkiPrefix));
+  out.der.insert(out.der.end(), x.begin(), x.end());
+  out.der.insert(out.der.end(), y.begin(), y.end());
   const Digest d = sha256(std::string_view(reinterpret_cast<const char*>(tpm_public.data()) + 2,
                                            tpm_public.size() - 2));
-  Bytes name(2 + d.size());
-  name[0] = 0x00;  // nameAlg TPM_ALG_SHA256, big-endian
-  name[1] = 0x0b;
-  std::copy(d.begin(), d.end(), name.begin() + 2);
-  return name;
+  out.name = {0x00, 0x0b};  // nameAlg TPM_ALG_SHA256, big-endian
+  out.name.insert(out.name.end(), d.begin(), d.end());
+  return out;
 }
 
-void bind_ak_to_certified_ek(const TpmTools& machine, const EkCaStore& cas, const Bytes& ak_der,
-                             const Bytes& ak_tpm_public) {
-  const std::string ek_public = cas.verify_ek(machine.ek_certificate());
-  const Bytes name = ak_tpm_name(ak_tpm_public, ak_der);
-  // The vendor's half: a fresh secret only the certified TPM can unwrap, and
-  // only for an object with this name.
-  const Bytes secret = random_bytes(32);
-  const Bytes credential = make_credential(ek_public, name, secret);
-  Bytes recovered;
-  try {
-    recovered = machine.activate_credential(credential);
-  } catch (const gpulab::RunError& e) {
-    throw gpulab::UsageError(fmt::format(
-        "credential activation failed, so the AK is not resident in the TPM whose EK is "
-        "certified ({})",
-        e.what()));
+std::string ek_certificate_pem(const Bytes& der) {
+  const unsigned char* p = der.data();
+  std::unique_ptr<X509, X509Free> cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
+  std::unique_ptr<BIO, BioFree> out(BIO_new(BIO_s_mem()));
+  // No end check: NV may hold the certificate padded; PEM re-encodes just the certificate.
+  if (!cert || !out || PEM_write_bio_X509(out.get(), cert.get()) != 1) {
+    ERR_clear_error();
+    throw gpulab::UsageError("the TPM's EK certificate is not DER X.509");
   }
-  if (!constant_time_equal(recovered, secret))
-    throw gpulab::UsageError("credential activation returned another secret: the AK is refused");
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(out.get(), &data);
+  return std::string(data, static_cast<std::size_t>(n));
+}
+
+Bytes ek_certificate_der(std::string_view pem) {
+  if (pem.size() > 2 * kMaxEkCertBytes)
+    throw gpulab::UsageError("the EK certificate is larger than 4 KiB");
+  std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  std::unique_ptr<X509, X509Free> cert(
+      bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+  ERR_clear_error();
+  if (!cert) throw gpulab::UsageError("the EK certificate is not a PEM X.509 certificate");
+  const int n = i2d_X509(cert.get(), nullptr);
+  if (n <= 0 || static_cast<std::size_t>(n) > kMaxEkCertBytes)
+    throw gpulab::UsageError("the EK certificate is larger than 4 KiB");
+  Bytes der(static_cast<std::size_t>(n));
+  unsigned char* p = der.data();
+  if (i2d_X509(cert.get(), &p) != n) throw std::runtime_error("OpenSSL: i2d_X509");
+  // One spelling: no second certificate, no text around it, the standard line breaks.
+  if (ek_certificate_pem(der) != pem)
+    throw gpulab::UsageError("the EK certificate is not one canonical PEM block");
+  return der;
 }
 
 }  // namespace licensing

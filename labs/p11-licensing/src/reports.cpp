@@ -125,7 +125,7 @@ RequestReport run_sign_activation(const std::string& request_file,
   const ActivationRequest req = parse_request(read_file_limited(request_file, kMaxRecordBytes));
   const SignedLicense ent = parse_license(read_file_limited(entitlement_file, kMaxLicenseBytes));
   const PrivateKey key = PrivateKey::load(key_file);
-  check_quote(req, attest);
+  check_quote(req, attest, key.public_key());
   write_file_atomic(
       out, sign_activation(req, ent, key, today, tolerance_for(req.hw.size(), max_changed)),
       kPublicMode);

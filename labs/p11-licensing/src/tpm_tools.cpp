@@ -194,12 +194,13 @@ Bytes make_credential(const std::string& ek_public_pem, const Bytes& ak_name, co
   return read_bytes(dir.file("credential.bin"), kMaxCredentialBytes);
 }
 
-Bytes TpmTools::ak_tpm_public() const {
+TpmTools::AkArea TpmTools::ak_area() const {
   const ScratchDir dir;
   return with_ak(dir, tcti_, [&] {
-    run_tool(dir,
-             {"tpm2_readpublic", "-T", tcti_, "-c", dir.file("ak.ctx"), "-o", dir.file("ak.pub")});
-    return read_bytes(dir.file("ak.pub"), kMaxAkPublicBytes);
+    run_tool(dir, {"tpm2_readpublic", "-T", tcti_, "-c", dir.file("ak.ctx"), "-o",
+                   dir.file("ak.pub"), "-n", dir.file("ak.name")});
+    return AkArea{read_bytes(dir.file("ak.pub"), kMaxAkPublicBytes),
+                  read_bytes(dir.file("ak.name"), kMaxAkPublicBytes)};
   });
 }
 

@@ -1,7 +1,8 @@
 // licensectl's attestation subcommands (customer: attest-enroll; vendor:
-// attest-challenge) and the two flags they add to activation
-// (activate-request --challenge/--tcti, sign-activation --attest-policy/--challenge).
-// The flow is in attestation.hpp.
+// attest-challenge) and the flags they add to activation
+// (activate-request --challenge/--tcti, sign-activation --attest-policy/--challenge/
+// --require-ek-certified). The flow is in attestation.hpp; the EK-certified
+// enrolment that replaces attest-enroll's trust on first use is ek_commands.hpp.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 
 #include "licensing/activation.hpp"
 #include "licensing/civil_date.hpp"
+#include "licensing/ed25519.hpp"
 
 namespace licensing {
 
@@ -26,10 +28,13 @@ void attach_quote(ActivationRequest& request, const QuoteSource& source);
 struct QuoteCheck {
   std::string policy_file;  // empty: no quote required
   std::string challenge_file;
+  bool require_ek_certified = false;  // refuse a policy whose AK is trusted on first use
 };
 // Throws gpulab::UsageError with the reason when the request does not prove
-// the policy's state; does nothing when no policy was given.
-void check_quote(const ActivationRequest& request, const QuoteCheck& check);
+// the policy's state, or the policy's ek-certified label is not signed by
+// `vendor` (check_policy_trust); does nothing when no policy was given.
+void check_quote(const ActivationRequest& request, const QuoteCheck& check,
+                 const PublicKey& vendor);
 // After the activation is written: the challenge is used up.
 void consume_challenge(const QuoteCheck& check);
 
@@ -42,7 +47,7 @@ class AttestCommands {
  private:
   CLI::App* enroll_ = nullptr;
   CLI::App* challenge_ = nullptr;
-  std::string license_, pcrs_, tcti_, policy_, out_, ek_ca_;
+  std::string license_, pcrs_, tcti_, policy_, out_;
 };
 
 }  // namespace licensing

@@ -1,4 +1,6 @@
-// Trust in the attestation key (AK) that does not rest on first use.
+// Trust in the attestation key (AK) that does not rest on first use: the
+// vendor's checks of what a customer's TPM sends (ek_enrolment.hpp carries it
+// across the air gap).
 //
 // A TPM vendor certifies each TPM's endorsement key (EK) with an X.509
 // certificate kept in the TPM's NV memory. The licence vendor checks that
@@ -10,9 +12,9 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "licensing/encoding.hpp"
-#include "licensing/tpm_tools.hpp"
 
 namespace licensing {
 
@@ -40,16 +42,21 @@ class EkCaStore {
   void* store_ = nullptr;  // X509_STORE*, kept out of the header
 };
 
-// The TPM name (nameAlg sha256 || sha256(TPMT_PUBLIC)) of the AK whose
-// TPM2B_PUBLIC is `tpm_public`, after checking that this public area is the
-// restricted, fixedTPM, ECDSA P-256 signing key whose DER is `ak_der`.
-// Throws gpulab::UsageError for anything else.
-Bytes ak_tpm_name(const Bytes& tpm_public, const Bytes& ak_der);
+// What the vendor learns from an AK's TPM2B_PUBLIC once it has checked that
+// it is the restricted, fixedTPM, ECDSA P-256 signing key of tpm_tools.cpp's
+// template: its DER SubjectPublicKeyInfo (what quotes are verified with and
+// policies pin) and its TPM name (nameAlg sha256 || sha256(TPMT_PUBLIC), what
+// a credential is bound to). Throws gpulab::UsageError for anything else.
+struct AkPublicArea {
+  Bytes der;
+  Bytes name;
+};
+AkPublicArea check_ak_public(const Bytes& tpm_public);
 
-// Enrollment's check: the machine's EK certificate chains to `cas`, and the AK
-// given (DER and TPM public area) is resident in that very TPM. Throws
-// gpulab::UsageError naming the failed step.
-void bind_ak_to_certified_ek(const TpmTools& machine, const EkCaStore& cas, const Bytes& ak_der,
-                             const Bytes& ak_tpm_public);
+// An EK certificate as one canonical PEM block and back. The parser takes
+// exactly one certificate whose PEM re-encodes to the same text, so one
+// certificate has one spelling; throws gpulab::UsageError otherwise.
+std::string ek_certificate_pem(const Bytes& der);
+Bytes ek_certificate_der(std::string_view pem);
 
 }  // namespace licensing

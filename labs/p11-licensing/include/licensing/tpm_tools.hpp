@@ -36,8 +36,13 @@ class TpmTools {
   // TPM2_Quote over `s` with `nonce` as qualifying data, plus the AK and the values.
   TpmQuote quote(const PcrSelection& s, const Bytes& nonce) const;
 
-  // The attestation key's TPM2B_PUBLIC (what its TPM name is computed over).
-  Bytes ak_tpm_public() const;
+  // The attestation key's TPM2B_PUBLIC and the name the TPM gives it (what a
+  // credential is bound to; the vendor recomputes it from the area).
+  struct AkArea {
+    Bytes tpm_public;
+    Bytes name;
+  };
+  AkArea ak_area() const;
   // The DER EK certificate the TPM vendor stored in NV (RSA EK, index 0x01c00002).
   Bytes ek_certificate() const;
   // TPM2_ActivateCredential with the AK and the (RSA) EK: the secret a
