@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,6 +90,10 @@ struct KernelRun {
   fast_backend::Isa expect;
   const char* threads;
 };
+// What ctest's test list shows for a parameter (not its bytes).
+void PrintTo(const KernelRun& run, std::ostream* os) {
+  *os << "GPULAB_HAL_FAST_ISA=" << run.isa << ", " << run.threads << " thread(s)";
+}
 class FastKernels : public ::testing::TestWithParam<KernelRun> {};
 
 TEST_P(FastKernels, EdgeSizesMatchTheReference) {
