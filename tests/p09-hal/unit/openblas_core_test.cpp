@@ -81,7 +81,7 @@ TEST(OpenblasCore, AnUnknownCoreIsSaidSoWithTheCoreTypeForThisCpu) {
 
 TEST(OpenblasCore, TheCoreIsReadFromTheBlasBackendsDeviceLine) {
   EXPECT_EQ(hal::openblas_core_in_device(
-                "OpenBLAS OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Prescott MAX_THREADS=64, core Prescott, 2 threads"),
+                "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Prescott MAX_THREADS=64, core Prescott, 2 threads"),
             "Prescott");
   EXPECT_EQ(hal::openblas_core_in_device("OpenBLAS 0.3.21, core SkylakeX"), "SkylakeX");
   EXPECT_EQ(hal::openblas_core_in_device("host CPU, 2 threads"), "");
