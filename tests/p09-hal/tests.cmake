@@ -32,10 +32,11 @@ foreach(_t test-hal test-hal-integration)
   endif()
 endforeach()
 
-# gemm_edges_test.cpp tests two pieces of the fast backend directly: its cache
-# blocking and its worker pool (compiled into the test, not linked from the .so,
-# which exports one symbol only).
+# gemm_edges_test.cpp tests three pieces of the fast backend directly: its
+# choice of micro-kernel, its cache blocking and its worker pool (compiled into
+# the test, not linked from the .so, which exports one symbol only).
 if(TARGET test-hal)
   target_sources(test-hal PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/backends/fast/blocking.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/backends/fast/micro_kernel.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/backends/fast/worker_pool.cpp)
 endif()

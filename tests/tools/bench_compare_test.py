@@ -334,6 +334,35 @@ class Compare(unittest.TestCase):
             self.assertEqual(t.run("--check-readme")[0], 0)
             self.assertEqual([n for n in os.listdir(os.path.dirname(t.baseline))], ["baseline.json"])
 
+    def test_context_keys_are_recorded_shown_and_printed(self):
+        # The peer library's configuration (AddCustomContext) travels with the figures: kept
+        # in the baseline, shown in a table title, printed beside the baseline's in a compare.
+        with Tree() as t:
+            results = json.loads(t.text(os.path.join(FIXTURES, "results.json")))
+            results.setdefault("context", {}).update({"peer_core": "SkylakeX", "other": "x"})
+            saved = os.path.join(t.root, "results.json")
+            with open(saved, "w", encoding="utf-8") as f:
+                json.dump(results, f)
+            doc = json.loads(t.text(t.baseline))
+            doc["context_keys"] = ["peer_core", "absent"]
+            first = next(iter(doc["tables"].values()))
+            first["columns"][0] = "what ({context:peer_core})"
+            with open(t.baseline, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            rc, _, err = t.run("--results", saved, "--update-baseline", "--update-readme")
+            self.assertEqual(rc, 0, err)
+            new = json.loads(t.text(t.baseline))
+            self.assertEqual(new["context"], {"peer_core": "SkylakeX"})
+            self.assertEqual(new["context_keys"], ["peer_core", "absent"])
+            self.assertIn("| what (SkylakeX) |", t.text(t.readme))
+            results["context"]["peer_core"] = "Prescott"
+            with open(saved, "w", encoding="utf-8") as f:
+                json.dump(results, f)
+            rc, out, _ = t.run("--results", saved)
+            self.assertEqual(rc, 0)
+            self.assertIn("peer_core: baseline SkylakeX; this run Prescott", out)
+            self.assertIn("absent: baseline ?; this run ?", out)
+
     def test_errors_and_usage(self):
         with Tree() as t:
             doc = json.loads(t.text(os.path.join(FIXTURES, "results.json")))

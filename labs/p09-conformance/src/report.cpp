@@ -141,6 +141,12 @@ std::string render_text(const Report& r, const TextOptions& opts) {
         "\nperformance tier: F32 matmul {0}x{0}x{0}, reference {1} = {2:.1f} GFLOP/s, certified at "
         ">= {3:.0f}%\n",
         r.perf.size, r.perf.roof.label, r.perf.roof.gflops, r.perf.threshold * 100);
+    if (!r.perf.roof.peer.empty())
+      out += r.perf.roof.peer_fair
+                 ? fmt::format("reference: {}\n", r.perf.roof.peer)
+                 : fmt::format("WARNING: reference {}; it runs below what this CPU can do, so every "
+                               "ratio to it flatters the backend (set OPENBLAS_CORETYPE before the run)\n",
+                               r.perf.roof.peer);
     gpulab::Table p;
     p.column("backend", gpulab::Table::Align::kLeft)
         .column("GFLOP/s")
@@ -254,6 +260,8 @@ gpulab::Json to_json(const Report& r) {
                           {"size", r.perf.size},
                           {"reference", r.perf.roof.label},
                           {"reference_gflops", r.perf.roof.gflops},
+                          {"reference_peer", r.perf.roof.peer},
+                          {"reference_peer_fair", r.perf.roof.peer_fair},
                           {"threshold", r.perf.threshold}};
   }
   const auto failed = r.failed_capabilities();

@@ -10,6 +10,7 @@
 #include "gpulab/errors.hpp"
 #include "gpulab/progress.hpp"
 #include "hal/hal.hpp"
+#include "hal/openblas_core.hpp"
 
 namespace hal = gpulab::hal;
 
@@ -94,12 +95,17 @@ Report run_session(const SessionOptions& opts) {
       ref_seconds = ref_target.time_matmul(n, n, n, opts.perf_reps);
     }
     if (ref_seconds) {
-      perf.roof = {opts.reference, matmul_gflops(n, n, n, *ref_seconds)};
+      perf.roof = {opts.reference, matmul_gflops(n, n, n, *ref_seconds), "", true};
+      if (const std::string core = hal::openblas_core_in_device(ref->device()); !core.empty()) {
+        const hal::OpenblasCoreVerdict v = hal::judge_openblas_core(core, hal::this_cpu_features());
+        perf.roof.peer = v.describe();
+        perf.roof.peer_fair = v.kind == hal::OpenblasCoreVerdict::Kind::kFair;
+      }
     } else {
       const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
       perf.roof = {fmt::format("FMA roof ({} thread{}; no conforming {} backend)", threads,
                                threads == 1 ? "" : "s", opts.reference),
-                   measure_fma_roof_gflops(threads, 0.05)};
+                   measure_fma_roof_gflops(threads, 0.05), "", true};
     }
     perf.entries.resize(report.backends.size());
     for (std::size_t i = 0; i < report.backends.size(); ++i) {

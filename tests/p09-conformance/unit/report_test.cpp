@@ -43,7 +43,7 @@ Report make_report(bool with_liar, bool perf) {
     r.perf.run = true;
     r.perf.size = 256;
     r.perf.threshold = 0.5;
-    r.perf.roof = {"blas F32 matmul 256x256x256", 100.0};
+    r.perf.roof = {"blas F32 matmul 256x256x256", 100.0, "", true};
     r.perf.entries.resize(r.backends.size());
     r.perf.entries[0].gflops = 80.0;                  // certified
     r.perf.entries[1].gflops = 10.0;                  // supported-not-recommended
@@ -92,6 +92,27 @@ TEST(ReportText, NamesTheLiarAndTheVerdict) {
   EXPECT_NE(text.find("matmul BF16   PASS     n/a      n/a   skip"), std::string::npos) << text;
   EXPECT_NE(text.find("supported-not-recommended"), std::string::npos);
   EXPECT_NE(text.find("not certified"), std::string::npos);
+}
+
+TEST(ReportText, AnUnfairOpenblasReferenceIsALoudWarning) {
+  Report r = make_report(false, true);
+  r.perf.roof.peer =
+      "OpenBLAS core Prescott (SSE kernels) on a CPU with AVX-512: misdetected, "
+      "OPENBLAS_CORETYPE=Cooperlake gives it AVX-512 kernels";
+  r.perf.roof.peer_fair = false;
+  const std::string text = render_text(r);
+  EXPECT_NE(text.find("\nWARNING: reference OpenBLAS core Prescott (SSE kernels) on a CPU with AVX-512: "
+                      "misdetected, OPENBLAS_CORETYPE=Cooperlake gives it AVX-512 kernels; it runs below "
+                      "what this CPU can do"),
+            std::string::npos)
+      << text;
+  r.perf.roof.peer = "OpenBLAS core Cooperlake (AVX-512 kernels) on a CPU with AVX-512: fair";
+  r.perf.roof.peer_fair = true;
+  const std::string fair = render_text(r);
+  EXPECT_EQ(fair.find("WARNING"), std::string::npos) << fair;
+  EXPECT_NE(fair.find("\nreference: OpenBLAS core Cooperlake (AVX-512 kernels) on a CPU with AVX-512: fair\n"),
+            std::string::npos)
+      << fair;
 }
 
 TEST(ReportText, AllHonestIsPass) {

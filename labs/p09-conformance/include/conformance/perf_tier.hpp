@@ -31,6 +31,11 @@ Tier classify_tier(bool conformant, std::optional<double> ratio, double threshol
 struct Roof {
   std::string label;  // "blas F32 matmul 256x256x256" or "FMA roof, 2 threads"
   double gflops = 0;
+  // When the reference is OpenBLAS: the core it runs, judged against this CPU
+  // (hal/openblas_core.hpp), so a misdetected peer that flatters every ratio is
+  // said out loud. Empty otherwise.
+  std::string peer;
+  bool peer_fair = true;
 };
 
 // The machine's peak: independent multiply-add chains on `threads` threads for

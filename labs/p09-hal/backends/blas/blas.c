@@ -26,7 +26,10 @@ static gpulab_hal_status blas_matmul(void* ctx, const gpulab_hal_matmul_args* a,
 static gpulab_hal_status blas_describe(void* ctx, char* out, uint32_t out_size, gpulab_hal_error* err) {
   (void)ctx;
   gpulab_hal_clear_error(err);
-  snprintf(out, out_size, "OpenBLAS %s, %d threads", openblas_get_config(), openblas_get_num_threads());
+  /* ", core NAME," is the kernel set OpenBLAS picked at load (hal/openblas_core.hpp
+   * reads it back to judge whether the peer is fair on this CPU). */
+  snprintf(out, out_size, "%s, core %s, %d threads", openblas_get_config(), openblas_get_corename(),
+           openblas_get_num_threads());
   return GPULAB_HAL_OK;
 }
 

@@ -25,15 +25,16 @@ CacheSizes this_cpu_caches() {
           cache_size(_SC_LEVEL3_CACHE_SIZE)};
 }
 
-Blocking blocking_for(const CacheSizes& caches) {
+Blocking blocking_for(const CacheSizes& caches, const Tile& tile) {
   constexpr std::uint64_t kFloat = sizeof(float);
   const std::uint64_t l1 = caches.l1d ? caches.l1d : 32 * 1024;
   const std::uint64_t l2 = caches.l2 ? caches.l2 : 512 * 1024;
   const std::uint64_t l3 = caches.l3 ? caches.l3 : 8 * 1024 * 1024;
   Blocking b{};
-  b.kc = std::clamp<std::uint64_t>(round_down(l1 / 2 / (kNR * kFloat), 8), 64, 1024);
-  b.mc = std::clamp<std::uint64_t>(round_down(l2 / 2 / (b.kc * kFloat), kMR), 4 * kMR, 1020);
-  b.nc = std::clamp<std::uint64_t>(round_down(l3 / 4 / (b.kc * kFloat), kNR), 16 * kNR, 8192);
+  b.kc = std::clamp<std::uint64_t>(round_down(l1 / 2 / (tile.nr * kFloat), 8), 64, 1024);
+  b.mc = std::clamp<std::uint64_t>(round_down(l2 / 2 / (b.kc * kFloat), tile.mr), 4 * tile.mr,
+                                   round_down(1020, tile.mr));
+  b.nc = std::clamp<std::uint64_t>(round_down(l3 / 4 / (b.kc * kFloat), tile.nr), 16 * tile.nr, 8192);
   return b;
 }
 

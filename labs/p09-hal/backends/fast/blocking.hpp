@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "micro_kernel.hpp"
+
 namespace fast_backend {
 
 struct Blocking {
@@ -22,14 +24,15 @@ struct CacheSizes {
 // CPUID on x86.
 CacheSizes this_cpu_caches();
 
+// For the micro-kernel's tile (MR x NR):
 // kc: the B sliver (kc x NR floats) takes half of L1d, leaving the rest for the
 //     A sliver and the C tile;
-// mc: the A block (mc x kc floats) takes half of L2, leaving room for the B
-//     sliver passing through and C;
+// mc: the A block (mc x kc floats, a multiple of MR) takes half of L2, leaving
+//     room for the B sliver passing through and C;
 // nc: the B panel (kc x nc floats) takes at most a quarter of L3 (shared with
 //     the other core and other programs).
 // Each is clamped to a sane range, and unknown sizes (0) fall back to a
 // 32 KiB / 512 KiB / 8 MiB cache, so a VM that hides its caches still blocks.
-Blocking blocking_for(const CacheSizes& caches);
+Blocking blocking_for(const CacheSizes& caches, const Tile& tile);
 
 }  // namespace fast_backend

@@ -1,6 +1,7 @@
 // fast — a CPU backend that tries: GEMM in the GotoBLAS/BLIS structure
-// (gemm.hpp: packed A and B blocks sized from this CPU's caches, a 6x16
-// register-blocked micro-kernel with AVX2+FMA picked at run time), on a pool
+// (gemm.hpp: packed A and B blocks sized from this CPU's caches, a
+// register-blocked micro-kernel per ISA — 12x32 AVX-512, 6x16 AVX2+FMA —
+// picked at run time), on a pool
 // of threads kept for the life of the context. F16 is converted to binary32
 // while packing, accumulated in binary32 and rounded once when C is written.
 // Written in C++ for std::thread; the ABI surface is still the C descriptor.
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -42,12 +44,20 @@ gpulab_hal_status fast_init(void** ctx, gpulab_hal_error* err) {
     const long v = std::strtol(t, nullptr, 10);
     if (v >= 1 && v <= 256) threads = static_cast<unsigned>(v);
   }
+  // The best kernel this CPU runs, or the one GPULAB_HAL_FAST_ISA names (so
+  // the AVX2 kernel is tested, and measured, on an AVX-512 machine too).
+  fast_backend::Isa isa{};
+  std::string why;
+  if (!fast_backend::choose_isa(std::getenv("GPULAB_HAL_FAST_ISA"), fast_backend::this_cpu_isa(), isa, why))
+    return gpulab_hal_fail(err, GPULAB_HAL_ERR_INVALID_ARGUMENT, "%s", why.c_str());
   try {
     auto c = std::make_unique<Context>();
     c->pool = std::make_unique<WorkerPool>(threads);
     c->threads = c->pool->size();
-    c->gemm = {fast_backend::pick_micro_kernel(),
-               fast_backend::blocking_for(fast_backend::this_cpu_caches()), c->pool.get()};
+    const fast_backend::KernelChoice kernel = fast_backend::kernel_for(isa);
+    c->gemm = {kernel,
+               fast_backend::blocking_for(fast_backend::this_cpu_caches(), {kernel.mr, kernel.nr}),
+               c->pool.get()};
     *ctx = c.release();
   } catch (const std::bad_alloc&) {
     return gpulab_hal_fail(err, GPULAB_HAL_ERR_OUT_OF_MEMORY, "context allocation failed");
@@ -269,8 +279,8 @@ gpulab_hal_status fast_describe(void* vctx, char* out, std::uint32_t out_size, g
   const Context& ctx = *static_cast<const Context*>(vctx);
   const fast_backend::Blocking& b = ctx.gemm.blocking;
   std::snprintf(out, out_size, "host CPU, %u thread%s, %s %llux%llu micro-kernel, kc=%llu mc=%llu nc=%llu",
-                ctx.threads, ctx.threads == 1 ? "" : "s", ctx.gemm.kernel.isa, static_cast<unsigned long long>(fast_backend::kMR),
-                static_cast<unsigned long long>(fast_backend::kNR), static_cast<unsigned long long>(b.kc),
+                ctx.threads, ctx.threads == 1 ? "" : "s", ctx.gemm.kernel.isa_name, static_cast<unsigned long long>(ctx.gemm.kernel.mr),
+                static_cast<unsigned long long>(ctx.gemm.kernel.nr), static_cast<unsigned long long>(b.kc),
                 static_cast<unsigned long long>(b.mc), static_cast<unsigned long long>(b.nc));
   return GPULAB_HAL_OK;
 }
@@ -279,7 +289,7 @@ constexpr gpulab_hal_backend kFast = {
     GPULAB_HAL_ABI_VERSION,
     sizeof(gpulab_hal_backend),
     "fast",
-    "cache-blocked, multi-threaded, SIMD (AVX2+FMA) GEMM",
+    "cache-blocked, multi-threaded, SIMD (AVX-512 or AVX2+FMA) GEMM",
     kDTypes,
     GPULAB_HAL_OPS_V2_2,
     10,

@@ -41,42 +41,53 @@ float load(const Matrix& x, std::uint64_t r, std::uint64_t c) {
 // A[i0:i0+mc, p0:p0+kc] -> slivers of MR rows, each k-major (MR floats per k),
 // the rows past mc zero.
 void pack_a(const Matrix& a, std::uint64_t i0, std::uint64_t mc, std::uint64_t p0, std::uint64_t kc,
-            float* out) {
-  for (std::uint64_t ir = 0; ir < mc; ir += kMR) {
-    const std::uint64_t mr = std::min(kMR, mc - ir);
-    if (!a.is_f16 && mr == kMR) {
-      // A full F32 sliver: six row pointers, one store per element, no branch.
-      const float* rows[kMR];
-      for (std::uint64_t r = 0; r < kMR; ++r)
+            std::uint64_t MR, float* out) {
+  for (std::uint64_t ir = 0; ir < mc; ir += MR) {
+    const std::uint64_t mr = std::min(MR, mc - ir);
+    if (!a.is_f16 && mr == MR) {
+      // A full F32 sliver: MR row pointers, one store per element, no branch.
+      const float* rows[kMaxMR];
+      for (std::uint64_t r = 0; r < MR; ++r)
         rows[r] = static_cast<const float*>(a.data) + (i0 + ir + r) * a.ld + p0;
       for (std::uint64_t p = 0; p < kc; ++p)
-        for (std::uint64_t r = 0; r < kMR; ++r) *out++ = rows[r][p];
+        for (std::uint64_t r = 0; r < MR; ++r) *out++ = rows[r][p];
       continue;
     }
     for (std::uint64_t p = 0; p < kc; ++p)
-      for (std::uint64_t r = 0; r < kMR; ++r) *out++ = r < mr ? load(a, i0 + ir + r, p0 + p) : 0.0f;
+      for (std::uint64_t r = 0; r < MR; ++r) *out++ = r < mr ? load(a, i0 + ir + r, p0 + p) : 0.0f;
   }
+}
+
+// One row of NR floats into a sliver: a copy of a size known at compile time
+// (two or four vector moves), not a call to memcpy.
+template <std::uint64_t NR>
+void copy_rows(const float* row, std::uint64_t full, std::uint64_t kc, std::uint64_t p, float* out) {
+  for (std::uint64_t jr = 0; jr < full; jr += NR) std::memcpy(out + jr * kc + p * NR, row + jr, NR * sizeof(float));
 }
 
 // B[p0:p0+kc, j0:j0+nc] -> slivers of NR columns, each k-major (NR floats per
 // k), the columns past nc zero. F32 reads B row by row (one contiguous run per
 // k, which the prefetcher follows) and scatters it over the slivers; walking
-// one sliver down k instead reads 64 bytes per row of B, a cache miss per row.
+// one sliver down k instead reads NR floats per row of B, a cache miss per row.
 void pack_b(const Matrix& b, std::uint64_t p0, std::uint64_t kc, std::uint64_t j0, std::uint64_t nc,
-            float* out) {
-  const std::uint64_t full = b.is_f16 ? 0 : nc / kNR * kNR;  // columns in whole F32 slivers
+            std::uint64_t NR, float* out) {
+  const std::uint64_t full = b.is_f16 ? 0 : nc / NR * NR;  // columns in whole F32 slivers
   if (full > 0) {
     for (std::uint64_t p = 0; p < kc; ++p) {
       const float* row = static_cast<const float*>(b.data) + (p0 + p) * b.ld + j0;
-      for (std::uint64_t jr = 0; jr < full; jr += kNR)
-        std::memcpy(out + jr * kc + p * kNR, row + jr, kNR * sizeof(float));
+      if (NR == kTileAvx512.nr)
+        copy_rows<kTileAvx512.nr>(row, full, kc, p, out);
+      else if (NR == kTileAvx2.nr)
+        copy_rows<kTileAvx2.nr>(row, full, kc, p, out);
+      else
+        for (std::uint64_t jr = 0; jr < full; jr += NR) std::memcpy(out + jr * kc + p * NR, row + jr, NR * sizeof(float));
     }
   }
-  for (std::uint64_t jr = full; jr < nc; jr += kNR) {
-    const std::uint64_t nr = std::min(kNR, nc - jr);
+  for (std::uint64_t jr = full; jr < nc; jr += NR) {
+    const std::uint64_t nr = std::min(NR, nc - jr);
     float* sliver = out + jr * kc;
     for (std::uint64_t p = 0; p < kc; ++p)
-      for (std::uint64_t c = 0; c < kNR; ++c)
+      for (std::uint64_t c = 0; c < NR; ++c)
         *sliver++ = c < nr ? load(b, p0 + p, j0 + jr + c) : 0.0f;
   }
 }
@@ -108,14 +119,12 @@ Packed packed(std::uint64_t floats) {
 // when the pool runs the parts one after another the first packs everything.
 class SharedB {
  public:
-  // Groups of 4 slivers (64 columns): long enough runs of each B row for
-  // pack_b's row-by-row copy, and several groups to share at N = 256.
-  static constexpr std::uint64_t kGroupCols = 4 * kNR;
-
-  SharedB(const Matrix& b, std::uint64_t k, std::uint64_t n, std::uint64_t kc)
-      : b_(b), k_(k), n_(n), kc_(kc), slices_((k + kc - 1) / kc),
-        groups_((n + kGroupCols - 1) / kGroupCols),
-        panel_(packed(slices_ * kc * ((n + kNR - 1) / kNR * kNR))),
+  // Groups of 64 columns (4 slivers of 16, 2 of 32): long enough runs of each
+  // B row for pack_b's row-by-row copy, and several groups to share at N = 256.
+  SharedB(const Matrix& b, std::uint64_t k, std::uint64_t n, std::uint64_t kc, std::uint64_t nr)
+      : b_(b), k_(k), n_(n), kc_(kc), nr_(nr), group_cols_(std::max<std::uint64_t>(64 / nr, 1) * nr),
+        slices_((k + kc - 1) / kc), groups_((n + group_cols_ - 1) / group_cols_),
+        panel_(packed(slices_ * kc * ((n + nr - 1) / nr * nr))),
         claimed_(slices_), done_(slices_ * groups_) {}
 
   [[nodiscard]] bool ok() const { return panel_ != nullptr; }
@@ -127,8 +136,8 @@ class SharedB {
     for (;;) {
       const std::uint64_t g = claimed_[s].fetch_add(1);
       if (g >= groups_) return;
-      const std::uint64_t j = g * kGroupCols;
-      pack_b(b_, pc, kc, j, std::min(kGroupCols, n_ - j), slice(s) + j * kc);
+      const std::uint64_t j = g * group_cols_;
+      pack_b(b_, pc, kc, j, std::min(group_cols_, n_ - j), nr_, slice(s) + j * kc);
       std::atomic<std::uint32_t>& flag = done_[s * groups_ + g];
       flag.store(1, std::memory_order_release);
       futex_wake_all(flag);
@@ -138,7 +147,7 @@ class SharedB {
   // Slice `s`, packed as pack_b(b, s * kc, kc, 0, n) lays it out, once the
   // group holding column `j` is packed.
   const float* ready(std::uint64_t s, std::uint64_t j) {
-    std::atomic<std::uint32_t>& flag = done_[s * groups_ + j / kGroupCols];
+    std::atomic<std::uint32_t>& flag = done_[s * groups_ + j / group_cols_];
     // A short spin (the other thread is usually mid-copy), then a futex wait.
     for (int i = 0; i < 4096 && flag.load(std::memory_order_acquire) == 0; ++i) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -151,11 +160,11 @@ class SharedB {
 
  private:
   [[nodiscard]] float* slice(std::uint64_t s) const {
-    return panel_.get() + s * kc_ * ((n_ + kNR - 1) / kNR * kNR);
+    return panel_.get() + s * kc_ * ((n_ + nr_ - 1) / nr_ * nr_);
   }
 
   const Matrix& b_;
-  std::uint64_t k_, n_, kc_, slices_, groups_;
+  std::uint64_t k_, n_, kc_, nr_, group_cols_, slices_, groups_;
   Packed panel_;
   std::vector<std::atomic<std::uint64_t>> claimed_;  // per slice: the next group to claim
   std::vector<std::atomic<std::uint32_t>> done_;     // per slice and group: packed
@@ -176,12 +185,13 @@ bool gemm_block(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint
   // The blocking's sizes are upper bounds; equal blocks of about that size
   // (256 rows with mc 252 as two blocks of 128, not 252 + 4) keep the last
   // block from being a thin one that pays a full pass over the B panel.
+  const std::uint64_t MR = e.kernel.mr, NR = e.kernel.nr;
   const Blocking bl{shared != nullptr ? shared->kc() : balanced(k, e.blocking.kc, 1),
-                    balanced(i1 - i0, e.blocking.mc, kMR),
-                    shared != nullptr ? j1 - j0 : balanced(j1 - j0, e.blocking.nc, kNR)};
+                    balanced(i1 - i0, e.blocking.mc, MR),
+                    shared != nullptr ? j1 - j0 : balanced(j1 - j0, e.blocking.nc, NR)};
   Packed bp = shared != nullptr ? nullptr : packed(bl.kc * bl.nc), ap = packed(bl.kc * bl.mc);
   if ((shared == nullptr && !bp) || !ap) return false;
-  alignas(64) float edge[kMR * kNR];
+  alignas(64) float edge[kMaxMR * kMaxNR];
   const MicroKernel kernel = e.kernel.kernel;
   for (std::uint64_t jc = j0; jc < j1; jc += bl.nc) {
     const std::uint64_t nc = std::min(bl.nc, j1 - jc);
@@ -192,19 +202,19 @@ bool gemm_block(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint
       if (shared != nullptr) {
         shared->pack_slice(slice);
       } else {
-        pack_b(b, pc, kc, jc, nc, bp.get());
+        pack_b(b, pc, kc, jc, nc, NR, bp.get());
       }
       for (std::uint64_t ic = i0; ic < i1; ic += bl.mc) {
         const std::uint64_t mc = std::min(bl.mc, i1 - ic);
-        pack_a(a, ic, mc, pc, kc, ap.get());
-        for (std::uint64_t jr = 0; jr < nc; jr += kNR) {
-          const std::uint64_t nr = std::min(kNR, nc - jr);
+        pack_a(a, ic, mc, pc, kc, MR, ap.get());
+        for (std::uint64_t jr = 0; jr < nc; jr += NR) {
+          const std::uint64_t nr = std::min(NR, nc - jr);
           const float* b_sliver = (shared != nullptr ? shared->ready(slice, jr) : bp.get()) + jr * kc;
-          for (std::uint64_t ir = 0; ir < mc; ir += kMR) {
-            const std::uint64_t mr = std::min(kMR, mc - ir);
+          for (std::uint64_t ir = 0; ir < mc; ir += MR) {
+            const std::uint64_t mr = std::min(MR, mc - ir);
             const float* a_sliver = ap.get() + ir * kc;
             float* tile = c + (ic + ir) * ldc + jc + jr;
-            if (mr == kMR && nr == kNR) {
+            if (mr == MR && nr == NR) {
               kernel(kc, a_sliver, b_sliver, tile, ldc, accumulate);
               continue;
             }
@@ -212,11 +222,11 @@ bool gemm_block(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint
             // the mr x nr part inside C is read and written.
             for (std::uint64_t r = 0; r < mr; ++r)
               for (std::uint64_t col = 0; col < nr; ++col)
-                edge[r * kNR + col] = accumulate ? tile[r * ldc + col] : 0.0f;
-            kernel(kc, a_sliver, b_sliver, edge, kNR, accumulate);
+                edge[r * NR + col] = accumulate ? tile[r * ldc + col] : 0.0f;
+            kernel(kc, a_sliver, b_sliver, edge, NR, accumulate);
             for (std::uint64_t r = 0; r < mr; ++r)
               for (std::uint64_t col = 0; col < nr; ++col)
-                tile[r * ldc + col] = edge[r * kNR + col];
+                tile[r * ldc + col] = edge[r * NR + col];
           }
         }
       }
@@ -235,7 +245,7 @@ bool gemm(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint64_t m
   const double flops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const bool split_rows = m >= n;
-  const std::uint64_t unit = split_rows ? kMR : kNR;
+  const std::uint64_t unit = split_rows ? e.kernel.mr : e.kernel.nr;
   const std::uint64_t units = ((split_rows ? m : n) + unit - 1) / unit;
   const auto by_work = static_cast<std::uint64_t>(std::max(1.0, flops / 4e6));
   const auto parts =
@@ -245,7 +255,7 @@ bool gemm(const GemmEngine& e, const Matrix& a, const Matrix& b, std::uint64_t m
   // panel in each thread, as on one thread).
   std::optional<SharedB> shared;
   if (split_rows && parts > 1 && k > 0 && n <= e.blocking.nc) {
-    shared.emplace(b, k, n, balanced(k, e.blocking.kc, 1));
+    shared.emplace(b, k, n, balanced(k, e.blocking.kc, 1), e.kernel.nr);
     if (!shared->ok()) return false;
   }
   std::atomic<bool> ok{true};

@@ -6,62 +6,113 @@ namespace fast_backend {
 namespace {
 
 typedef float v8 __attribute__((vector_size(32)));
+typedef float v16 __attribute__((vector_size(64)));
 
-// One body, compiled twice by the target attribute: GCC turns `c += va * b`
-// into vfmadd231ps where FMA is enabled (-ffp-contract=fast) and into SSE
-// multiply + add otherwise. The C rows are prefetched for writing first: with
-// k blocked, every tile of C goes back to L2/L3 between k blocks, and rows
-// ldc apart (4 KiB for n = 1024) would otherwise miss one after another at
-// the store.
-#define FAST_MICRO_KERNEL_BODY                                          \
-  for (std::uint64_t r = 0; r < kMR; ++r) {                             \
-    __builtin_prefetch(c + r * ldc, 1, 3);                              \
-    __builtin_prefetch(c + r * ldc + kNR - 1, 1, 3);                    \
-  }                                                                     \
-  v8 acc[kMR][2];                                                       \
-  for (std::uint64_t r = 0; r < kMR; ++r) acc[r][0] = acc[r][1] = v8{}; \
-  _Pragma("GCC unroll 4") for (std::uint64_t p = 0; p < kc; ++p) {      \
-    v8 b0, b1;                                                          \
-    std::memcpy(&b0, b + p * kNR, sizeof b0);                           \
-    std::memcpy(&b1, b + p * kNR + 8, sizeof b1);                       \
-    for (std::uint64_t r = 0; r < kMR; ++r) {                           \
-      const float av = a[p * kMR + r];                                  \
-      const v8 va = {av, av, av, av, av, av, av, av};                   \
-      acc[r][0] += va * b0;                                             \
-      acc[r][1] += va * b1;                                             \
-    }                                                                   \
-  }                                                                     \
-  for (std::uint64_t r = 0; r < kMR; ++r) {                             \
-    float* row = c + r * ldc;                                           \
-    if (accumulate) {                                                   \
-      v8 old0, old1;                                                    \
-      std::memcpy(&old0, row, sizeof old0);                             \
-      std::memcpy(&old1, row + 8, sizeof old1);                         \
-      acc[r][0] += old0;                                                \
-      acc[r][1] += old1;                                                \
-    }                                                                   \
-    std::memcpy(row, &acc[r][0], sizeof acc[r][0]);                     \
-    std::memcpy(row + 8, &acc[r][1], sizeof acc[r][1]);                 \
+// One body for every ISA: an MR x (NV vectors of V) tile, instantiated inside
+// functions with a target attribute, so GCC turns `acc += b * a` into
+// vfmadd231ps on ymm or zmm registers where FMA is enabled (-ffp-contract=fast)
+// and into SSE multiply + add otherwise; with MR and NV constants the
+// accumulators are named registers, never memory. The C rows are prefetched
+// for writing first: with k blocked, every tile of C goes back to L2/L3
+// between k blocks, and rows ldc apart (4 KiB for n = 1024) would otherwise
+// miss one after another at the store.
+template <class V, std::uint64_t MR, std::uint64_t NV>
+[[gnu::always_inline]] inline void tile(std::uint64_t kc, const float* a, const float* b, float* c,
+                                        std::uint64_t ldc, bool accumulate) {
+  constexpr std::uint64_t kLanes = sizeof(V) / sizeof(float), NR = kLanes * NV;
+  for (std::uint64_t r = 0; r < MR; ++r)
+    for (std::uint64_t line = 0; line < NR; line += 16) __builtin_prefetch(c + r * ldc + line, 1, 3);
+  V acc[MR][NV];
+  for (std::uint64_t r = 0; r < MR; ++r)
+    for (std::uint64_t v = 0; v < NV; ++v) acc[r][v] = V{};
+#pragma GCC unroll 4
+  for (std::uint64_t p = 0; p < kc; ++p) {
+    V bv[NV];
+    for (std::uint64_t v = 0; v < NV; ++v) std::memcpy(&bv[v], b + p * NR + v * kLanes, sizeof(V));
+    for (std::uint64_t r = 0; r < MR; ++r) {
+      const float av = a[p * MR + r];
+      for (std::uint64_t v = 0; v < NV; ++v) acc[r][v] += bv[v] * av;
+    }
   }
+  for (std::uint64_t r = 0; r < MR; ++r) {
+    float* row = c + r * ldc;
+    for (std::uint64_t v = 0; v < NV; ++v) {
+      if (accumulate) {
+        V old;
+        std::memcpy(&old, row + v * kLanes, sizeof old);
+        acc[r][v] += old;
+      }
+      std::memcpy(row + v * kLanes, &acc[r][v], sizeof(V));
+    }
+  }
+}
+
+__attribute__((target("avx512f"))) void kernel_avx512(std::uint64_t kc, const float* a,
+                                                      const float* b, float* c, std::uint64_t ldc,
+                                                      bool accumulate) {
+  tile<v16, kTileAvx512.mr, kTileAvx512.nr / 16>(kc, a, b, c, ldc, accumulate);
+}
 
 __attribute__((target("avx2,fma"))) void kernel_avx2_fma(std::uint64_t kc, const float* a,
                                                          const float* b, float* c,
                                                          std::uint64_t ldc, bool accumulate) {
-  FAST_MICRO_KERNEL_BODY
+  tile<v8, kTileAvx2.mr, kTileAvx2.nr / 8>(kc, a, b, c, ldc, accumulate);
 }
 
 void kernel_baseline(std::uint64_t kc, const float* a, const float* b, float* c, std::uint64_t ldc,
                      bool accumulate) {
-  FAST_MICRO_KERNEL_BODY
+  tile<v8, kTileAvx2.mr, kTileAvx2.nr / 8>(kc, a, b, c, ldc, accumulate);
 }
 
 }  // namespace
 
-KernelChoice pick_micro_kernel() {
+CpuIsa this_cpu_isa() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {kernel_avx2_fma, "AVX2+FMA"};
-  return {kernel_baseline, "baseline x86-64"};
+  // libgcc checks XCR0 too: a feature the OS does not save registers for reads as absent.
+  return {__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
+          __builtin_cpu_supports("avx512f") != 0};
+}
+
+KernelChoice kernel_for(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return {kernel_avx512, isa, "AVX-512F", kTileAvx512.mr, kTileAvx512.nr};
+    case Isa::kAvx2Fma:
+      return {kernel_avx2_fma, isa, "AVX2+FMA", kTileAvx2.mr, kTileAvx2.nr};
+    case Isa::kBaseline:
+      break;
+  }
+  return {kernel_baseline, Isa::kBaseline, "baseline x86-64", kTileAvx2.mr, kTileAvx2.nr};
+}
+
+bool choose_isa(const char* request, const CpuIsa& cpu, Isa& isa, std::string& error) {
+  const std::string_view want = request != nullptr ? request : "";
+  if (want.empty()) {
+    isa = cpu.avx512f ? Isa::kAvx512 : cpu.avx2_fma ? Isa::kAvx2Fma : Isa::kBaseline;
+    return true;
+  }
+  if (want == "baseline") {
+    isa = Isa::kBaseline;
+    return true;
+  }
+  if (want == "avx2") {
+    if (!cpu.avx2_fma) {
+      error = "GPULAB_HAL_FAST_ISA=avx2: this CPU has no AVX2+FMA";
+      return false;
+    }
+    isa = Isa::kAvx2Fma;
+    return true;
+  }
+  if (want == "avx512") {
+    if (!cpu.avx512f) {
+      error = "GPULAB_HAL_FAST_ISA=avx512: this CPU has no AVX-512F";
+      return false;
+    }
+    isa = Isa::kAvx512;
+    return true;
+  }
+  error = "GPULAB_HAL_FAST_ISA='" + std::string(want) + "': expected avx512, avx2 or baseline";
+  return false;
 }
 
 }  // namespace fast_backend
