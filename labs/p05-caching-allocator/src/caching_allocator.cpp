@@ -22,10 +22,7 @@ void CachingAllocator::refuse_free(std::uint64_t addr, bool known) {
 
 CachingAllocator::CachingAllocator(Device& device, AllocatorConfig config)
     : device_(device), config_(config) {
-  bins_.reserve(kPools * kBinStride);
-  for (std::size_t i = 0; i < kPools * kBinStride; ++i) {
-    bins_.emplace_back(config_.fit == FitPolicy::kBestFit);
-  }
+  for (BinTree& bin : bins_) bin = BinTree(config_.fit == FitPolicy::kBestFit);
 }
 
 CachingAllocator::~CachingAllocator() {
