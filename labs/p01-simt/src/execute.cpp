@@ -462,7 +462,7 @@ using SliceFn = std::uint64_t (*)(Warp&, bool, RunState&, std::uint64_t);
 
 template <bool kPlain>
 SIMT_TARGET("arch=x86-64-v4") std::uint64_t slice_v4(Warp& w, bool stay, RunState& run, std::uint64_t cycle) {
-  return slice<V8, kPlain>(w, stay, run, cycle);
+  return slice<V4, kPlain>(w, stay, run, cycle);
 }
 template <bool kPlain>
 SIMT_TARGET("arch=x86-64-v3") std::uint64_t slice_v3(Warp& w, bool stay, RunState& run, std::uint64_t cycle) {

@@ -64,7 +64,9 @@ gpulab::Expected<Allocation> CachingAllocator::allocate_segment(std::uint64_t ro
   stats_.reserved_by_pool[pool_index(pool)] += seg_bytes;
   stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
   ++stats_.segments;
-  return take(b, false, rounded, requested, stream);
+  const std::optional<StreamId> reused_from = take(b, false, rounded, requested, stream);
+  return gpulab::Expected<Allocation>(std::in_place, b->addr, b->size, requested, stream, false,
+                                      reused_from);
 }
 
 // The remainder keeps the old stream tag: its memory was last used there.

@@ -119,12 +119,16 @@ class CachingAllocator {
   void bin_erase(Block* b);
   [[nodiscard]] Block* find_cached(Pool pool, std::uint64_t rounded, StreamId stream,
                                    bool same_stream);
+  // The first block of one bin that serves the request, in the fit policy's order.
+  [[nodiscard]] Block* find_in_bin(const BinTree& bin, std::uint64_t rounded, StreamId stream,
+                                   bool same_stream) const;
   // The miss path: a new segment from the driver, flush-and-retry, OOM.
   gpulab::Expected<Allocation> allocate_segment(std::uint64_t rounded, std::uint64_t requested,
                                                 Pool pool, StreamId stream);
   // `b` is out of its bin (or a fresh segment's only block).
-  Allocation take(Block* b, bool from_cache, std::uint64_t rounded, std::uint64_t requested,
-                  StreamId stream);
+  // Returns the stream the block was last used on when that is not `stream`.
+  std::optional<StreamId> take(Block* b, bool from_cache, std::uint64_t rounded,
+                               std::uint64_t requested, StreamId stream);
   void split(Block* b, std::uint64_t rounded);
   Block* merge_free_neighbours(Block* b);
   void drop_block(Block* b);
@@ -175,25 +179,44 @@ inline void CachingAllocator::resize(Block* b, std::uint64_t size) {
   if (bin.empty()) nonempty_[b->bin / kBinStride] &= ~(std::uint32_t{1} << (b->bin % kBinStride));
 }
 
+[[gnu::always_inline]] inline Block* CachingAllocator::find_in_bin(const BinTree& bin,
+                                                                   std::uint64_t rounded,
+                                                                   StreamId stream,
+                                                                   bool same_stream) const {
+  if (config_.fit == FitPolicy::kBestFit) {
+    // Size-ordered: everything from lower_bound on fits; the first that
+    // passes the stream test is the smallest.
+    for (Block* b = bin.lower_bound_size(rounded); b != nullptr; b = BinTree::next(b)) {
+      if ((b->stream == stream) == same_stream) return b;
+    }
+  } else {
+    for (Block* b = bin.first(); b != nullptr; b = BinTree::next(b)) {
+      if (b->size >= rounded && (b->stream == stream) == same_stream) return b;
+    }
+  }
+  return nullptr;
+}
+
 [[gnu::always_inline]] inline Block* CachingAllocator::find_cached(Pool pool, std::uint64_t rounded,
                                                                    StreamId stream,
                                                                    bool same_stream) {
-  // Only the non-empty classes from the request's own upwards.
-  std::uint32_t classes = nonempty_[pool_index(pool)] & (~std::uint32_t{0} << size_class(rounded));
+  // The request's own class first, straight from the request: on a bin hit
+  // the block's address then depends on nothing but the bin's first block,
+  // not on the non-empty bitmap that the previous free just rewrote (its
+  // store would have to reach the load before the search could start).
+  // The order is the bitmap walk's: the own class is its first step.
+  const int own = size_class(rounded);
+  const std::size_t base = pool_index(pool) * kBinStride;
+  if (Block* b = find_in_bin(bins_[base + static_cast<std::size_t>(own)], rounded, stream, same_stream)) {
+    return b;
+  }
+  // Then only the non-empty classes above it.
+  std::uint32_t classes = nonempty_[pool_index(pool)] & (~std::uint32_t{1} << own);
   while (classes != 0) {
     const int c = std::countr_zero(classes);
     classes &= classes - 1;
-    const BinTree& bin = bins_[pool_index(pool) * kBinStride + static_cast<std::size_t>(c)];
-    if (config_.fit == FitPolicy::kBestFit) {
-      // Size-ordered: everything from lower_bound on fits; the first that
-      // passes the stream test is the smallest.
-      for (Block* b = bin.lower_bound_size(rounded); b != nullptr; b = BinTree::next(b)) {
-        if ((b->stream == stream) == same_stream) return b;
-      }
-    } else {
-      for (Block* b = bin.first(); b != nullptr; b = BinTree::next(b)) {
-        if (b->size >= rounded && (b->stream == stream) == same_stream) return b;
-      }
+    if (Block* b = find_in_bin(bins_[base + static_cast<std::size_t>(c)], rounded, stream, same_stream)) {
+      return b;
     }
   }
   return nullptr;
@@ -213,15 +236,20 @@ inline void CachingAllocator::resize(Block* b, std::uint64_t size) {
   }
   if (hit != nullptr) [[likely]] {
     bin_erase(hit);
-    return take(hit, true, rounded, bytes, stream);
+    const std::optional<StreamId> reused_from = take(hit, true, rounded, bytes, stream);
+    // Built in place in the caller's result: an Allocation returned by value
+    // was copied twice through the stack on its way there, and the address
+    // that free() then hashes waited for those copies.
+    return gpulab::Expected<Allocation>(std::in_place, hit->addr, hit->size, bytes, stream, true,
+                                        reused_from);
   }
   return allocate_segment(rounded, bytes, pool, stream);
 }
 
-[[gnu::always_inline]] inline Allocation CachingAllocator::take(Block* b, bool from_cache,
-                                                                std::uint64_t rounded,
-                                                                std::uint64_t requested,
-                                                                StreamId stream) {
+[[gnu::always_inline]] inline std::optional<StreamId> CachingAllocator::take(Block* b, bool from_cache,
+                                                                         std::uint64_t rounded,
+                                                                         std::uint64_t requested,
+                                                                         StreamId stream) {
   std::optional<StreamId> reused_from;
   if (b->stream != stream) [[unlikely]] {
     reused_from = b->stream;
@@ -243,10 +271,7 @@ inline void CachingAllocator::resize(Block* b, std::uint64_t size) {
   // segment, in allocate_segment.
   stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
 
-  // Built in the return statement, so the caller's Expected is initialised
-  // from it directly: a local filled field by field was copied three times
-  // on its way out (~20 instructions of a bin-hit pair).
-  return Allocation{b->addr, b->size, requested, stream, from_cache, reused_from};
+  return reused_from;
 }
 
 [[gnu::always_inline]] inline void CachingAllocator::free(std::uint64_t addr) {
