@@ -47,48 +47,23 @@ using Lanes = std::array<std::int64_t, kWarpSize>;
   return a % b;
 }
 
-// A lane vector: eight 64-bit lanes (a quarter of a register) for the
-// AVX-512 copy of the loop, four (an eighth) for the AVX2 and baseline ones:
-// one AVX-512 or AVX2 operation, or two SSE2 ones. (GCC splits a vector wider
-// than the target's registers, but not into clean halves: eight lanes ran the
-// AVX2 copy at half speed.) Unsigned, so wrapping is defined.
-using V8 = std::uint64_t __attribute__((vector_size(64)));
-using V4 = std::uint64_t __attribute__((vector_size(32)));
-using S8 = std::int64_t __attribute__((vector_size(64)));
-using S4 = std::int64_t __attribute__((vector_size(32)));
-template <class V>
-struct SignedOf;
-template <>
-struct SignedOf<V8> {
-  using type = S8;
-};
-template <>
-struct SignedOf<V4> {
-  using type = S4;
-};
-template <class V>
-using Signed = typename SignedOf<V>::type;
-template <class V>
-constexpr std::size_t kLanesOf = sizeof(V) / sizeof(std::uint64_t);
-template <class V>
-constexpr V kLaneIndexOf{};
-template <>
-constexpr V8 kLaneIndexOf<V8> = {0, 1, 2, 3, 4, 5, 6, 7};
-template <>
-constexpr V4 kLaneIndexOf<V4> = {0, 1, 2, 3};
-// The names the templates below use for their V.
-#define SIMT_LANE_VECTOR_NAMES(V)                         \
-  static constexpr std::size_t kPerV = kLanesOf<V>;       \
-  [[maybe_unused]] static constexpr std::size_t kChunks = kWarpSize / kPerV; \
-  [[maybe_unused]] static constexpr V kLaneIndex = kLaneIndexOf<V>
+// Four 64-bit lanes as one GCC vector, an eighth of a register: one AVX2
+// operation (AVX-512VL in the x86-64-v4 copy of the loop, which also gets a
+// native 64-bit multiply and mask registers) or two SSE2 ones. Eight-lane
+// vectors were tried for the x86-64-v4 copy: 512-bit registers measured no
+// faster on either benchmark, and GCC splits them badly where a target has
+// only 256-bit ones. Unsigned, so wrapping is defined.
+using V = std::uint64_t __attribute__((vector_size(32)));
+using VS = std::int64_t __attribute__((vector_size(32)));
+constexpr std::size_t kPerV = 4;
+constexpr std::size_t kChunks = kWarpSize / kPerV;
+constexpr V kLaneIndex = {0, 1, 2, 3};
 
-template <class V>
 [[gnu::always_inline]] inline V load(const std::int64_t* p) {
   V v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-template <class V>
 [[gnu::always_inline]] inline void store(std::int64_t* p, V v) { std::memcpy(p, &v, sizeof v); }
 
 // How a masked write commits, decided when the mask changes (a divergent
@@ -101,10 +76,7 @@ template <class V>
 // Each chunk is read whole before its result is stored, so rd may be ra or
 // rb; in the few-lanes mode lanes are independent (a lane's result reads
 // only that lane of its sources).
-template <class V>
 class Writes {
-  SIMT_LANE_VECTOR_NAMES(V);
-
  public:
   // `live` is popcount(mask), which the caller has at hand.
   [[gnu::always_inline]] void set(LaneMask mask, std::uint64_t live) {
@@ -118,7 +90,7 @@ class Writes {
     switch (mode_) {
       case Mode::kAll:
         #pragma GCC unroll 8
-        for (std::size_t c = 0; c < kChunks; ++c) store<V>(&dst[c * kPerV], lanes(c));
+        for (std::size_t c = 0; c < kChunks; ++c) store(&dst[c * kPerV], lanes(c));
         return;
       case Mode::kFew:
         for (LaneMask m = mask_; m != 0; m &= m - 1) {
@@ -133,7 +105,7 @@ class Writes {
         #pragma GCC unroll 8
         for (std::size_t c = 0; c < kChunks; ++c) {
           const V keep = select_[c];
-          store<V>(&dst[c * kPerV], (lanes(c) & keep) | (load<V>(&dst[c * kPerV]) & ~keep));
+          store(&dst[c * kPerV], (lanes(c) & keep) | (load(&dst[c * kPerV]) & ~keep));
         }
         return;
     }
@@ -155,36 +127,24 @@ class Writes {
   std::array<V, kChunks> select_{};
 };
 
-// Bit l of the warp's lane mask in lane l of chunk c, as a table in read-only
-// data (GCC built these vectors at run time when they were written inline).
-template <class V>
-constexpr V lane_bits(std::size_t c) {
-  if constexpr (kLanesOf<V> == 4) {
-    const std::size_t b = 4 * c;
-    return V{1ull << b, 1ull << (b + 1), 1ull << (b + 2), 1ull << (b + 3)};
-  } else {
-    const std::size_t b = 8 * c;
-    return V{1ull << b,       1ull << (b + 1), 1ull << (b + 2), 1ull << (b + 3),
-             1ull << (b + 4), 1ull << (b + 5), 1ull << (b + 6), 1ull << (b + 7)};
+// Bit l of the warp's lane mask in lane l % 4 of chunk l / 4, as a table in
+// read-only data (GCC built these vectors at run time when written inline).
+constexpr std::array<V, kChunks> kLaneBits = [] {
+  std::array<V, kChunks> t{};
+  for (std::size_t c = 0; c < kChunks; ++c) {
+    const std::size_t l = kPerV * c;
+    t[c] = V{1ull << l, 1ull << (l + 1), 1ull << (l + 2), 1ull << (l + 3)};
   }
-}
-
-template <class V>
-constexpr auto kLaneBits = [] {
-  std::array<V, kWarpSize / kLanesOf<V>> t{};
-  for (std::size_t c = 0; c < t.size(); ++c) t[c] = lane_bits<V>(c);
   return t;
 }();
 
 // Lanes whose value is zero, as a mask (BRZ's and VOTE_ANY's predicate): per
 // chunk one compare, an and with the chunk's lane bits and an or, then one OR
 // across the words at the end.
-template <class V>
 [[gnu::always_inline]] inline LaneMask zero_lanes(const Lanes& v) {
-  SIMT_LANE_VECTOR_NAMES(V);
   V bits{};
   #pragma GCC unroll 8
-  for (std::size_t c = 0; c < kChunks; ++c) bits |= reinterpret_cast<V>(load<V>(&v[c * kPerV]) == 0) & kLaneBits<V>[c];
+  for (std::size_t c = 0; c < kChunks; ++c) bits |= reinterpret_cast<V>(load(&v[c * kPerV]) == 0) & kLaneBits[c];
   std::uint64_t any = 0;
   #pragma GCC unroll 8
   for (std::size_t l = 0; l < kPerV; ++l) any |= bits[l];
@@ -195,9 +155,8 @@ template <class V>
 // pitfall switch, so neither is tested per issue. The warp's pc and mask live
 // in locals for the slice; the state that follows from the mask (live lanes,
 // how writes commit) is recomputed only where the mask changes.
-template <class V, bool kPlain>
+template <bool kPlain>
 [[gnu::always_inline]] inline std::uint64_t slice(Warp& w, bool stay, RunState& run, std::uint64_t cycle) {
-  SIMT_LANE_VECTOR_NAMES(V);
   const Program& program = run.program;
   const DecodedOp* const code = run.code.data();
   const auto size = static_cast<std::uint32_t>(program.code.size());  // code[size] is Kind::kEnd
@@ -228,7 +187,7 @@ template <class V, bool kPlain>
   // (and at the end of the slice), not one by one. `counted` issues of this
   // slice are in lane_cycles already.
   std::uint64_t counted = 0;
-  Writes<V> writes;
+  Writes writes;
   const auto apply_mask = [&](LaneMask m) __attribute__((always_inline)) {
     mask = m;
     live = static_cast<std::uint64_t>(std::popcount(m));
@@ -263,20 +222,20 @@ template <class V, bool kPlain>
     const std::int64_t* a = w.regs[op.ra].data();
     const std::int64_t* b = w.regs[op.rb].data();
     writes.write(w.regs[op.rd], [&](std::size_t c) __attribute__((always_inline)) {
-      return f(load<V>(a + c * kPerV), load<V>(b + c * kPerV));
+      return f(load(a + c * kPerV), load(b + c * kPerV));
     });
   };
   const auto alu_i = [&](const DecodedOp& op, auto f) __attribute__((always_inline)) {
     const std::int64_t* a = w.regs[op.ra].data();
     const V b = V{} + static_cast<std::uint64_t>(op.imm);
-    writes.write(w.regs[op.rd], [&](std::size_t c) __attribute__((always_inline)) { return f(load<V>(a + c * kPerV), b); });
+    writes.write(w.regs[op.rd], [&](std::size_t c) __attribute__((always_inline)) { return f(load(a + c * kPerV), b); });
   };
   const auto add = [](V a, V b) __attribute__((always_inline)) { return a + b; };
   const auto sub = [](V a, V b) __attribute__((always_inline)) { return a - b; };
   const auto mul = [](V a, V b) __attribute__((always_inline)) { return a * b; };
   const auto seq = [](V a, V b) __attribute__((always_inline)) { return reinterpret_cast<V>(a == b) & 1; };
   const auto slt = [](V a, V b) __attribute__((always_inline)) {
-    return reinterpret_cast<V>(reinterpret_cast<Signed<V>>(a) < reinterpret_cast<Signed<V>>(b)) & 1;
+    return reinterpret_cast<V>(reinterpret_cast<VS>(a) < reinterpret_cast<VS>(b)) & 1;
   };
   // MOD lane by lane: there is no vector division.
   const auto mod = [](V a, V b) __attribute__((always_inline)) {
@@ -338,15 +297,15 @@ template <class V, bool kPlain>
         const std::int64_t* b = w.regs[op.rb].data();
         const std::int64_t* p = w.regs[op.rp].data();
         writes.write(w.regs[op.rd], [&](std::size_t c) __attribute__((always_inline)) {
-          const V on = reinterpret_cast<V>(load<V>(p + c * kPerV) != 0);
-          return (load<V>(a + c * kPerV) & on) | (load<V>(b + c * kPerV) & ~on);
+          const V on = reinterpret_cast<V>(load(p + c * kPerV) != 0);
+          return (load(a + c * kPerV) & on) | (load(b + c * kPerV) & ~on);
         });
         break;
       }
       case Kind::kVoteAny: {
         // One issue: the active lanes' predicate bits are OR-ed inside the warp,
         // with no memory traffic. Inactive lanes do not vote.
-        const V any = V{} + std::uint64_t{(~zero_lanes<V>(w.regs[op.ra]) & mask) != 0};
+        const V any = V{} + std::uint64_t{(~zero_lanes(w.regs[op.ra]) & mask) != 0};
         writes.write(w.regs[op.rd], [&](std::size_t) __attribute__((always_inline)) { return any; });
         break;
       }
@@ -372,7 +331,7 @@ template <class V, bool kPlain>
         }
         break;
       case Kind::kBrz: {
-        const LaneMask taken = zero_lanes<V>(w.regs[op.ra]) & mask;  // lanes whose predicate is zero
+        const LaneMask taken = zero_lanes(w.regs[op.ra]) & mask;  // lanes whose predicate is zero
         if (taken == mask) {  // uniform: everyone jumps, nothing to remember
           check_backward(pc, op.target);
           if (op.target > size) [[unlikely]] {
@@ -462,15 +421,15 @@ using SliceFn = std::uint64_t (*)(Warp&, bool, RunState&, std::uint64_t);
 
 template <bool kPlain>
 SIMT_TARGET("arch=x86-64-v4") std::uint64_t slice_v4(Warp& w, bool stay, RunState& run, std::uint64_t cycle) {
-  return slice<V4, kPlain>(w, stay, run, cycle);
+  return slice<kPlain>(w, stay, run, cycle);
 }
 template <bool kPlain>
 SIMT_TARGET("arch=x86-64-v3") std::uint64_t slice_v3(Warp& w, bool stay, RunState& run, std::uint64_t cycle) {
-  return slice<V4, kPlain>(w, stay, run, cycle);
+  return slice<kPlain>(w, stay, run, cycle);
 }
 template <bool kPlain>
 std::uint64_t slice_baseline(Warp& w, bool stay, RunState& run, std::uint64_t cycle) {
-  return slice<V4, kPlain>(w, stay, run, cycle);
+  return slice<kPlain>(w, stay, run, cycle);
 }
 
 }  // namespace

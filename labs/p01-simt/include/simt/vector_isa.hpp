@@ -13,9 +13,10 @@ namespace simt {
 
 enum class VectorIsa : std::uint8_t {
   kAuto,      // the best this CPU runs
-  kBaseline,  // x86-64: a lane vector is four SSE2 operations
-  kV3,        // x86-64-v3 (AVX2, BMI2, FMA): two AVX2 operations
-  kV4,        // x86-64-v4 (AVX-512 F/BW/DQ/VL): one AVX-512 operation
+  kBaseline,  // x86-64: four lanes are two SSE2 operations
+  kV3,        // x86-64-v3 (AVX2, BMI2, FMA): four lanes are one AVX2 operation
+  kV4,        // x86-64-v4 (AVX-512 F/BW/DQ/VL): the same 256-bit vectors, with a native
+              // 64-bit multiply and compares into mask registers
 };
 
 std::string_view vector_isa_name(VectorIsa isa);  // "auto", "x86-64", "x86-64-v3", "x86-64-v4"
