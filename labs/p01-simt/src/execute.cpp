@@ -182,13 +182,10 @@ template <bool kPlain>
   std::uint32_t final_pc = 0;  // w.pc after the slice
   LaneMask mask = 0;
   std::uint64_t live = 0;
-  // util% counts the live lanes of every issue. They change only with the
-  // mask, so the issues since the last change are counted in one step there
-  // (and at the end of the slice), not one by one. `counted` issues of this
-  // slice are in lane_cycles already.
-  std::uint64_t counted = 0;
   Writes writes;
-  const auto apply_mask = [&](LaneMask m) __attribute__((always_inline)) {
+  // Called at the start and by an instruction that changes the mask (its own
+  // issue has counted the old mask's live lanes).
+  const auto set_mask = [&](LaneMask m) __attribute__((always_inline)) {
     mask = m;
     live = static_cast<std::uint64_t>(std::popcount(m));
     // Masks gate writes, never reads. The unmasked-writes bug lets every lane commit.
@@ -198,14 +195,7 @@ template <bool kPlain>
       writes.set(m, live);
     }
   };
-  apply_mask(w.mask);
-  // Called by the instruction that changes the mask, which issued with the old one.
-  const auto set_mask = [&](LaneMask m) __attribute__((always_inline)) {
-    const std::uint64_t issued = budget - left + 1;
-    lane_cycles += live * (issued - counted);
-    counted = issued;
-    apply_mask(m);
-  };
+  set_mask(w.mask);
   // A control transfer to `target` that leaves the innermost divergent region
   // backwards would make lanes loop a different number of times: per-lane trip
   // counts need per-thread PCs, which this (pre-Volta) machine does not have.
@@ -256,10 +246,12 @@ template <bool kPlain>
     // the slice (LD stalls the warp, a jump past the end finishes it) leaves
     // through `out` with ip and left updated, or past_end with final_pc.
     const DecodedOp* next = ip + 1;
+    lane_cycles += live;  // util% counts the live lanes of every issue
     switch (op.kind) {
       default:
         __builtin_unreachable();
       case Kind::kEnd:  // the PC passed the last instruction: the warp is done, nothing issued
+        lane_cycles -= live;
         goto out;
       case Kind::kTid: {
         const V base = V{} + static_cast<std::uint64_t>(w.id) * kWarpSize + kLaneIndex;
@@ -396,7 +388,6 @@ past_end:  // a jump beyond the last instruction: the warp is done
   --left;
 done:
   const std::uint64_t issued = budget - left;
-  lane_cycles += live * (issued - counted);
   w.pc = final_pc;
   w.mask = mask;
   w.issues += issued;
