@@ -130,3 +130,20 @@ TEST(VectorIsa, FaultsAreTheSameOnEveryCopy) {
     EXPECT_TRUE(std::all_of(errors.begin(), errors.end(), [&](const auto& e) { return e == errors.front(); })) << src;
   }
 }
+
+// A copy this CPU (or this build) cannot run is refused before anything runs,
+// naming it; so is a value that names no copy at all.
+TEST(VectorIsa, ACopyTheCpuCannotRunIsAUsageError) {
+  const auto program = simt::load_builtin("uniform");
+  for (const VectorIsa isa : {VectorIsa::kV3, VectorIsa::kV4, static_cast<VectorIsa>(9)}) {
+    if (simt::vector_isa_supported(isa)) continue;
+    Config c;
+    c.isa = isa;
+    try {
+      simt::run(program, c);
+      ADD_FAILURE() << "ran on " << simt::vector_isa_name(isa);
+    } catch (const gpulab::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(simt::vector_isa_name(isa))), std::string::npos) << e.what();
+    }
+  }
+}
