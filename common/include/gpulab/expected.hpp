@@ -20,6 +20,11 @@ class Expected {
  public:
   Expected(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   Expected(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  // The value built where it will live, from T's constructor (or aggregate)
+  // arguments: no T is copied on its way in (a hot path returning a small
+  // struct otherwise copies it through the stack).
+  template <class... Args>
+  explicit Expected(std::in_place_t, Args&&... args) : v_(std::in_place_index<0>, std::forward<Args>(args)...) {}
 
   [[nodiscard]] bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }

@@ -29,8 +29,10 @@ static_assert(static_cast<std::size_t>(Opcode::kSelp) + 1 == kKinds.size(), "one
 }  // namespace
 
 std::vector<DecodedOp> decode(const Program& program) {
-  std::vector<DecodedOp> out(program.code.size());
-  for (std::size_t i = 0; i < out.size(); ++i) {
+  std::vector<DecodedOp> out(program.code.size() + 1);
+  out.back().kind = Kind::kEnd;
+  out.back().pc = static_cast<std::uint32_t>(program.code.size());
+  for (std::size_t i = 0; i < program.code.size(); ++i) {
     const Instruction& ins = program.code[i];
     out[i] = {kKinds[static_cast<std::size_t>(ins.op)][ins.b_is_imm ? 1 : 0],
               ins.rd,
@@ -39,7 +41,8 @@ std::vector<DecodedOp> decode(const Program& program) {
               ins.rp,
               ins.target,
               ins.join,
-              ins.imm};
+              ins.imm,
+              static_cast<std::uint32_t>(i)};
   }
   return out;
 }

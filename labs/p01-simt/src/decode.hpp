@@ -1,5 +1,5 @@
 // Instructions as the executor runs them (internal to the library): decoded
-// once per run, so an issue reads one 24-byte record instead of the
+// once per program, so an issue reads one 32-byte record instead of the
 // assembler's Instruction (which carries its source text), and the
 // register-or-immediate choice of an ALU op is part of the opcode, so the
 // 32-lane loops carry no branch on it.
@@ -34,6 +34,7 @@ enum class Kind : std::uint8_t {
   kSt,
   kVoteAny,
   kSelp,
+  kEnd,  // after the last instruction: the warp has finished (issues nothing)
 };
 
 struct DecodedOp {
@@ -42,12 +43,15 @@ struct DecodedOp {
   std::uint32_t target = 0;  // BRZ / JMP destination
   std::uint32_t join = 0;    // BRZ reconvergence point
   std::int64_t imm = 0;      // LI value or the ALU immediate
+  std::uint32_t pc = 0;      // its own index: the issue loop walks records by pointer
 };
 
 struct DecodedCode {
   std::vector<DecodedOp> ops;
 };
 
+// One record per instruction and a final Kind::kEnd, so the issue loop finds
+// the end of the program without comparing the PC with its length.
 std::vector<DecodedOp> decode(const Program& program);
 
 }  // namespace simt

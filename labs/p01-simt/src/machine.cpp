@@ -71,6 +71,10 @@ RunResult run(const Program& program, const Config& config) {
   if (config.mem_words < 1 || config.mem_words > (std::size_t{1} << 28))
     throw gpulab::UsageError(fmt::format("--mem-words must be in [1, 2^28], got {}", config.mem_words));
 
+  if (!vector_isa_supported(config.isa))
+    throw gpulab::UsageError(fmt::format("this CPU cannot run the {} copy of the simulator", vector_isa_name(config.isa)));
+  const VectorIsa isa = config.isa == VectorIsa::kAuto ? best_vector_isa() : config.isa;
+
   RunResult result;
   result.mem.assign(config.mem_words, 0);
   result.warps.resize(static_cast<std::size_t>(config.warps));
@@ -79,9 +83,9 @@ RunResult run(const Program& program, const Config& config) {
   RunStats& s = result.stats;
   // The assembler's decoded form, unless the Program was built or edited by hand.
   std::vector<DecodedOp> decoded_here;
-  const bool pre_decoded = program.decoded != nullptr && program.decoded->ops.size() == program.code.size();
+  const bool pre_decoded = program.decoded != nullptr && program.decoded->ops.size() == program.code.size() + 1;
   if (!pre_decoded) decoded_here = decode(program);
-  RunState state{program, pre_decoded ? program.decoded->ops : decoded_here, result.mem, config, s};
+  RunState state{program, pre_decoded ? program.decoded->ops : decoded_here, result.mem, config, s, isa};
   Scheduler scheduler(result.warps, program.code.size(), config.policy);
   // The scheduler picks the warp that just issued again as long as it stays
   // eligible under greedy-then-oldest, and always with one warp: then the

@@ -22,10 +22,7 @@ void CachingAllocator::refuse_free(std::uint64_t addr, bool known) {
 
 CachingAllocator::CachingAllocator(Device& device, AllocatorConfig config)
     : device_(device), config_(config) {
-  bins_.reserve(kPools * kBinStride);
-  for (std::size_t i = 0; i < kPools * kBinStride; ++i) {
-    bins_.emplace_back(config_.fit == FitPolicy::kBestFit);
-  }
+  for (BinTree& bin : bins_) bin = BinTree(config_.fit == FitPolicy::kBestFit);
 }
 
 CachingAllocator::~CachingAllocator() {
@@ -67,7 +64,9 @@ gpulab::Expected<Allocation> CachingAllocator::allocate_segment(std::uint64_t ro
   stats_.reserved_by_pool[pool_index(pool)] += seg_bytes;
   stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
   ++stats_.segments;
-  return take(b, false, rounded, requested, stream);
+  const std::optional<StreamId> reused_from = take(b, false, rounded, requested, stream);
+  return gpulab::Expected<Allocation>(std::in_place, b->addr, b->size, requested, stream, false,
+                                      reused_from);
 }
 
 // The remainder keeps the old stream tag: its memory was last used there.

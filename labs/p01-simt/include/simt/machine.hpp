@@ -9,6 +9,7 @@
 
 #include "gpulab/errors.hpp"
 #include "simt/isa.hpp"
+#include "simt/vector_isa.hpp"
 #include "simt/warp.hpp"
 
 namespace simt {
@@ -41,6 +42,7 @@ struct Config {
   SchedulingPolicy policy = SchedulingPolicy::kGreedy;
   Pitfalls pitfalls;
   std::function<void(const IssueEvent&)> on_issue;  // --trace
+  VectorIsa isa = VectorIsa::kAuto;  // which copy of the issue loop runs (tests pin each one)
 };
 
 struct RunStats {

@@ -119,12 +119,16 @@ class CachingAllocator {
   void bin_erase(Block* b);
   [[nodiscard]] Block* find_cached(Pool pool, std::uint64_t rounded, StreamId stream,
                                    bool same_stream);
+  // The first block of one bin that serves the request, in the fit policy's order.
+  [[nodiscard]] Block* find_in_bin(const BinTree& bin, std::uint64_t rounded, StreamId stream,
+                                   bool same_stream) const;
   // The miss path: a new segment from the driver, flush-and-retry, OOM.
   gpulab::Expected<Allocation> allocate_segment(std::uint64_t rounded, std::uint64_t requested,
                                                 Pool pool, StreamId stream);
   // `b` is out of its bin (or a fresh segment's only block).
-  Allocation take(Block* b, bool from_cache, std::uint64_t rounded, std::uint64_t requested,
-                  StreamId stream);
+  // Returns the stream the block was last used on when that is not `stream`.
+  std::optional<StreamId> take(Block* b, bool from_cache, std::uint64_t rounded,
+                               std::uint64_t requested, StreamId stream);
   void split(Block* b, std::uint64_t rounded);
   Block* merge_free_neighbours(Block* b);
   void drop_block(Block* b);
@@ -145,7 +149,9 @@ class CachingAllocator {
   // and the class of a bin index are a shift and a mask.
   static constexpr std::size_t kBinStride = 32;
   static_assert(kSizeClasses <= kBinStride, "nonempty_ holds one bit per size class");
-  std::vector<BinTree> bins_;  // kPools x kBinStride, the last 2 of each pool unused
+  // kPools x kBinStride, the last 2 of each pool unused. In the object itself, not
+  // behind a vector's pointer: one load less per bin access.
+  std::array<BinTree, kPools * kBinStride> bins_;
   // Bit c of nonempty_[pool] is set when that pool's class-c bin holds a block,
   // so a search jumps straight to the next class that can serve it.
   std::array<std::uint32_t, kPools> nonempty_{};
@@ -173,25 +179,44 @@ inline void CachingAllocator::resize(Block* b, std::uint64_t size) {
   if (bin.empty()) nonempty_[b->bin / kBinStride] &= ~(std::uint32_t{1} << (b->bin % kBinStride));
 }
 
+[[gnu::always_inline]] inline Block* CachingAllocator::find_in_bin(const BinTree& bin,
+                                                                   std::uint64_t rounded,
+                                                                   StreamId stream,
+                                                                   bool same_stream) const {
+  if (config_.fit == FitPolicy::kBestFit) {
+    // Size-ordered: everything from lower_bound on fits; the first that
+    // passes the stream test is the smallest.
+    for (Block* b = bin.lower_bound_size(rounded); b != nullptr; b = BinTree::next(b)) {
+      if ((b->stream == stream) == same_stream) return b;
+    }
+  } else {
+    for (Block* b = bin.first(); b != nullptr; b = BinTree::next(b)) {
+      if (b->size >= rounded && (b->stream == stream) == same_stream) return b;
+    }
+  }
+  return nullptr;
+}
+
 [[gnu::always_inline]] inline Block* CachingAllocator::find_cached(Pool pool, std::uint64_t rounded,
                                                                    StreamId stream,
                                                                    bool same_stream) {
-  // Only the non-empty classes from the request's own upwards.
-  std::uint32_t classes = nonempty_[pool_index(pool)] & (~std::uint32_t{0} << size_class(rounded));
+  // The request's own class first, straight from the request: on a bin hit
+  // the block's address then depends on nothing but the bin's first block,
+  // not on the non-empty bitmap that the previous free just rewrote (its
+  // store would have to reach the load before the search could start).
+  // The order is the bitmap walk's: the own class is its first step.
+  const int own = size_class(rounded);
+  const std::size_t base = pool_index(pool) * kBinStride;
+  if (Block* b = find_in_bin(bins_[base + static_cast<std::size_t>(own)], rounded, stream, same_stream)) {
+    return b;
+  }
+  // Then only the non-empty classes above it.
+  std::uint32_t classes = nonempty_[pool_index(pool)] & (~std::uint32_t{1} << own);
   while (classes != 0) {
     const int c = std::countr_zero(classes);
     classes &= classes - 1;
-    const BinTree& bin = bins_[pool_index(pool) * kBinStride + static_cast<std::size_t>(c)];
-    if (config_.fit == FitPolicy::kBestFit) {
-      // Size-ordered: everything from lower_bound on fits; the first that
-      // passes the stream test is the smallest.
-      for (Block* b = bin.lower_bound_size(rounded); b != nullptr; b = BinTree::next(b)) {
-        if ((b->stream == stream) == same_stream) return b;
-      }
-    } else {
-      for (Block* b = bin.first(); b != nullptr; b = BinTree::next(b)) {
-        if (b->size >= rounded && (b->stream == stream) == same_stream) return b;
-      }
+    if (Block* b = find_in_bin(bins_[base + static_cast<std::size_t>(c)], rounded, stream, same_stream)) {
+      return b;
     }
   }
   return nullptr;
@@ -211,18 +236,23 @@ inline void CachingAllocator::resize(Block* b, std::uint64_t size) {
   }
   if (hit != nullptr) [[likely]] {
     bin_erase(hit);
-    return take(hit, true, rounded, bytes, stream);
+    const std::optional<StreamId> reused_from = take(hit, true, rounded, bytes, stream);
+    // Built in place in the caller's result: an Allocation returned by value
+    // was copied twice through the stack on its way there, and the address
+    // that free() then hashes waited for those copies.
+    return gpulab::Expected<Allocation>(std::in_place, hit->addr, hit->size, bytes, stream, true,
+                                        reused_from);
   }
   return allocate_segment(rounded, bytes, pool, stream);
 }
 
-[[gnu::always_inline]] inline Allocation CachingAllocator::take(Block* b, bool from_cache,
-                                                                std::uint64_t rounded,
-                                                                std::uint64_t requested,
-                                                                StreamId stream) {
-  Allocation out;
-  if (b->stream != stream) {
-    out.reused_from_stream = b->stream;
+[[gnu::always_inline]] inline std::optional<StreamId> CachingAllocator::take(Block* b, bool from_cache,
+                                                                         std::uint64_t rounded,
+                                                                         std::uint64_t requested,
+                                                                         StreamId stream) {
+  std::optional<StreamId> reused_from;
+  if (b->stream != stream) [[unlikely]] {
+    reused_from = b->stream;
     ++stats_.cross_stream_syncs;
   }
   if (should_split(b->pool, b->size, rounded)) split(b, rounded);
@@ -241,12 +271,7 @@ inline void CachingAllocator::resize(Block* b, std::uint64_t size) {
   // segment, in allocate_segment.
   stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
 
-  out.addr = b->addr;
-  out.size = b->size;
-  out.requested = requested;
-  out.stream = stream;
-  out.from_cache = from_cache;
-  return out;
+  return reused_from;
 }
 
 [[gnu::always_inline]] inline void CachingAllocator::free(std::uint64_t addr) {
