@@ -3,7 +3,8 @@
 // doorbell and one byte ring per peer: ring p of rank r's segment carries the
 // stream p -> r. A sender copies into the receiver's ring and rings the
 // receiver's doorbell; the receiver consumes the bytes where they lie (the
-// ring all-reduce adds them straight from the ring, no inbox copy) and rings
+// ring all-reduce adds them to its own slice and writes the sum straight into
+// the next rank's ring, relay.hpp) and rings
 // the sender's doorbell so it can refill. A rank with nothing to do sleeps on
 // its own doorbell with FUTEX_WAIT, so four ranks on two cores hand the cores
 // to whoever has work instead of spinning on them.
