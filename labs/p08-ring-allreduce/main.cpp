@@ -114,6 +114,11 @@ int main(int argc, char** argv) {
                  "(-1 = 50 when every rank on the host has a core, else 0)")
       ->check(gpulab::whole_in<int>(-1, 100'000))
       ->capture_default_str();
+  app.add_option("--shm-ring-bytes", o.shm_ring_bytes,
+                 "Shared memory: bytes of each ring between two ranks, a power of two from 64 to 1073741824; the "
+                 "ring all-reduce moves slices of half a ring")
+      ->check(gpulab::whole_in<std::size_t>(ring::kShmMinRingBytes, std::size_t{1} << 30))
+      ->capture_default_str();
   app.add_flag("--compare-mpi", o.compare_mpi,
                "Under mpirun: also time MPI_Allreduce on the same buffers, and our ring over shared memory and TCP");
   app.add_option("--listen-addr", o.listen_addr,

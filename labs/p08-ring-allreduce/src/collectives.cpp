@@ -2,8 +2,6 @@
 
 #include <fmt/core.h>
 
-#include <memory>
-
 #include <stdexcept>
 #include <vector>
 
@@ -15,21 +13,6 @@ namespace {
 template <WireFloat T>
 std::span<std::byte> writable_bytes(std::span<T> s) {
   return std::as_writable_bytes(s);
-}
-
-// Adds whole elements of wire bytes into `dst` (the transport hands them over
-// in whole elements, from the shared ring or the TCP inbox).
-template <WireFloat T>
-void add_wire(std::span<T> dst, std::span<const std::byte> wire) {
-  const std::size_t n = wire.size() / sizeof(T);
-  T* __restrict out = dst.data();
-  const std::byte* __restrict in = wire.data();
-  for (std::size_t i = 0; i < n; ++i) out[i] += load_le<T>(in + i * sizeof(T));
-}
-
-template <WireFloat T>
-std::span<T> slice(std::span<T> data, const Chunk& c) {
-  return data.subspan(c.begin, c.size());
 }
 
 }  // namespace
@@ -63,45 +46,7 @@ int step_count(Algo a, int world) {
   return 0;
 }
 
-template <WireFloat T>
-void ring_allreduce(Transport& t, std::span<T> data, const StepHook& hook) {
-  const int n_ranks = t.world();
-  const int r = t.rank();
-  if (n_ranks < 2) return;
-  const int right = mod(r + 1, n_ranks);
-  const int left = mod(r - 1, n_ranks);
-  std::size_t max_chunk = 0;
-  for (int i = 0; i < n_ranks; ++i) max_chunk = std::max(max_chunk, chunk_bounds(data.size(), n_ranks, i).size());
-  // TCP receives into this; over shared memory it is never touched (left
-  // uninitialised, so its pages are never even allocated).
-  const std::unique_ptr<std::byte[]> inbox(new std::byte[max_chunk * sizeof(T)]);
-  std::vector<std::byte> staging;  // big-endian hosts only
-
-  // Reduce-scatter: the received chunk is added element by element while the
-  // rest of it is still arriving, so the adds hide behind the transfer.
-  for (int s = 0; s < n_ranks - 1; ++s) {
-    if (hook) hook(s);
-    auto out = slice(data, chunk_bounds(data.size(), n_ranks, rs_send_chunk(r, s, n_ranks)));
-    auto acc = slice(data, chunk_bounds(data.size(), n_ranks, rs_recv_chunk(r, s, n_ranks)));
-    const SendOp send{right, as_wire<T>(out, staging)};
-    RecvOp recv{left, std::span(inbox.get(), acc.size_bytes()),
-                [&](std::size_t offset, std::span<const std::byte> wire) {
-                  add_wire<T>(acc.subspan(offset / sizeof(T)), wire);
-                },
-                sizeof(T)};
-    t.exchange(std::span(&send, 1), std::span(&recv, 1), fmt::format("reduce-scatter step {}", s));
-  }
-  // All-gather: completed chunks travel on around the ring, received straight into place.
-  for (int s = 0; s < n_ranks - 1; ++s) {
-    if (hook) hook(n_ranks - 1 + s);
-    auto out = slice(data, chunk_bounds(data.size(), n_ranks, ag_send_chunk(r, s, n_ranks)));
-    auto in = slice(data, chunk_bounds(data.size(), n_ranks, ag_recv_chunk(r, s, n_ranks)));
-    const SendOp send{right, as_wire<T>(out, staging)};
-    RecvOp recv{left, writable_bytes(in), {}, 1};
-    t.exchange(std::span(&send, 1), std::span(&recv, 1), fmt::format("all-gather step {}", s));
-    from_wire_inplace(in);
-  }
-}
+// ring_allreduce: src/ring_pipeline.cpp (one relay, sliced).
 
 template <WireFloat T>
 void naive_allreduce(Transport& t, std::span<T> data, const StepHook& hook) {
@@ -179,8 +124,6 @@ void barrier(Transport& t) {
   }
 }
 
-template void ring_allreduce<double>(Transport&, std::span<double>, const StepHook&);
-template void ring_allreduce<float>(Transport&, std::span<float>, const StepHook&);
 template void naive_allreduce<double>(Transport&, std::span<double>, const StepHook&);
 template void naive_allreduce<float>(Transport&, std::span<float>, const StepHook&);
 template void tree_allreduce<double>(Transport&, std::span<double>, const StepHook&);

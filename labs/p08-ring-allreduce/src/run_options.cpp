@@ -14,6 +14,9 @@ void validate(const RunOptions& o) {
     throw gpulab::UsageError(fmt::format("--size {} is too large for this demo (at most 134217728 elements)", o.size));
   if (o.iters < 0 || o.warmup < 0) throw gpulab::UsageError("--iters and --warmup must be >= 0");
   if (o.rounds < 1 || o.rounds > 100) throw gpulab::UsageError(fmt::format("--rounds {}: use 1..100", o.rounds));
+  if (!valid_ring_bytes(o.shm_ring_bytes))
+    throw gpulab::UsageError(fmt::format("--shm-ring-bytes {}: use a power of two from {} to 1073741824",
+                                         o.shm_ring_bytes, kShmMinRingBytes));
   if (o.timeout_ms < 0) throw gpulab::UsageError("--timeout-ms must be >= 0 (0 = wait forever)");
   if ((o.kill_rank >= 0) != (o.kill_step >= 0))
     throw gpulab::UsageError("--kill-rank and --kill-step go together");
@@ -90,6 +93,7 @@ TransportOptions transport_options(const RunOptions& o) {
     throw gpulab::UsageError(fmt::format("--transport: {}", e.what()));
   }
   t.spin = std::chrono::microseconds(o.spin_us);
+  t.ring_bytes = o.shm_ring_bytes;
   return t;
 }
 

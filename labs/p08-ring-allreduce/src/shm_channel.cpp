@@ -19,12 +19,18 @@
 namespace ring {
 namespace {
 
-// Layout: the doorbell, one header per possible sender, then one ring per
-// possible sender, page aligned. Rings from senders that never write stay
-// untouched, so their pages are never allocated.
+// Layout: the doorbell, the ring size, one header per possible sender, then
+// one ring per possible sender, page aligned. Rings from senders that never
+// write stay untouched, so their pages are never allocated.
 constexpr std::size_t kPage = 4096;
-constexpr std::size_t headers_offset() {
+struct alignas(64) SegmentInfo {
+  std::uint64_t ring_bytes;  // written once by the creator, before any peer maps it
+};
+constexpr std::size_t info_offset() {
   return sizeof(Doorbell);
+}
+constexpr std::size_t headers_offset() {
+  return info_offset() + sizeof(SegmentInfo);
 }
 std::size_t rings_offset(int world) {
   const std::size_t end = headers_offset() + sizeof(RingHeader) * static_cast<std::size_t>(world);
@@ -57,15 +63,22 @@ inline void cpu_relax() {
 
 }  // namespace
 
-std::size_t ShmSegment::bytes_for(int world) {
-  return rings_offset(world) + kShmRingBytes * static_cast<std::size_t>(world);
+bool valid_ring_bytes(std::size_t bytes) {
+  return bytes >= kShmMinRingBytes && bytes <= (std::size_t{1} << 30) && (bytes & (bytes - 1)) == 0;
 }
 
-ShmSegment ShmSegment::create(int world, int owner_rank) {
+std::size_t ShmSegment::bytes_for(int world, std::size_t ring_bytes) {
+  return rings_offset(world) + ring_bytes * static_cast<std::size_t>(world);
+}
+
+ShmSegment ShmSegment::create(int world, int owner_rank, std::size_t ring_bytes) {
+  if (!valid_ring_bytes(ring_bytes))
+    throw std::runtime_error(fmt::format("shared-memory ring of {} bytes: not a power of two from {} to 1 GiB",
+                                         ring_bytes, kShmMinRingBytes));
   const std::string name = fmt::format("gpulab-ring-rank{}", owner_rank);
   const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
   if (fd < 0) fail("memfd_create");
-  const std::size_t size = bytes_for(world);
+  const std::size_t size = bytes_for(world, ring_bytes);
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
     const int e = errno;
     ::close(fd);
@@ -79,8 +92,9 @@ ShmSegment ShmSegment::create(int world, int owner_rank) {
     ::close(fd);
     throw;
   }
-  ShmSegment s(world, base, size, fd);
+  ShmSegment s(world, base, size, fd, ring_bytes);
   new (&s.doorbell()) Doorbell();
+  new (base + info_offset()) SegmentInfo{ring_bytes};
   for (int p = 0; p < world; ++p) new (&s.header(p)) RingHeader();
   return s;
 }
@@ -91,7 +105,20 @@ ShmSegment ShmSegment::open_peer(int world, int owner_rank, int pid, int fd) {
   const std::string path = fmt::format("/proc/{}/fd/{}", pid, fd);
   const int mine = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (mine < 0) fail(fmt::format("open rank {}'s segment {}", owner_rank, path));
-  const std::size_t size = bytes_for(world);
+  // The ring size is the owner's choice: read it from the segment (its first
+  // page), then map the whole.
+  SegmentInfo info{};
+  if (::pread(mine, &info, sizeof info, static_cast<off_t>(info_offset())) != static_cast<ssize_t>(sizeof info)) {
+    const int e = errno;
+    ::close(mine);
+    errno = e;
+    fail(fmt::format("read rank {}'s segment header", owner_rank));
+  }
+  if (!valid_ring_bytes(info.ring_bytes)) {
+    ::close(mine);
+    throw std::runtime_error(fmt::format("rank {}'s segment: a ring of {} bytes", owner_rank, info.ring_bytes));
+  }
+  const std::size_t size = bytes_for(world, info.ring_bytes);
   std::byte* base = nullptr;
   try {
     base = map(mine, size, fmt::format("of rank {}'s segment", owner_rank));
@@ -100,14 +127,15 @@ ShmSegment ShmSegment::open_peer(int world, int owner_rank, int pid, int fd) {
     throw;
   }
   ::close(mine);  // the mapping holds the memory
-  return ShmSegment(world, base, size, -1);
+  return ShmSegment(world, base, size, -1, info.ring_bytes);
 }
 
 ShmSegment::ShmSegment(ShmSegment&& o) noexcept
     : world_(o.world_),
       base_(std::exchange(o.base_, nullptr)),
       size_(o.size_),
-      fd_(std::exchange(o.fd_, -1)) {}
+      fd_(std::exchange(o.fd_, -1)),
+      ring_bytes_(o.ring_bytes_) {}
 
 ShmSegment& ShmSegment::operator=(ShmSegment&& o) noexcept {
   ShmSegment tmp(std::move(o));
@@ -115,6 +143,7 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& o) noexcept {
   std::swap(base_, tmp.base_);
   std::swap(size_, tmp.size_);
   std::swap(fd_, tmp.fd_);
+  std::swap(ring_bytes_, tmp.ring_bytes_);
   return *this;
 }
 
@@ -132,13 +161,10 @@ Doorbell& ShmSegment::doorbell() const {
   return *std::launder(reinterpret_cast<Doorbell*>(base_));
 }
 
-RingHeader& ShmSegment::header(int from) const {
-  return *std::launder(reinterpret_cast<RingHeader*>(
-      base_ + headers_offset() + sizeof(RingHeader) * static_cast<std::size_t>(from)));
-}
-
-std::byte* ShmSegment::data(int from) const {
-  return base_ + rings_offset(world_) + kShmRingBytes * static_cast<std::size_t>(from);
+RingView ShmSegment::ring(int from) const {
+  const auto p = static_cast<std::size_t>(from);
+  return {std::launder(reinterpret_cast<RingHeader*>(base_ + headers_offset() + sizeof(RingHeader) * p)),
+          base_ + rings_offset(world_) + ring_bytes_ * p, ring_bytes_};
 }
 
 void ring_doorbell(Doorbell& bell) {
@@ -175,40 +201,58 @@ void wait_doorbell(Doorbell& bell, std::uint32_t seen, std::chrono::microseconds
   bell.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-std::size_t ring_write(RingHeader& h, std::byte* data, std::span<const std::byte> src,
-                       std::size_t sent) {
+std::span<std::byte> ring_reserve(const RingView& r, std::size_t total, std::size_t sent) {
+  RingHeader& h = *r.header;
   const std::uint64_t head = h.head.load(std::memory_order_relaxed);  // only this process writes it
   const std::uint64_t tail =
       h.tail.load(std::memory_order_acquire);  // the reader is done with what lies before
-  const std::size_t free = kShmRingBytes - static_cast<std::size_t>(head - tail);
-  const std::size_t at = static_cast<std::size_t>(head % kShmRingBytes);
-  const std::size_t left = src.size() - sent;
-  std::size_t n = std::min({left, free, kShmRingBytes - at, kShmPieceBytes});
-  if (n < left)
-    n &= ~std::size_t{7};  // only the message's last piece may end off an 8-byte boundary
+  const std::size_t free = r.capacity - static_cast<std::size_t>(head - tail);
+  const std::size_t at = static_cast<std::size_t>(head % r.capacity);
+  const std::size_t left = total - sent;
+  std::size_t n = std::min({left, free, r.capacity - at, kShmPieceBytes});
+  if (n < left) n &= ~std::size_t{7};  // only the message's last piece may end off an 8-byte boundary
+  return {r.data + at, n};
+}
+
+void ring_publish(const RingView& r, std::size_t n, bool message_done) {
+  RingHeader& h = *r.header;
+  const std::uint64_t head = h.head.load(std::memory_order_relaxed);
+  h.head.store(head + (message_done ? align8(n) : n), std::memory_order_release);
+}
+
+std::size_t ring_write(const RingView& r, std::span<const std::byte> src, std::size_t sent, std::size_t ready) {
+  auto room = ring_reserve(r, src.size(), sent);
+  std::size_t n = std::min(room.size(), ready - sent);
+  if (sent + n < src.size()) n &= ~std::size_t{7};
   if (n == 0) return 0;
-  std::memcpy(data + at, src.data() + sent, n);
-  const std::uint64_t next = sent + n == src.size() ? head + align8(n) : head + n;
-  h.head.store(next, std::memory_order_release);
+  std::memcpy(room.data(), src.data() + sent, n);
+  ring_publish(r, n, sent + n == src.size());
   return n;
 }
 
-std::span<const std::byte> ring_peek(const RingHeader& h, const std::byte* data, std::size_t total,
-                                     std::size_t received) {
+std::span<const std::byte> ring_peek(const RingView& r, std::size_t total, std::size_t received) {
+  const RingHeader& h = *r.header;
   const std::uint64_t tail = h.tail.load(std::memory_order_relaxed);  // only this process writes it
   const std::uint64_t head =
       h.head.load(std::memory_order_acquire);  // the bytes before it are written
   const std::size_t avail = static_cast<std::size_t>(head - tail);
-  const std::size_t at = static_cast<std::size_t>(tail % kShmRingBytes);
+  const std::size_t at = static_cast<std::size_t>(tail % r.capacity);
   const std::size_t left = total - received;
-  std::size_t n = std::min({left, avail, kShmRingBytes - at, kShmPieceBytes});
+  std::size_t n = std::min({left, avail, r.capacity - at, kShmPieceBytes});
   if (n < left) n &= ~std::size_t{7};
-  return {data + at, n};
+  return {r.data + at, n};
 }
 
-void ring_release(RingHeader& h, std::size_t n, bool message_done) {
+void ring_release(const RingView& r, std::size_t n, bool message_done) {
+  RingHeader& h = *r.header;
   const std::uint64_t tail = h.tail.load(std::memory_order_relaxed);
   h.tail.store(tail + (message_done ? align8(n) : n), std::memory_order_release);
+}
+
+bool ring_full(const RingView& r) {
+  const RingHeader& h = *r.header;
+  const std::uint64_t tail = h.tail.load(std::memory_order_relaxed);
+  return h.head.load(std::memory_order_acquire) - tail >= r.capacity;
 }
 
 }  // namespace ring

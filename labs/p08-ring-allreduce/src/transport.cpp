@@ -15,14 +15,10 @@
 
 #include "ring_allreduce/host_identity.hpp"
 #include "ring_allreduce/shm_channel.hpp"
+#include "transport_shm.hpp"
 
 namespace ring {
 
-struct Transport::Shm {
-  ShmSegment mine;               // rings into this rank, and its doorbell
-  std::vector<ShmSegment> peer;  // [p]: rank p's segment, mapped when p shares memory with us
-  std::chrono::microseconds spin{0};
-};
 
 namespace {
 
@@ -81,6 +77,9 @@ Transport& Transport::operator=(Transport&&) noexcept = default;
 Transport::~Transport() = default;
 
 void Transport::setup_paths(const TransportOptions& opts, Clock::time_point deadline) {
+  kind_ = opts.kind;
+  ring_bytes_ = opts.ring_bytes;
+  unsliced_ = opts.unsliced;
   if (opts.kind == TransportKind::kTcp || world_ < 2) return;
   // Every rank sends before it reads: a few hundred bytes each, which any
   // socket buffer holds, so the order cannot deadlock.
@@ -101,7 +100,7 @@ void Transport::setup_paths(const TransportOptions& opts, Clock::time_point dead
   if (local.empty()) return;
 
   auto shm = std::make_unique<Shm>();
-  shm->mine = ShmSegment::create(world_, rank_);
+  shm->mine = ShmSegment::create(world_, rank_, opts.ring_bytes);
   shm->peer.resize(static_cast<std::size_t>(world_));
   const SegmentAddress addr{static_cast<std::int32_t>(::getpid()), shm->mine.fd()};
   for (int p : local) send_exact(peers_[p], std::as_bytes(std::span(&addr, 1)), deadline);
@@ -150,6 +149,11 @@ void Transport::setup_paths(const TransportOptions& opts, Clock::time_point dead
   shm->spin = opts.spin.count() >= 0 ? opts.spin
                                      : (here <= cores ? std::chrono::microseconds(50) : std::chrono::microseconds(0));
   shm_ = std::move(shm);
+}
+
+std::size_t Transport::slice_bytes() const {
+  if (force_tcp_ || kind_ == TransportKind::kTcp || unsliced_) return 0;
+  return ring_bytes_ / 2;
 }
 
 Path Transport::path_to(int peer) const {
@@ -266,7 +270,7 @@ void Transport::exchange(std::span<const SendOp> sends, std::span<RecvOp> recvs,
       }
       if (op.is_send) {
         const ShmSegment& seg = shm_->peer.at(static_cast<std::size_t>(op.peer));
-        const std::size_t n = ring_write(seg.header(rank_), seg.data(rank_), sends[op.index].bytes, op.done);
+        const std::size_t n = ring_write(seg.ring(rank_), sends[op.index].bytes, op.done);
         if (n > 0) {
           op.done += n;
           bytes_sent_ += n;
@@ -275,8 +279,8 @@ void Transport::exchange(std::span<const SendOp> sends, std::span<RecvOp> recvs,
         progress = progress || n > 0;
       } else {
         const RecvOp& r = recvs[op.index];
-        RingHeader& h = shm_->mine.header(op.peer);
-        const auto piece = ring_peek(h, shm_->mine.data(op.peer), op.total, op.done);
+        const RingView h = shm_->mine.ring(op.peer);
+        const auto piece = ring_peek(h, op.total, op.done);
         if (!piece.empty()) {
           if (r.consume)
             r.consume(op.done, piece);

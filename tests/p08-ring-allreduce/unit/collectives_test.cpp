@@ -87,6 +87,84 @@ TEST_P(Collectives, RingFloatsToo) {
   }
 }
 
+// Rings far smaller than a chunk (64 bytes: eight doubles; 4 KiB), sliced to
+// half a ring as usual and unsliced (every message many rings long, so only
+// the relay's rules keep it moving), on worlds 2..5 and lengths that divide
+// neither by the world nor by the slice: exact sums, exact byte counts, and
+// no deadlock (the watchdog would fail the run).
+TEST(FusedRing, RingsSmallerThanAChunkNeverDeadlock) {
+  struct Case {
+    std::size_t ring_bytes;
+    std::size_t n;
+  };
+  for (bool unsliced : {false, true}) {
+    for (const Case c : {Case{64, 7}, Case{64, 1'001}, Case{4096, 1'001}, Case{4096, 40'003}}) {
+      for (int world : {2, 3, 4, 5}) {
+        ring::LaunchOptions opts;
+        opts.world = world;
+        opts.timeout = std::chrono::milliseconds(20'000);
+        opts.transport.kind = ring::TransportKind::kShm;
+        opts.transport.ring_bytes = c.ring_bytes;
+        opts.transport.unsliced = unsliced;
+        const auto ranks = ring::launch_local(opts, exact_sum_job<double>(Algo::kRing, c.n));
+        for (const auto& r : ranks) {
+          const std::string where = "ring " + std::to_string(c.ring_bytes) + " unsliced " + std::to_string(unsliced) +
+                                    " world " + std::to_string(world) + " n " + std::to_string(c.n) + " rank " +
+                                    std::to_string(r.rank);
+          ASSERT_EQ(r.status, RankOutcome::Status::kOk) << where << ": " << r.error;
+          EXPECT_EQ(r.report["via"], "shm") << where;
+          EXPECT_EQ(r.report["wrong"].get<std::uint64_t>(), 0u) << where;
+          EXPECT_EQ(r.report["sent"].get<std::uint64_t>(), ring::ring_bytes_sent(c.n, world, r.rank, 8)) << where;
+          EXPECT_EQ(r.report["received"].get<std::uint64_t>(),
+                    ring::ring_bytes_sent(c.n, world, ring::mod(r.rank - 1, world), 8))
+              << where;
+        }
+      }
+    }
+  }
+  // Floats of odd count: the last message of a stream ends off an 8-byte boundary.
+  ring::LaunchOptions opts;
+  opts.world = 3;
+  opts.timeout = std::chrono::milliseconds(20'000);
+  opts.transport.kind = ring::TransportKind::kShm;
+  opts.transport.ring_bytes = 64;
+  for (const auto& r : ring::launch_local(opts, exact_sum_job<float>(Algo::kRing, 1'001))) {
+    ASSERT_EQ(r.status, RankOutcome::Status::kOk) << r.error;
+    EXPECT_EQ(r.report["wrong"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(r.report["sent"].get<std::uint64_t>(), ring::ring_bytes_sent(1'001, 3, r.rank, 4));
+  }
+}
+
+// The one-pass path is really taken over shared memory, never over TCP, and
+// never for a step-0 message (nothing arrived that it could be made of).
+TEST_P(Collectives, FusedRingForwardsInOnePassOverSharedMemoryOnly) {
+  constexpr int kWorld = 3;
+  constexpr std::size_t kN = 300'001;
+  const auto ranks = run(kWorld, [](ring::Transport& t) {
+    std::vector<double> v(kN, static_cast<double>(t.rank() + 1));
+    t.reset_counters();
+    ring::ring_allreduce<double>(t, v);
+    std::uint64_t wrong = 0;
+    for (double x : v) wrong += x != 6.0;
+    return gpulab::Json{{"wrong", wrong}, {"sent", t.bytes_sent()}, {"forwarded", t.bytes_forwarded()},
+                        {"via", t.paths_name()}};
+  });
+  for (const auto& r : ranks) {
+    ASSERT_EQ(r.status, RankOutcome::Status::kOk) << r.error;
+    EXPECT_EQ(r.report["wrong"].get<std::uint64_t>(), 0u);
+    const auto sent = r.report["sent"].get<std::uint64_t>();
+    const auto forwarded = r.report["forwarded"].get<std::uint64_t>();
+    EXPECT_EQ(sent, ring::ring_bytes_sent(kN, kWorld, r.rank, 8));
+    if (GetParam() == ring::TransportKind::kTcp) {
+      EXPECT_EQ(forwarded, 0u) << "rank " << r.rank;
+    } else {
+      EXPECT_GT(forwarded, 0u) << "rank " << r.rank;
+      const auto step0 = ring::chunk_bounds(kN, kWorld, ring::rs_send_chunk(r.rank, 0, kWorld)).size() * 8;
+      EXPECT_LE(forwarded, sent - step0) << "rank " << r.rank;
+    }
+  }
+}
+
 TEST_P(Collectives, NaiveExactSumsAndNMinusOneVectorsPerRank) {
   for (int world : {2, 3, 5}) {
     const auto ranks = run(world, exact_sum_job<double>(Algo::kNaive, 999));

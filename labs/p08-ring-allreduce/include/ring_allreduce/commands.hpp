@@ -57,6 +57,7 @@ struct RunOptions {
   std::string iface_env;  // NCCL_SOCKET_IFNAME as main read it
   std::string transport = "auto";
   int spin_us = -1;  // shared-memory wait: spin before sleeping (-1: auto)
+  std::size_t shm_ring_bytes = kShmRingBytes;  // each shared ring; the ring all-reduce slices to half of it
   std::string metrics_out;
   const MpiSession* mpi = nullptr;  // set when mpirun started us
   // Under MPI only rank 0 reports.
@@ -78,7 +79,7 @@ std::vector<Algo> chosen_algos(const RunOptions& o);
 // rank. Under MPI only rank 0 gets the outcomes; the others get none.
 std::vector<RankOutcome> launch(const RunOptions& o, int world, const RankJob& job);
 LaunchOptions launch_options(const RunOptions& o, int world);
-// --transport and --shm-spin-us; a UsageError for an unknown transport.
+// --transport, --shm-spin-us and --shm-ring-bytes; a UsageError for an unknown transport.
 TransportOptions transport_options(const RunOptions& o);
 
 int run_headline(const RunOptions& o, DType dtype, gpulab::Json& doc, gpulab::prom::Exposition& metrics);

@@ -27,9 +27,12 @@
 #include <string_view>
 #include <vector>
 
+#include "ring_allreduce/shm_channel.hpp"
 #include "ring_allreduce/socket.hpp"
 
 namespace ring {
+
+class RelayPlan;  // relay.hpp
 
 struct PeerFailure : std::runtime_error {
   PeerFailure(const std::string& what, std::vector<int> closed) : std::runtime_error(what), suspects(std::move(closed)) {}
@@ -74,6 +77,14 @@ struct TransportOptions {
   // rank on it, otherwise not at all (a spinning rank would steal the core the
   // rank it waits for needs).
   std::chrono::microseconds spin{-1};
+  // Bytes of each shared-memory ring (shm_channel.hpp: a power of two, at
+  // least kShmMinRingBytes). The ring all-reduce cuts its chunks into slices
+  // of half a ring, so it must be the same on every rank.
+  std::size_t ring_bytes = kShmRingBytes;
+  // Tests only: the ring all-reduce in one round whatever the ring size, so
+  // each message may be many rings long and only relay()'s rules keep it
+  // from deadlocking (relay.cpp).
+  bool unsliced = false;
 };
 
 // Bytes on the wire per direction and peer kind, for the byte-count proof.
@@ -119,11 +130,25 @@ class Transport {
   // Runs all sends and receives to completion. `what` names the step in errors.
   void exchange(std::span<const SendOp> sends, std::span<RecvOp> recvs, std::string_view what);
 
+  // Streams `plan`'s messages to `to` while receiving its messages from
+  // `from`, forwarding what arrives in the same pass where it can
+  // (relay.hpp: NCCL's recvReduceSend / recvCopySend). The watchdog as in
+  // exchange(); src/relay.cpp says why it cannot deadlock.
+  void relay(int to, int from, RelayPlan& plan);
+
+  // Bytes per message slice that every rank of this job agrees on: half a
+  // shared ring (two slices in flight per link) unless every byte goes over
+  // TCP, where slices buy nothing (0: no limit).
+  [[nodiscard]] std::size_t slice_bytes() const;
+
   // Payload bytes written to / read from the transport (sockets or shared
   // rings; padding and handshakes not counted) since the last reset.
   [[nodiscard]] std::uint64_t bytes_sent() const { return bytes_sent_; }
   [[nodiscard]] std::uint64_t bytes_received() const { return bytes_received_; }
-  void reset_counters() { bytes_sent_ = bytes_received_ = 0; }
+  // Of bytes_sent(): those relay() forwarded from the incoming ring to the
+  // outgoing one in one pass (the rest were sent from local memory).
+  [[nodiscard]] std::uint64_t bytes_forwarded() const { return bytes_forwarded_; }
+  void reset_counters() { bytes_sent_ = bytes_received_ = bytes_forwarded_ = 0; }
 
   // Ranks whose connection to us reads as closed right now.
   [[nodiscard]] std::vector<int> closed_peers() const;
@@ -139,8 +164,13 @@ class Transport {
   std::chrono::milliseconds timeout_;
   std::unique_ptr<Shm> shm_;
   bool force_tcp_ = false;
+  TransportKind kind_ = TransportKind::kTcp;  // what setup_paths() was asked for
+  std::size_t ring_bytes_ = kShmRingBytes;
+  bool unsliced_ = false;
+  std::vector<std::byte> tcp_scratch_;  // relay(): TCP bytes land here before they are reduced
   std::uint64_t bytes_sent_ = 0;
   std::uint64_t bytes_received_ = 0;
+  std::uint64_t bytes_forwarded_ = 0;
 };
 
 // Builds the full mesh: rank r connects to every lower rank and accepts every

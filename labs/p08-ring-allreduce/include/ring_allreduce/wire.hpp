@@ -73,4 +73,15 @@ inline void from_wire_inplace(std::span<T> values) {
   }
 }
 
+// Before sending `values` in place: encode them in place (no-op on little-endian hosts).
+template <WireFloat T>
+inline void to_wire_inplace(std::span<T> values) {
+  if constexpr (!kWireIsNative) {
+    for (T& v : values) {
+      const T x = v;
+      store_le(x, reinterpret_cast<std::byte*>(&v));
+    }
+  }
+}
+
 }  // namespace ring
