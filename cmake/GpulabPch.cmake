@@ -11,6 +11,8 @@
 # the macros the headers test), so the lists are per kind and every anchor target gets the
 # tree-wide flags (sanitizers, warnings) its users get; CMake adds -Winvalid-pch, so a .gch GCC
 # refused would be a warning (an error under GPULAB_WERROR), never a silent slow build.
+# -pthread too, on every anchor and user: gRPC's targets add it to the device plugin's (it defines
+# _REENTRANT, which glibc's headers test, and GCC refuses a .gch built with another value).
 # C and CUDA sources are left out (the headers are C++; nvcc has no use for a GCC .gch).
 # GPULAB_PCH=OFF builds without them (and proves each file includes what it uses).
 option(GPULAB_PCH "Precompiled headers for json, CLI11, GoogleTest, fmt and the standard library" ON)
@@ -55,6 +57,7 @@ function(_gpulab_pch_anchor target pic deps)
     target_compile_options(${target} PRIVATE -fPIE)
   endif()
   gpulab_set_warnings(${target})
+  target_compile_options(${target} PRIVATE -pthread)
   target_precompile_headers(${target} PRIVATE ${ARGN} ${_GPULAB_PCH_STD})
 endfunction()
 
@@ -72,5 +75,6 @@ function(gpulab_use_pch target kind)
         PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
     endif()
   endforeach()
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-pthread>)
   target_precompile_headers(${target} REUSE_FROM gpulab_pch_${kind})
 endfunction()
