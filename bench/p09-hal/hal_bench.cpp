@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpulab/scoped_env.hpp"
 #include "hal/hal.hpp"
 
 #ifdef GPULAB_HAL_HAVE_OPENBLAS
@@ -49,34 +50,13 @@ hal::Registry& registry() {
   return reg;
 }
 
-// Sets an environment variable for the life of the object (the fast
-// backend reads its variables in init()).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    had_ = std::getenv(name) != nullptr;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 // Another context of the fast backend, on one thread, with the kernel `isa`
 // names (GPULAB_HAL_FAST_ISA; "" for its own choice); nullptr when it does not
 // load (an ISA this CPU lacks).
 const hal::Backend* fast_one_thread(hal::Registry& reg, const char* isa) {
-  ScopedEnv threads("GPULAB_HAL_FAST_THREADS", "1");
-  ScopedEnv kernel("GPULAB_HAL_FAST_ISA", isa);
+  gpulab::ScopedEnv threads("GPULAB_HAL_FAST_THREADS", "1");
+  gpulab::ScopedEnv kernel("GPULAB_HAL_FAST_ISA", isa);
   return reg.load(hal::build_backend_dir() / hal::backend_file_name("fast")) ? reg.find("fast") : nullptr;
 }
 const hal::Backend* fast_one_thread() {

@@ -18,6 +18,7 @@
 #include "../../../labs/p09-hal/backends/fast/blocking.hpp"
 #include "../../../labs/p09-hal/backends/fast/micro_kernel.hpp"
 #include "../../../labs/p09-hal/backends/fast/worker_pool.hpp"
+#include "gpulab/scoped_env.hpp"
 #include "hal_test_support.hpp"
 
 namespace hal = gpulab::hal;
@@ -39,30 +40,9 @@ constexpr Shape kEdgeShapes[] = {
     {25, 31, 193},   {1037, 40, 30},
 };
 
-// Sets an environment variable while a Registry loads `fast` (its variables
-// are read at init), and puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+// An environment variable set while a Registry loads `fast` (its variables
+// are read at init).
+using gpulab::ScopedEnv;
 
 struct ScopedThreads : ScopedEnv {
   explicit ScopedThreads(const char* value) : ScopedEnv("GPULAB_HAL_FAST_THREADS", value) {}
