@@ -193,11 +193,15 @@ TEST_F(NetnsPlatformTest, ADownedLinkIsALostNodeAndTheGangResumesOnTheOthers) {
 TEST_F(NetnsPlatformTest, ARateLimitedLinkSlowsTheRingAndItsNodeStaysReady) {
   if (gpulab_test::shell("command -v tc").exit_code != 0) GTEST_SKIP() << "tc not installed (Debian: iproute2)";
   constexpr double kRateBitsPerSecond = 8e6;
-  constexpr double kBurstBytes = 32 * 1024;
+  // The bucket is smaller than one ring send (half the default model's gradient, about 11 KB
+  // for a world of two), so every send outruns it and the qdisc holds packets back however
+  // slowly the ranks compute between sends. With a 32 KB bucket, a TSan build's slow steps let
+  // it refill between sends and the limit never showed (overlimits 0).
+  constexpr double kBurstBytes = 8 * 1024;
   for (const auto& n : kAgents) {
     // latency 50ms bounds the queue, so a heartbeat waits behind at most 50 ms of ring traffic.
     gpulab_test::shell_or_throw("ip netns exec " + hosts_->netns(n) + " tc qdisc add dev " + NetnsHosts::kLink +
-                                " root tbf rate 8mbit burst 32kb latency 50ms");
+                                " root tbf rate 8mbit burst 8kb latency 50ms");
   }
   const int steps = 20;
   const auto id = submit(2, steps);
