@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <utility>
+
 #include "conformance/hal_target.hpp"
 #include "conformance/perf_tier.hpp"
 #include "gpulab/json.hpp"
@@ -9,15 +12,22 @@
 
 namespace platform {
 
-std::optional<PeakFlops> measure_peak_flops(std::string_view backend) {
+std::optional<PeakFlops> measure_peak_flops(std::string_view backend, std::chrono::nanoseconds budget) {
   const gpulab::hal::Registry reg(gpulab::hal::DiscoveryOptions::from_environment());
   const gpulab::hal::Backend* be = reg.find(backend);
   if (be == nullptr) return std::nullopt;
   conformance::HalTarget target(*be);
   std::optional<PeakFlops> best;
+  std::optional<std::pair<std::uint64_t, double>> last;  // size, best seconds
   for (const std::uint64_t n : kPeakSizes) {
+    if (last) {
+      const double scale = std::pow(static_cast<double>(n) / static_cast<double>(last->first), 3);
+      const double predicted_s = last->second * scale * (kPeakReps + 1);  // the warm-up too
+      if (predicted_s > std::chrono::duration<double>(budget).count()) break;
+    }
     const auto seconds = target.time_matmul(n, n, n, kPeakReps);
     if (!seconds || *seconds <= 0) continue;
+    last = {n, *seconds};
     const double flops = conformance::matmul_gflops(n, n, n, *seconds) * 1e9;
     if (!best || flops > best->flops) {
       best = PeakFlops{flops, n, fmt::format("HAL {} F32 matmul {}x{}x{}, best of {}", backend, n, n, n, kPeakReps)};

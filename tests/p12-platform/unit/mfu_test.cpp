@@ -71,4 +71,12 @@ TEST(Mfu, ThePeakIsTheHalsBestMeasuredMatmul) {
   EXPECT_FALSE(measure_peak_flops("no-such-backend"));
 }
 
+TEST(Mfu, LargerSizesAreTimedOnlyWhileTheyFitTheBudget) {
+  // No time at all: the smallest size is still measured, nothing larger is tried.
+  const auto peak = measure_peak_flops("cpu_ref", std::chrono::nanoseconds(1));
+  ASSERT_TRUE(peak);
+  EXPECT_EQ(peak->n, kPeakSizes[0]);
+  EXPECT_GT(peak->flops, 1e6);
+}
+
 }  // namespace

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,11 @@ namespace platform {
 // shows what the backend reaches when it is not starved).
 inline constexpr std::uint64_t kPeakSizes[] = {64, 128, 256};
 inline constexpr int kPeakReps = 3;
+// A larger size is timed only if its warm-up and reps, predicted from the last
+// size's best time by the n^3 of the work, fit in this: the agent is not ready
+// until the peak is measured, and a slow backend (cpu_ref in a ThreadSanitizer
+// build: about 5 s for 256^3) must not hold its start for long.
+inline constexpr std::chrono::milliseconds kPeakBudget{1000};
 
 struct PeakFlops {
   double flops = 0;         // FLOP/s of the best run
@@ -30,9 +36,11 @@ struct PeakFlops {
   std::string source;       // "HAL fast F32 matmul 256x256x256, best of 3"
 };
 
-// Times `backend`'s F32 matmul through the HAL at each of kPeakSizes;
-// nullopt when the HAL does not load it here or it cannot run them.
-std::optional<PeakFlops> measure_peak_flops(std::string_view backend);
+// Times `backend`'s F32 matmul through the HAL at each of kPeakSizes (the
+// larger ones while they fit in `budget`, above); nullopt when the HAL does not
+// load it here or it cannot run them.
+std::optional<PeakFlops> measure_peak_flops(std::string_view backend,
+                                            std::chrono::nanoseconds budget = kPeakBudget);
 
 // One "pace" line of a train task: `steps` steps that took `seconds` and did
 // `model_flops` FLOPs on this rank.
