@@ -27,7 +27,7 @@ inline constexpr int kPeakReps = 3;
 // A larger size is timed only if its warm-up and reps, predicted from the last
 // size's best time by the n^3 of the work, fit in this: the agent is not ready
 // until the peak is measured, and a slow backend (cpu_ref in a ThreadSanitizer
-// build: about 5 s for 256^3) must not hold its start for long.
+// build: about 7 s for 256^3) must not hold its start for long.
 inline constexpr std::chrono::milliseconds kPeakBudget{1000};
 
 struct PeakFlops {
