@@ -77,19 +77,46 @@ TEST_F(IoctlLatencyCli, WithoutRootItSaysSoAndExits77) {
             "CAP_PERFMON)\n");
 }
 
-// Root without the capabilities (a container's root): the kernel's EPERM is a skip with the
-// reason, not a failed run.
+// Runs the program as root without CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN (a container's root),
+// in a private mount namespace after `setup`: whether tracefs is mounted is then the test's choice,
+// not whatever an earlier test or boot left on the host.
+gpulab_test::ProgramRun run_as_capless_root(const std::string& setup) {
+  return run_program("gpulab-ioctl-latency", "--device /dev/null --duration 1\"'",
+                     gpulab_test::Stderr::kSeparate,
+                     "unshare --mount --propagation private sh -c '" + setup +
+                         " && PATH=/usr/sbin:/sbin:$PATH exec capsh "
+                         "--drop=cap_bpf,cap_perfmon,cap_sys_admin -- -c \"");
+}
+
+bool can_drop_capabilities() {
+  return access("/usr/sbin/capsh", X_OK) == 0 || access("/sbin/capsh", X_OK) == 0;
+}
+
+// With tracefs mounted, the kernel's EPERM at the BPF load is a skip with the reason, not a
+// failed run.
 TEST_F(IoctlLatencyCli, RootWithoutCapBpfIsASkipNotAFailure) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root, to drop its capabilities";
-  if (access("/usr/sbin/capsh", X_OK) != 0 && access("/sbin/capsh", X_OK) != 0)
-    GTEST_SKIP() << "capsh is not installed (libcap2-bin)";
-  const auto r = run_program(
-      "gpulab-ioctl-latency", "--device /dev/null --duration 1\"", gpulab_test::Stderr::kSeparate,
-      "PATH=/usr/sbin:/sbin:$PATH capsh --drop=cap_bpf,cap_perfmon,cap_sys_admin -- -c \"");
+  if (!can_drop_capabilities()) GTEST_SKIP() << "capsh is not installed (libcap2-bin)";
+  const auto r = run_as_capless_root(
+      "{ mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing; }");
   EXPECT_EQ(r.exit_code, 77) << r.err;
   EXPECT_EQ(r.err,
             "gpulab-ioctl-latency: SKIPPED: the kernel refused to load the BPF program (Operation "
             "not permitted: no CAP_BPF and CAP_PERFMON here, or kernel lockdown)\n");
+}
+
+// Without tracefs, and without the right to mount it, the skip names the mount it needs.
+TEST_F(IoctlLatencyCli, RootWithoutTracefsOrTheRightToMountItIsASkipNamingTheMount) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to drop its capabilities";
+  if (!can_drop_capabilities()) GTEST_SKIP() << "capsh is not installed (libcap2-bin)";
+  const auto r = run_as_capless_root(
+      "{ umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; "
+      "! test -e /sys/kernel/tracing/events; }");
+  EXPECT_EQ(r.exit_code, 77) << r.err;
+  EXPECT_EQ(r.err,
+            "gpulab-ioctl-latency: SKIPPED: tracefs is not mounted and mounting it on "
+            "/sys/kernel/tracing failed (Operation not permitted): mount -t tracefs nodev "
+            "/sys/kernel/tracing\n");
 }
 
 TEST_F(IoctlLatencyCli, HelpSaysWhatItShowsAndThatItNeedsRoot) {
