@@ -11,8 +11,8 @@
 // this host, which is what the task's own matmuls could at most reach.
 #pragma once
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
