@@ -434,6 +434,13 @@ class RunsTheProgram(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertIn("bench-fake: not Google Benchmark JSON", err)
 
+    def test_a_filter_that_matches_nothing_is_named(self):
+        with Tree() as t:  # Google Benchmark: "Failed to match any benchmarks" on stderr, exit 0
+            rc, out, err = t.run("--bench", self.fake_bench(t.root, "exit 0"), "--filter", "NONE")
+            self.assertEqual(rc, 2)
+            self.assertEqual(out, "")
+            self.assertIn("bench-compare: error: --filter 'NONE' matches no benchmark of bench-fake", err)
+
 
 class LabCommand(unittest.TestCase):
     """tools/lab bench, copied into a throwaway tree so its labs are fixtures: the refusals come
