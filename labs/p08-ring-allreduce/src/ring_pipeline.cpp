@@ -36,40 +36,27 @@ void add_to(std::byte* dst, const std::byte* a, const std::byte* b, std::size_t 
   }
 }
 
-// In place: local += wire, and the same sum into `out` (the last reduce-scatter step).
-template <WireFloat T>
-void add_keep_and_send(std::byte* local, const std::byte* wire, std::byte* out, std::size_t count) {
+// One read of the incoming bytes, two writes: the value lands in `local` and goes
+// on in `out` (two memcpy calls would read a 64 KiB piece twice, and it does not
+// stay in L1). kAdd: the value is local + wire (the last reduce-scatter step: this
+// rank's result and its first all-gather send); otherwise wire itself (recvCopySend).
+template <WireFloat T, bool kAdd>
+void keep_and_send(std::byte* local, const std::byte* wire, std::byte* out, std::size_t count) {
   if constexpr (kWireIsNative) {
     T* __restrict l = reinterpret_cast<T*>(local);
     const T* __restrict w = reinterpret_cast<const T*>(wire);
     T* __restrict o = reinterpret_cast<T*>(out);
     for (std::size_t i = 0; i < count; ++i) {
-      const T v = l[i] + w[i];
+      const T v = kAdd ? l[i] + w[i] : w[i];
       l[i] = v;
       o[i] = v;
     }
   } else {
-    add_to<T>(local, local, wire, count);
+    if constexpr (kAdd)
+      add_to<T>(local, local, wire, count);
+    else
+      std::memcpy(local, wire, count * sizeof(T));
     std::memcpy(out, local, count * sizeof(T));
-  }
-}
-
-// One read of the incoming bytes, two writes: the output and the outgoing
-// ring (two memcpy calls would read a 64 KiB piece twice, and it does not stay in L1).
-template <WireFloat T>
-void copy_keep_and_send(std::byte* local, const std::byte* wire, std::byte* out, std::size_t count) {
-  if constexpr (kWireIsNative) {
-    T* __restrict l = reinterpret_cast<T*>(local);
-    const T* __restrict w = reinterpret_cast<const T*>(wire);
-    T* __restrict o = reinterpret_cast<T*>(out);
-    for (std::size_t i = 0; i < count; ++i) {
-      const T v = w[i];
-      l[i] = v;
-      o[i] = v;
-    }
-  } else {
-    std::memcpy(local, wire, count * sizeof(T));
-    std::memcpy(out, wire, count * sizeof(T));
   }
 }
 
@@ -102,9 +89,9 @@ class RingPlan final : public RelayPlan {
     if (step < s_.world - 2) {
       add_to<T>(out.data(), local, wire.data(), count);  // recvReduceSend: the partial sum goes on, not home
     } else if (step == s_.world - 2) {
-      add_keep_and_send<T>(local, wire.data(), out.data(), count);  // this rank's result, and its first all-gather send
+      keep_and_send<T, true>(local, wire.data(), out.data(), count);  // this rank's result, and its first all-gather send
     } else {
-      copy_keep_and_send<T>(local, wire.data(), out.data(), count);  // recvCopySend
+      keep_and_send<T, false>(local, wire.data(), out.data(), count);  // recvCopySend
     }
   }
 
