@@ -53,6 +53,19 @@ inline void fake_host(const std::filesystem::path& root, const std::string& id) 
                          "6c1f0e2a-9b8d-4c3e-a1f2-" + id.substr(0, 12) + "\n");
 }
 
+// The attestation tests' starting point: a vendor key pair (vendor.key, vendor.pub) and a
+// floating entitlement licence signed with it (ent.lic, id 00112233aabbccdd, feature serve).
+inline ::testing::AssertionResult vendor_and_entitlement(const testing_support::TempDir& dir) {
+  if (const Outcome keys = run(dir, "licensectl keygen --out vendor"); keys.code != 0)
+    return ::testing::AssertionFailure() << "keygen: exit " << keys.code << ": " << keys.err;
+  const Outcome ent =
+      run(dir,
+          "licensectl issue --key vendor.key --customer ACME --features serve --floating "
+          "--issued 2026-01-01 --expires 2099-12-31 --id 00112233aabbccdd --out ent.lic");
+  if (ent.code != 0) return ::testing::AssertionFailure() << "issue: exit " << ent.code << ": " << ent.err;
+  return ::testing::AssertionSuccess();
+}
+
 // The error block of a refused command: exactly one line, from licensectl, exit 2, naming `needle`.
 inline ::testing::AssertionResult one_error_line(const Outcome& r, const std::string& needle) {
   if (r.code != 2)

@@ -29,12 +29,7 @@ class Attestation : public ::testing::Test {
     if (const std::string why = testing_support::swtpm_missing(); !why.empty()) GTEST_SKIP() << why;
     ASSERT_EQ(tpm_.start(dir_ / "tpm-a"), "");
     fake_host(dir_ / "host", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
-    ASSERT_EQ(run(dir_, "licensectl keygen --out vendor").code, 0);
-    const Outcome ent =
-        run(dir_,
-            "licensectl issue --key vendor.key --customer ACME --features serve --floating "
-            "--issued 2026-01-01 --expires 2099-12-31 --id 00112233aabbccdd --out ent.lic");
-    ASSERT_EQ(ent.code, 0) << ent.err;
+    ASSERT_TRUE(vendor_and_entitlement(dir_));
     // A PCR the test can move, next to two that firmware would have measured.
     extend(tpm_, "16", "01");
     const Outcome enrol =

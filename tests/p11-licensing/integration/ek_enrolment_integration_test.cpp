@@ -49,12 +49,7 @@ class EkEnrolment : public ::testing::Test {
     ASSERT_FALSE(bundle.empty());
     write(dir_ / "ek-ca.pem", bundle);
     fake_host(dir_ / "host", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
-    ASSERT_EQ(run(dir_, "licensectl keygen --out vendor").code, 0);
-    const Outcome ent =
-        run(dir_,
-            "licensectl issue --key vendor.key --customer ACME --features serve --floating "
-            "--issued 2026-01-01 --expires 2099-12-31 --id 00112233aabbccdd --out ent.lic");
-    ASSERT_EQ(ent.code, 0) << ent.err;
+    ASSERT_TRUE(vendor_and_entitlement(dir_));
   }
 
   // The four steps, each as its side runs it.
